@@ -1,0 +1,61 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Settings shared by every Spout target: Swift 6 language mode plus the upcoming
+/// features that keep existentials explicit and imports honest.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Spout",
+    products: [
+        .library(name: "Reactive", targets: ["Reactive"]),
+        .library(name: "Sequences", targets: ["Sequences"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "Spout", targets: ["Spout"]),
+        .executable(name: "spout", targets: ["SpoutServer"]),
+    ],
+    targets: [
+        // Layers, lowest first. Arrows point down only (see DESIGN.md).
+        .target(name: "Reactive", swiftSettings: strictSettings),
+        .target(name: "Sequences", dependencies: ["Reactive"], swiftSettings: strictSettings),
+        .target(name: "HTTPServer", swiftSettings: strictSettings),
+        .target(
+            name: "Spout",
+            dependencies: ["Reactive", "Sequences", "HTTPServer"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "SpoutServer", dependencies: ["Spout"], swiftSettings: strictSettings),
+
+        // Test helpers shared by the test targets: tracking subscriber, loopback client.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Reactive"],
+            path: "Tests/TestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ReactiveTests",
+            dependencies: ["Reactive", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SequencesTests",
+            dependencies: ["Sequences", "Reactive", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SpoutTests",
+            dependencies: ["Spout", "HTTPServer", "Sequences", "Reactive", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

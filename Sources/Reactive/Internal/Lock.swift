@@ -1,0 +1,34 @@
+import Synchronization
+
+/// A mutual-exclusion lock that guards state stored beside it, in the object that owns both.
+///
+/// `Mutex<Value>` from `Synchronization` owns its value and asks for `sending` in and out,
+/// which Swift 6's region checker cannot prove for state machines that hold subscribers,
+/// subscriptions and closures. This wraps a `Mutex<Void>`: the owner keeps its state in an
+/// ordinary stored property and touches it only inside ``withLock(_:)``. That discipline is
+/// what makes the owner's `@unchecked Sendable` true, and each owner's comment says so.
+///
+/// Never call into another stage (downstream, upstream, a user closure, a scheduler) while
+/// holding it: compute an action inside, carry it out after.
+///
+/// **Ownership:** stored inline in its owner; no allocation of its own.
+///
+/// **Thread safety:** safe to call from any thread. Not re-entrant: locking it twice on one
+/// thread deadlocks.
+@usableFromInline
+package struct Lock: ~Copyable, Sendable {
+    @usableFromInline
+    internal let mutex = Mutex<Void>(())
+
+    @inlinable
+    package init() {}
+
+    /// Runs `body` with the lock held and returns its result.
+    @inlinable
+    @inline(__always)
+    package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
+        var result: Result?
+        mutex.withLock { _ in result = body() }
+        return result.unsafelyUnwrapped
+    }
+}

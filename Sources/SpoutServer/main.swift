@@ -1,0 +1,2 @@
+// Placeholder executable until the service issue lands.
+print("spout: the service is not built yet")
