@@ -1,0 +1,90 @@
+import Foundation
+
+/// Everything an operator can set: where to listen, limits, stream pacing, CORS, shutdown.
+///
+/// The defaults here are the embedded defaults that `swift run spout` uses with no file; they
+/// are the same as `config/spout.json` (a test keeps the two equal). Values are layered:
+/// defaults, then the file given by `--config` or `SPOUT_CONFIG`, then `SPOUT_*` environment
+/// variables, then flags. See ``load(arguments:environment:)``.
+///
+/// **Thread safety:** value type; not shared.
+public struct SpoutConfiguration: Equatable, Sendable {
+    /// The address to bind: `127.0.0.1`, `0.0.0.0`, `::` or `::1`.
+    public var host = "127.0.0.1"
+    /// The TCP port; 0 picks a free one.
+    public var port = 8080
+    /// Event-loop queues; 0 means one per core.
+    public var eventLoops = 0
+    /// The listen backlog, in connections.
+    public var backlog = 1024
+    /// Connections beyond this get `503` and are closed.
+    public var maxConnections = 20_000
+
+    /// Request limits and timeouts.
+    public var limits = Limits()
+    /// Server-sent events settings.
+    public var sse = SSE()
+    /// Sequence route limits.
+    public var sequences = Sequences()
+    /// Cross-origin settings.
+    public var cors = CORS()
+    /// Graceful shutdown settings.
+    public var shutdown = Shutdown()
+    /// Logging settings.
+    public var log = Log()
+
+    /// Request limits and timeouts.
+    public struct Limits: Equatable, Sendable {
+        /// The largest request head (request line and headers), in bytes; larger gets `431`.
+        public var maxHeaderBytes = 16_384
+        /// The most header fields in one request; more gets `431`.
+        public var maxHeaderCount = 100
+        /// The largest request body, in bytes; larger gets `413`.
+        public var maxBodyBytes = 1_048_576
+        /// Seconds a client may take to send a request head before it gets `408`.
+        public var headReadTimeoutSeconds = 10.0
+        /// Seconds an idle keep-alive connection stays open.
+        public var idleTimeoutSeconds = 60.0
+        /// Seconds a response may wait with the client reading nothing at all before it is cut.
+        public var writeStallTimeoutSeconds = 300.0
+    }
+
+    /// Server-sent events settings.
+    public struct SSE: Equatable, Sendable {
+        /// Seconds without output after which a `: keep-alive` comment is sent.
+        public var heartbeatSeconds = 15.0
+        /// The reconnection delay sent to clients in the first `retry:` line, in milliseconds.
+        public var retryMilliseconds = 3_000
+    }
+
+    /// Sequence route limits.
+    public struct Sequences: Equatable, Sendable {
+        /// The largest `count` for a JSON response (streams may be unbounded).
+        public var maxCount = 10_000
+        /// The largest `start` index (reaching it costs work proportional to it).
+        public var maxStart = 100_000
+        /// The largest `interval`, in milliseconds.
+        public var maxIntervalMilliseconds = 60_000
+    }
+
+    /// Cross-origin settings.
+    public struct CORS: Equatable, Sendable {
+        /// Origins allowed to read responses; `*` allows any.
+        public var allowedOrigins = ["*"]
+    }
+
+    /// Graceful shutdown settings.
+    public struct Shutdown: Equatable, Sendable {
+        /// Seconds between `SIGTERM` and forced exit; streams get a final frame in this time.
+        public var graceSeconds = 10.0
+    }
+
+    /// Logging settings.
+    public struct Log: Equatable, Sendable {
+        /// Whether to write one JSON line per request to standard output.
+        public var requests = true
+    }
+
+    /// The embedded defaults.
+    public init() {}
+}

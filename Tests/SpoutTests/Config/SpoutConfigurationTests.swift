@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+@testable import Spout
+
+@Suite struct SpoutConfigurationTests {
+    private static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    private func load(_ arguments: [String] = [], _ environment: [String: String] = [:]) throws -> SpoutConfiguration {
+        guard case .run(let configuration) = try SpoutConfiguration.load(arguments: arguments, environment: environment)
+        else {
+            Issue.record("expected a run command")
+            return SpoutConfiguration()
+        }
+        return configuration
+    }
+
+    @Test func shippedFileEqualsEmbeddedDefaults() throws {
+        let path = Self.repositoryRoot.appendingPathComponent("config/spout.json").path
+        var fromFile = SpoutConfiguration()
+        fromFile.port = 1  // prove the file really overwrites
+        try fromFile.apply(json: Data(contentsOf: URL(fileURLWithPath: path)), source: path)
+        #expect(fromFile == SpoutConfiguration())
+        #expect(try load(["--config", path]) == SpoutConfiguration())
+    }
+
+    @Test func environmentOverridesDefaultsAndFlagsOverrideEnvironment() throws {
+        let configuration = try load(
+            ["--port", "9090", "--host=0.0.0.0"],
+            ["SPOUT_PORT": "7070", "SPOUT_SSE_HEARTBEAT_SECONDS": "2.5", "SPOUT_CORS_ALLOWED_ORIGINS": "https://a.example, https://b.example", "SPOUT_LOG_REQUESTS": "false"]
+        )
+        #expect(configuration.port == 9090)
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.sse.heartbeatSeconds == 2.5)
+        #expect(configuration.cors.allowedOrigins == ["https://a.example", "https://b.example"])
+        #expect(configuration.log.requests == false)
+    }
+
+    @Test func environmentNamesFollowTheDottedKeys() {
+        let names = Set(ConfigKey.all.map(\.environmentName))
+        #expect(names.contains("SPOUT_PORT"))
+        #expect(names.contains("SPOUT_EVENT_LOOPS"))
+        #expect(names.contains("SPOUT_LIMITS_MAX_HEADER_BYTES"))
+        #expect(names.contains("SPOUT_SEQUENCES_MAX_COUNT"))
+    }
+
+    @Test(arguments: [
+        (["SPOUT_PORT": "abc"], "port", "\"abc\""),
+        (["SPOUT_PORT": "70000"], "port", "\"70000\""),
+        (["SPOUT_PORT": "-1"], "port", "\"-1\""),
+        (["SPOUT_SSE_HEARTBEAT_SECONDS": "nan"], "sse.heartbeatSeconds", "\"nan\""),
+        (["SPOUT_LOG_REQUESTS": "maybe"], "log.requests", "\"maybe\""),
+    ])
+    func badEnvironmentValueNamesTheKey(environment: [String: String], key: String, value: String) {
+        #expect {
+            try SpoutConfiguration.load(arguments: [], environment: environment)
+        } throws: { error in
+            guard case .invalidValue(let badKey, let badValue, _, _) = error as? ConfigError else { return false }
+            return badKey == key && badValue == value
+        }
+    }
+
+    @Test func badFileValuesAndUnknownKeysAreNamed() {
+        var configuration = SpoutConfiguration()
+        #expect(throws: ConfigError.unknownKey("prot", source: "test")) {
+            try configuration.apply(json: Data(#"{"prot": 80}"#.utf8), source: "test")
+        }
+        #expect(throws: ConfigError.unknownKey("sse.heartbeat", source: "test")) {
+            try configuration.apply(json: Data(#"{"sse": {"heartbeat": 1}}"#.utf8), source: "test")
+        }
+        #expect(throws: ConfigError.malformedFile(path: "test", reason: "invalid JSON")) {
+            try configuration.apply(json: Data("{".utf8), source: "test")
+        }
+        #expect {
+            try configuration.apply(json: Data(#"{"port": true}"#.utf8), source: "test")
+        } throws: { error in
+            (error as? ConfigError)?.description.contains("\"port\" must be an integer") == true
+        }
+        #expect {
+            try configuration.apply(json: Data(#"{"port": 80.5}"#.utf8), source: "test")
+        } throws: { error in
+            if case .invalidValue(key: "port", value: _, expected: _, source: "test") = error as? ConfigError { return true }
+            return false
+        }
+    }
+
+    @Test func unknownFlagsAndMissingValuesAreRejected() throws {
+        #expect(throws: ConfigError.invalidFlag("--nope")) { try SpoutConfiguration.load(arguments: ["--nope"], environment: [:]) }
+        #expect(throws: ConfigError.invalidFlag("--port")) { try SpoutConfiguration.load(arguments: ["--port"], environment: [:]) }
+        #expect(throws: ConfigError.unreadableFile(path: "/nonexistent/spout.json", reason: "no such file or not readable")) {
+            try SpoutConfiguration.load(arguments: ["--config", "/nonexistent/spout.json"], environment: [:])
+        }
+        #expect(try SpoutConfiguration.load(arguments: ["--help"], environment: [:]) == .help)
+    }
+}
