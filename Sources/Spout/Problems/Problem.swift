@@ -1,0 +1,116 @@
+/// An RFC 9457 problem: what went wrong with a request, rendered as `application/problem+json`.
+///
+/// Every error a JSON client can see is one of these, with the HTTP status, a stable `type`
+/// URI per kind of problem, a short `title`, and a `detail` that names the offending input:
+/// `count must be a non-negative integer, got "abc"`. Extra members (`parameter`, `upstream`)
+/// help programs react without parsing the prose.
+///
+/// **Thread safety:** value type; not shared.
+public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The media type of a rendered problem.
+    public static let mediaType = "application/problem+json"
+
+    /// The HTTP status code.
+    public var status: Int
+    /// A URI reference naming the kind of problem.
+    public var type: String
+    /// A short summary of the kind of problem, the same for every occurrence.
+    public var title: String
+    /// What was wrong with this request, in words that name the input.
+    public var detail: String
+    /// The request path the problem occurred on.
+    public var instance: String?
+    /// Additional members, each a string (e.g. `parameter` → `count`).
+    public var extensions: [(name: String, value: String)]
+
+    /// Creates a problem.
+    public init(
+        status: Int,
+        type: String,
+        title: String,
+        detail: String,
+        instance: String? = nil,
+        extensions: [(name: String, value: String)] = []
+    ) {
+        self.status = status
+        self.type = type
+        self.title = title
+        self.detail = detail
+        self.instance = instance
+        self.extensions = extensions
+    }
+
+    public var description: String { "\(status) \(title): \(detail)" }
+
+    public static func == (lhs: Problem, rhs: Problem) -> Bool {
+        lhs.status == rhs.status && lhs.type == rhs.type && lhs.title == rhs.title && lhs.detail == rhs.detail
+            && lhs.instance == rhs.instance && lhs.extensions.elementsEqual(rhs.extensions) { $0 == $1 }
+    }
+
+    /// The problem as `application/problem+json` bytes.
+    public var jsonBytes: [UInt8] {
+        var object = JSONObjectWriter()
+        object.add("type", type)
+        object.add("title", title)
+        object.add("status", status)
+        object.add("detail", detail)
+        if let instance { object.add("instance", instance) }
+        for (name, value) in extensions { object.add(name, value) }
+        return object.finish()
+    }
+}
+
+extension Problem {
+    /// The `type` URIs Spout uses; relative references resolved against the service.
+    public enum Kind {
+        public static let invalidParameter = "/problems/invalid-parameter"
+        public static let notFound = "/problems/not-found"
+        public static let methodNotAllowed = "/problems/method-not-allowed"
+        public static let notAcceptable = "/problems/not-acceptable"
+        public static let upstreamFailed = "/problems/upstream-failed"
+        public static let upstreamTimeout = "/problems/upstream-timeout"
+        public static let unavailable = "/problems/unavailable"
+    }
+
+    /// `400`: a query parameter is malformed or out of range.
+    public static func invalidParameter(_ name: String, _ detail: String) -> Problem {
+        Problem(
+            status: 400,
+            type: Kind.invalidParameter,
+            title: "Invalid parameter",
+            detail: detail,
+            extensions: [("parameter", name)]
+        )
+    }
+
+    /// `404`: nothing is served at this path.
+    public static func notFound(_ detail: String) -> Problem {
+        Problem(status: 404, type: Kind.notFound, title: "Not found", detail: detail)
+    }
+
+    /// `405`: the path exists but not for this method.
+    public static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
+        Problem(
+            status: 405,
+            type: Kind.methodNotAllowed,
+            title: "Method not allowed",
+            detail: "\(method) is not allowed here; use \(allowed.joined(separator: ", "))",
+            extensions: [("allow", allowed.joined(separator: ", "))]
+        )
+    }
+
+    /// `406`: none of the representations the client accepts can be produced.
+    public static func notAcceptable(_ accept: String, available: [String]) -> Problem {
+        Problem(
+            status: 406,
+            type: Kind.notAcceptable,
+            title: "Not acceptable",
+            detail: "cannot produce any of \"\(accept)\"; available: \(available.joined(separator: ", "))"
+        )
+    }
+
+    /// `503`: the service is shutting down or over capacity.
+    public static func unavailable(_ detail: String) -> Problem {
+        Problem(status: 503, type: Kind.unavailable, title: "Service unavailable", detail: detail)
+    }
+}
