@@ -1,0 +1,183 @@
+import Dispatch
+import Foundation
+import Reactive
+
+/// Where log lines go. Spout's library code never opens a log of its own; it is handed one.
+public protocol LogSink: Sendable {
+    /// Writes one complete line (the sink adds nothing but may buffer).
+    func write(line: [UInt8])
+}
+
+/// One finished request, as written to the structured request log.
+///
+/// **Thread safety:** value type; not shared.
+public struct RequestLogEntry: Sendable {
+    public var time: Date
+    public var method: String
+    public var path: String
+    public var status: Int
+    public var durationSeconds: Double
+    public var bytes: Int
+    public var events: Int?
+    public var end: StreamEnd?
+
+    public init(
+        time: Date,
+        method: String,
+        path: String,
+        status: Int,
+        durationSeconds: Double,
+        bytes: Int,
+        events: Int? = nil,
+        end: StreamEnd? = nil
+    ) {
+        self.time = time
+        self.method = method
+        self.path = path
+        self.status = status
+        self.durationSeconds = durationSeconds
+        self.bytes = bytes
+        self.events = events
+        self.end = end
+    }
+
+    /// The entry as one JSON object (no trailing newline):
+    /// `{"time":"2026-12-02T18:30:00.123Z","method":"GET","path":"/health","status":200,"duration_ms":0.041,"bytes":15}`.
+    public var jsonBytes: [UInt8] {
+        var object = JSONObjectWriter()
+        object.add("time", Self.iso8601(time))
+        object.add("method", method)
+        object.add("path", path)
+        object.add("status", status)
+        object.add("duration_ms", durationSeconds * 1000, fractionDigits: 3)
+        object.add("bytes", bytes)
+        if let events { object.add("events", events) }
+        if let end { object.add("end", end.rawValue) }
+        return object.finish()
+    }
+
+    /// `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC, computed by hand (no formatter on the request path).
+    static func iso8601(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let (days, dayMilliseconds) = floorDivide(milliseconds, 86_400_000)
+        // Civil-from-days (proleptic Gregorian), days since 1970-01-01.
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let hour = dayMilliseconds / 3_600_000
+        let minute = dayMilliseconds / 60_000 % 60
+        let second = dayMilliseconds / 1000 % 60
+        let millisecond = dayMilliseconds % 1000
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"
+            + ".\(pad(millisecond, 3))Z"
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+        let quotient = value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+        return (quotient, value - quotient * divisor)
+    }
+}
+
+/// A log sink that batches lines and writes them to a file descriptor (standard output by
+/// default) from a background queue, so request handling never waits on the terminal or pipe.
+///
+/// Lines are flushed when 64 KiB are pending, 50 ms after the first pending line, and by ``flush()``.
+///
+/// **Ownership:** created by the executable; lives as long as the process.
+///
+/// **Thread safety:** safe to call from any thread.
+public final class BufferedLogSink: LogSink, @unchecked Sendable {
+    // @unchecked Sendable: `pending` and `flushScheduled` are only touched inside `lock`.
+    private let descriptor: Int32
+    private let queue = DispatchQueue(label: "spout.log")
+    private let lock = Lock()
+    private var pending: [UInt8] = []  // Guarded by lock.
+    private var flushScheduled = false  // Guarded by lock.
+
+    /// Creates a sink writing to `descriptor` (1 is standard output).
+    public init(descriptor: Int32 = 1) {
+        self.descriptor = descriptor
+    }
+
+    public func write(line: [UInt8]) {
+        let action = lock.withLock { () -> FlushAction in
+            pending.append(contentsOf: line)
+            pending.append(0x0A)
+            if pending.count >= 65_536 { return .now }
+            if flushScheduled { return .none }
+            flushScheduled = true
+            return .later
+        }
+        switch action {
+        case .now: queue.async { self.drain() }
+        case .later: queue.asyncAfter(deadline: .now() + .milliseconds(50)) { self.drain() }
+        case .none: break
+        }
+    }
+
+    /// Writes everything pending and returns when it is written.
+    public func flush() {
+        queue.sync { drain() }
+    }
+
+    private enum FlushAction {
+        case now
+        case later
+        case none
+    }
+
+    private func drain() {
+        let bytes = lock.withLock { () -> [UInt8] in
+            flushScheduled = false
+            defer { pending = [] }
+            return pending
+        }
+        var offset = 0
+        bytes.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return  // a closed or broken stdout must not take the service down
+                }
+            }
+        }
+    }
+}
+
+/// A log sink that keeps lines in memory, for tests.
+///
+/// **Thread safety:** safe to call from any thread.
+public final class MemoryLogSink: LogSink, @unchecked Sendable {
+    // @unchecked Sendable: `stored` is only touched inside `lock`.
+    private let lock = Lock()
+    private var stored: [String] = []  // Guarded by lock.
+    private let onLine: (@Sendable (String) -> Void)?
+
+    /// Creates an empty sink; `onLine` runs after each line is stored.
+    public init(onLine: (@Sendable (String) -> Void)? = nil) {
+        self.onLine = onLine
+    }
+
+    /// The lines written so far.
+    public var lines: [String] { lock.withLock { stored } }
+
+    public func write(line: [UInt8]) {
+        let text = String(decoding: line, as: UTF8.self)
+        lock.withLock { stored.append(text) }
+        onLine?(text)
+    }
+}

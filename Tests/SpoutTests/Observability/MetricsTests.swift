@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Spout
+
+@Suite struct MetricsTests {
+    @Test func rendersCountersGaugesAndHistogramsInTextFormat() {
+        let metrics = SpoutMetrics()
+        metrics.requests.increment(["/health", "200"])
+        metrics.requests.increment(["/health", "200"])
+        metrics.requests.increment(["/sequences/{name}", "400"])
+        metrics.activeStreams.add(3)
+        metrics.activeStreams.add(-1)
+        metrics.requestDuration.observe(0.003, ["/health"])
+        metrics.requestDuration.observe(20, ["/health"])
+        metrics.streamsEnded.increment(["client_gone"])
+        let text = metrics.registry.render()
+        #expect(text.contains("# TYPE spout_http_requests_total counter\n"))
+        #expect(text.contains("spout_http_requests_total{route=\"/health\",status=\"200\"} 2\n"))
+        #expect(text.contains("spout_http_requests_total{route=\"/sequences/{name}\",status=\"400\"} 1\n"))
+        #expect(text.contains("spout_active_streams 2\n"))
+        #expect(text.contains("spout_http_request_duration_seconds_bucket{route=\"/health\",le=\"0.0025\"} 0\n"))
+        #expect(text.contains("spout_http_request_duration_seconds_bucket{route=\"/health\",le=\"0.005\"} 1\n"))
+        #expect(text.contains("spout_http_request_duration_seconds_bucket{route=\"/health\",le=\"30\"} 2\n"))
+        #expect(text.contains("spout_http_request_duration_seconds_bucket{route=\"/health\",le=\"+Inf\"} 2\n"))
+        #expect(text.contains("spout_http_request_duration_seconds_count{route=\"/health\"} 2\n"))
+        #expect(text.contains("spout_streams_ended_total{reason=\"client_gone\"} 1\n"))
+        #expect(text.contains("spout_events_sent_total 0\n"))
+    }
+
+    @Test func labelValuesAreEscaped() {
+        #expect(renderLabels(names: ["path"], values: ["a\"b\\c\nd"]) == #"{path="a\"b\\c\nd"}"#)
+    }
+
+    @Test func countersAreExactUnderConcurrentIncrements() {
+        let metrics = SpoutMetrics()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<10_000 { metrics.requests.increment(["/x", "200"]) }
+        }
+        #expect(metrics.requests.value(["/x", "200"]) == 80_000)
+    }
+}
+
+@Suite struct RequestLogTests {
+    @Test func entryIsOneJSONObjectWithTheRequestFields() throws {
+        let entry = RequestLogEntry(
+            time: Date(timeIntervalSince1970: 1_764_700_200.123),
+            method: "GET",
+            path: "/sequences/fibonacci",
+            status: 200,
+            durationSeconds: 0.0123456,
+            bytes: 2048,
+            events: 10,
+            end: .clientGone
+        )
+        let text = String(decoding: entry.jsonBytes, as: UTF8.self)
+        #expect(text == #"{"time":"2025-12-02T18:30:00.123Z","method":"GET","path":"/sequences/fibonacci","status":200,"duration_ms":12.346,"bytes":2048,"events":10,"end":"client_gone"}"#)
+        _ = try JSONSerialization.jsonObject(with: Data(entry.jsonBytes))
+    }
+
+    @Test(arguments: [
+        (0.0, "1970-01-01T00:00:00.000Z"),
+        (951_782_400.5, "2000-02-29T00:00:00.500Z"),
+        (-1.0, "1969-12-31T23:59:59.000Z"),
+        (4_102_444_799.999, "2099-12-31T23:59:59.999Z"),
+    ])
+    func timestampsAreUTCISO8601(seconds: Double, text: String) {
+        #expect(RequestLogEntry.iso8601(Date(timeIntervalSince1970: seconds)) == text)
+    }
+
+    @Test func bufferedSinkWritesEveryLineToItsDescriptor() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let sink = BufferedLogSink(descriptor: fds[1])
+        for index in 0..<1000 { sink.write(line: Array("line \(index)".utf8)) }
+        sink.flush()
+        close(fds[1])
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fds[0], &chunk, chunk.count)
+            if count <= 0 { break }
+            received.append(contentsOf: chunk[0..<count])
+        }
+        close(fds[0])
+        let lines = String(decoding: received, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 1000)
+        #expect(lines.first == "line 0")
+        #expect(lines.last == "line 999")
+    }
+}
