@@ -1,0 +1,58 @@
+import Testing
+
+@testable import Spout
+
+@Suite struct RouterTests {
+    private var router: Router<String> {
+        var router = Router<String>()
+        router.add("GET", "/health", "health")
+        router.add("GET", "/articles/{id}", "article")
+        router.add("GET", "/articles/stream", "stream")
+        router.add("GET", "/users/{id}/profile", "profile")
+        router.add("POST", "/echo", "echo")
+        return router
+    }
+
+    private func handler(_ method: String, _ path: String) -> String? {
+        if case .found(let route, _) = router.match(method: method, path: Substring(path)) { return route.handler }
+        return nil
+    }
+
+    @Test func literalsBeatParametersAndParametersBind() {
+        #expect(handler("GET", "/articles/stream") == "stream")
+        #expect(handler("GET", "/articles/12") == "article")
+        guard case .found(let route, let parameters) = router.match(method: "GET", path: "/users/7/profile") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(route.pattern == "/users/{id}/profile")
+        #expect(parameters == ["id": "7"])
+    }
+
+    @Test func headFallsBackToGetAndTrailingSlashesAreIgnored() {
+        #expect(handler("HEAD", "/health") == "health")
+        #expect(handler("GET", "/health/") == "health")
+    }
+
+    @Test func wrongMethodIsNotAllowedWithTheAllowedList() {
+        guard case .methodNotAllowed(let allowed) = router.match(method: "DELETE", path: "/health") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET", "HEAD"])
+        guard case .methodNotAllowed(let postOnly) = router.match(method: "GET", path: "/echo") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(postOnly == ["POST"])
+    }
+
+    @Test func unknownPathsAreNotFound() {
+        for path in ["/", "/nope", "/users/7", "/users/7/profile/extra", "/articles"] {
+            guard case .notFound = router.match(method: "GET", path: Substring(path)) else {
+                Issue.record("\(path) should not match")
+                continue
+            }
+        }
+    }
+}
