@@ -117,7 +117,9 @@ private func inspect(_ head: RequestHead) {
     _ = head.headers["host"]
     _ = head.headers.values(for: "Content-Length")
     let rebuilt = RequestHead(method: head.method, target: head.target, version: head.version, headers: head.headers)
-    if rebuilt.path != head.path || rebuilt.query != head.query || rebuilt.keepAlive != head.keepAlive {
+    if rebuilt.path != head.path || rebuilt.query != head.query || rebuilt.keepAlive != head.keepAlive
+        || rebuilt.expectsContinue != head.expectsContinue
+    {
         fatalError("RequestHead.init disagrees with the parser for \(head.target)")
     }
 }

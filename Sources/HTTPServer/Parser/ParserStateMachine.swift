@@ -17,10 +17,11 @@ struct ParserStateMachine {
         /// empty lines before the request line were ignored (RFC 9112 §2.2) and count against the line limit.
         /// Follows: `.headerSection`, `.failed`.
         case requestLine(scanned: Int, skipped: Int)
-        /// Request line parsed; waiting for the empty line that ends the header section. `lineStart` is where the
-        /// current, incomplete field line starts; `lines` counts the complete field lines so far.
+        /// Request line validated but kept buffered (so the state holds no strings to copy); waiting for the empty
+        /// line that ends the header section. `lineStart` and `scanned` count from the start of the header section;
+        /// `lines` counts the complete field lines so far.
         /// Follows: `.fixedBody`, `.chunkSize`, `.failed`.
-        case headerSection(RequestLine, lineStart: Int, scanned: Int, lines: Int)
+        case headerSection(RequestLineLayout, lineStart: Int, scanned: Int, lines: Int)
         /// Head delivered; `remaining` body bytes still to deliver before `.end`.
         /// Follows: `.requestLine` (after `.end`), `.failed`.
         case fixedBody(remaining: Int)
@@ -40,14 +41,17 @@ struct ParserStateMachine {
         case failed(ParseError)
     }
 
-    /// The parts of a request line, valid once the whole line was read.
-    struct RequestLine {
-        var method: Method
-        var target: String
-        var form: RequestTarget.Form
-        var path: String
-        var query: String?
+    /// Where the parts of a validated request line sit, counting from its first byte.
+    struct RequestLineLayout {
+        /// Bytes of the method token.
+        var methodLength: Int
+        /// The request-target.
+        var target: Range<Int>
+        /// How the target splits; its ranges count from the target's first byte.
+        var split: RequestTarget
         var version: Version
+        /// Bytes of the whole line including its CRLF.
+        var length: Int
     }
 
     /// What the owner must do after ``advance(over:)``.
@@ -132,17 +136,16 @@ struct ParserStateMachine {
                     offset = lf &+ 1
                     continue
                 }
-                let line: RequestLine
+                let layout: RequestLineLayout
                 do throws(ParseError) {
-                    line = try parseRequestLine(UnsafeBufferPointer(rebasing: buffer[offset..<(lf &- 1)]))
+                    layout = try parseRequestLine(UnsafeBufferPointer(rebasing: buffer[offset..<(lf &- 1)]))
                 } catch {
                     throw fail(error)
                 }
-                offset = lf &+ 1
-                state = .headerSection(line, lineStart: 0, scanned: 0, lines: 0)
+                state = .headerSection(layout, lineStart: 0, scanned: 0, lines: 0)
 
-            case .headerSection(let line, let lineStart, let scanned, let lines):
-                let section = UnsafeBufferPointer(rebasing: buffer[offset...])
+            case .headerSection(let layout, let lineStart, let scanned, let lines):
+                let section = UnsafeBufferPointer(rebasing: buffer[(offset &+ layout.length)...])
                 let scan: SectionScan
                 do throws(ParseError) {
                     scan = try scanFieldSection(section, lineStart: lineStart, scanned: scanned, lines: lines)
@@ -151,14 +154,15 @@ struct ParserStateMachine {
                 }
                 switch scan {
                 case .incomplete(let lineStart, let scanned, let lines):
-                    state = .headerSection(line, lineStart: lineStart, scanned: scanned, lines: lines)
+                    state = .headerSection(layout, lineStart: lineStart, scanned: scanned, lines: lines)
                     return .needMoreData(consumed: offset)
                 case .complete(let length, let lines):
                     let head: RequestHead
                     let framing: Framing
                     do throws(ParseError) {
                         (head, framing) = try makeHead(
-                            line,
+                            line: UnsafeBufferPointer(rebasing: buffer[offset..<(offset &+ layout.length)]),
+                            layout: layout,
                             section: UnsafeBufferPointer(rebasing: section[0..<length]),
                             lines: lines
                         )
@@ -171,7 +175,7 @@ struct ParserStateMachine {
                     case .chunked:
                         state = .chunkSize(received: 0, scanned: 0)
                     }
-                    return .head(head, consumed: offset &+ length)
+                    return .head(head, consumed: offset &+ layout.length &+ length)
                 }
 
             case .fixedBody(let remaining):
@@ -257,11 +261,13 @@ struct ParserStateMachine {
                 do throws(ParseError) {
                     scan = try scanFieldSection(section, lineStart: lineStart, scanned: scanned, lines: lines)
                     if case .complete(let length, let lines) = scan, lines > 0 {
-                        var fields = Headers(minimumCapacity: lines)
-                        try forEachField(in: UnsafeBufferPointer(rebasing: section[0..<length])) { name, value in
-                            fields.add(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+                        let fieldSection = UnsafeBufferPointer(rebasing: section[0..<length])
+                        var fields: [Headers.Field] = []
+                        fields.reserveCapacity(lines)
+                        try forEachField(in: fieldSection) { name, value in
+                            fields.append(Headers.Field(name: name, value: value))
                         }
-                        trailers = fields
+                        trailers = Headers(bytes: Array(fieldSection), fields: fields)
                     }
                 } catch {
                     throw fail(error)
@@ -287,7 +293,7 @@ struct ParserStateMachine {
     // MARK: - Request line
 
     /// Parses `method SP request-target SP HTTP-version` (CRLF already removed).
-    private func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(ParseError) -> RequestLine {
+    private func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(ParseError) -> RequestLineLayout {
         guard let firstSpace = ASCII.firstIndex(of: ASCII.space, in: line, from: 0),
             let secondSpace = ASCII.firstIndex(of: ASCII.space, in: line, from: firstSpace &+ 1)
         else {
@@ -302,39 +308,33 @@ struct ParserStateMachine {
             throw .invalidRequestLine(ParseError.quoted(line))
         }
         let versionBytes = UnsafeBufferPointer(rebasing: line[(secondSpace &+ 1)...])
-        if methodBytes.elementsEqual("PRI".utf8), targetBytes.count == 1,
-            targetBytes[0] == ASCII.asterisk, versionBytes.elementsEqual("HTTP/2.0".utf8)
-        {
+        if ASCII.equals(methodBytes, "PRI"), ASCII.equals(targetBytes, "*"), ASCII.equals(versionBytes, "HTTP/2.0") {
             throw .http2Preface
         }
         let version = try parseVersion(versionBytes)
-        guard targetBytes.allSatisfy(ASCII.isTargetChar) else {
+        guard ASCII.allTargetChars(targetBytes) else {
             throw .invalidTarget(ParseError.quoted(targetBytes))
         }
-        let method = Method(rawValue: String(decoding: methodBytes, as: UTF8.self))
         let split = RequestTarget(splitting: targetBytes)
         switch split.form {
-        case .asterisk where method != .options, .authority where method != .connect:
+        case .asterisk where !ASCII.equals(methodBytes, "OPTIONS"),
+            .authority where !ASCII.equals(methodBytes, "CONNECT"):
             throw .invalidTarget(ParseError.quoted(targetBytes))
         default:
             break
         }
-        let target = String(decoding: targetBytes, as: UTF8.self)
-        let path: String
-        if split.path == 0..<targetBytes.count {
-            path = target
-        } else if split.path.isEmpty {
-            path = "/"
-        } else {
-            path = String(decoding: UnsafeBufferPointer(rebasing: targetBytes[split.path]), as: UTF8.self)
-        }
-        let query = split.query.map { String(decoding: UnsafeBufferPointer(rebasing: targetBytes[$0]), as: UTF8.self) }
-        return RequestLine(method: method, target: target, form: split.form, path: path, query: query, version: version)
+        return RequestLineLayout(
+            methodLength: firstSpace,
+            target: (firstSpace &+ 1)..<secondSpace,
+            split: split,
+            version: version,
+            length: line.count &+ 2
+        )
     }
 
     /// Parses `HTTP/D.D`, accepting any HTTP/1.x (a higher minor version is handled as 1.1, RFC 9110 §2.5).
     private func parseVersion(_ bytes: UnsafeBufferPointer<UInt8>) throws(ParseError) -> Version {
-        guard bytes.count == 8, bytes[0..<5].elementsEqual("HTTP/".utf8), bytes[6] == 0x2E,
+        guard bytes.count == 8, ASCII.equals(UnsafeBufferPointer(rebasing: bytes[0..<5]), "HTTP/"), bytes[6] == 0x2E,
             bytes[5] &- 0x30 < 10, bytes[7] &- 0x30 < 10
         else {
             throw .invalidVersion(ParseError.quoted(bytes))
@@ -385,10 +385,10 @@ struct ParserStateMachine {
         }
     }
 
-    /// Validates each field line of a complete section and hands its name and trimmed value to `body`.
+    /// Validates each field line of a complete section and hands where its name and trimmed value sit to `body`.
     private func forEachField(
         in section: UnsafeBufferPointer<UInt8>,
-        _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws(ParseError) -> Void
+        _ body: (Range<Int>, Range<Int>) throws(ParseError) -> Void
     ) throws(ParseError) {
         var position = 0
         while let lf = ASCII.firstIndex(of: ASCII.lf, in: section, from: position) {
@@ -416,28 +416,34 @@ struct ParserStateMachine {
             while valueEnd > valueStart && ASCII.isWhitespace(section[valueEnd &- 1]) {
                 valueEnd &-= 1
             }
-            for index in valueStart..<valueEnd where !ASCII.isFieldValueChar(section[index]) {
+            let value = UnsafeBufferPointer(rebasing: section[valueStart..<valueEnd])
+            guard ASCII.allFieldValueChars(value) else {
                 throw .invalidHeaderValue(name: ParseError.quoted(name))
             }
-            try body(name, UnsafeBufferPointer(rebasing: section[valueStart..<valueEnd]))
+            try body(position..<nameEnd, valueStart..<valueEnd)
             position = lf &+ 1
         }
     }
 
-    /// Builds the head from a parsed request line and a complete header section, and decides the body framing.
+    /// Builds the head from a validated request line and a complete header section, and decides the body framing.
     private func makeHead(
-        _ line: RequestLine,
+        line: UnsafeBufferPointer<UInt8>,
+        layout: RequestLineLayout,
         section: UnsafeBufferPointer<UInt8>,
         lines: Int
     ) throws(ParseError) -> (RequestHead, Framing) {
-        var headers = Headers(minimumCapacity: lines)
+        var fields: [Headers.Field] = []
+        fields.reserveCapacity(lines)
         var contentLength: ContentLength?
         var transferEncoding: TransferEncoding?
         var close = false
         var keepAlive = false
         var expectsContinue = false
         var hosts = 0
-        try forEachField(in: section) { name, value throws(ParseError) in
+        try forEachField(in: section) { nameRange, valueRange throws(ParseError) in
+            fields.append(Headers.Field(name: nameRange, value: valueRange))
+            let name = UnsafeBufferPointer(rebasing: section[nameRange])
+            let value = UnsafeBufferPointer(rebasing: section[valueRange])
             switch name.count {
             case 4 where ASCII.caseInsensitiveEquals(name, lowercaseLiteral: "host"):
                 hosts &+= 1
@@ -462,10 +468,10 @@ struct ParserStateMachine {
             default:
                 break
             }
-            headers.add(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
         }
+        let headers = Headers(bytes: Array(section), fields: fields)
 
-        let version = line.version
+        let version = layout.version
         let atLeast1_1 = version.minor >= 1
         if hosts > 1 {
             throw .multipleHosts
@@ -495,11 +501,25 @@ struct ParserStateMachine {
             framing = .length(0)
         }
 
+        let methodBytes = UnsafeBufferPointer(rebasing: line[0..<layout.methodLength])
+        let method = Method.common(methodBytes) ?? Method(rawValue: String(decoding: methodBytes, as: UTF8.self))
+        let targetBytes = UnsafeBufferPointer(rebasing: line[layout.target])
+        let target = String(decoding: targetBytes, as: UTF8.self)
+        let split = layout.split
+        let path: String
+        if split.path == 0..<targetBytes.count {
+            path = target
+        } else if split.path.isEmpty {
+            path = "/"
+        } else {
+            path = String(decoding: UnsafeBufferPointer(rebasing: targetBytes[split.path]), as: UTF8.self)
+        }
+        let query = split.query.map { String(decoding: UnsafeBufferPointer(rebasing: targetBytes[$0]), as: UTF8.self) }
         let head = RequestHead(
-            method: line.method,
-            target: line.target,
-            path: line.path,
-            query: line.query,
+            method: method,
+            target: target,
+            path: path,
+            query: query,
             version: version,
             headers: headers,
             keepAlive: !close && (atLeast1_1 || keepAlive),
@@ -537,7 +557,7 @@ struct ParserStateMachine {
             guard line[rest] == ASCII.semicolon else {
                 throw .invalidChunkSize(ParseError.quoted(line))
             }
-            for position in (rest &+ 1)..<line.count where !ASCII.isFieldValueChar(line[position]) {
+            guard ASCII.allFieldValueChars(UnsafeBufferPointer(rebasing: line[(rest &+ 1)...])) else {
                 throw .invalidChunkExtension
             }
         }
@@ -563,7 +583,9 @@ private enum ContentLength: Equatable {
     case tooLarge
 
     /// Merges one field line's list of lengths into `existing`.
-    static func merging(_ bytes: UnsafeBufferPointer<UInt8>, into existing: ContentLength?) throws(ParseError) -> ContentLength {
+    static func merging(_ bytes: UnsafeBufferPointer<UInt8>, into existing: ContentLength?) throws(ParseError)
+        -> ContentLength
+    {
         var merged = existing
         var sawElement = false
         var failure: ParseError?
@@ -666,5 +688,23 @@ extension ASCII {
             }
             start = end &+ 1
         }
+    }
+}
+
+extension Method {
+    /// The shared instance for the most frequent methods, so parsing them builds no string.
+    @inline(__always)
+    fileprivate static func common(_ bytes: UnsafeBufferPointer<UInt8>) -> Method? {
+        switch bytes.count {
+        case 3:
+            if ASCII.equals(bytes, "GET") { return .get }
+            if ASCII.equals(bytes, "PUT") { return .put }
+        case 4:
+            if ASCII.equals(bytes, "POST") { return .post }
+            if ASCII.equals(bytes, "HEAD") { return .head }
+        default:
+            break
+        }
+        return nil
     }
 }

@@ -9,7 +9,8 @@ enum Collected: Equatable, Sendable, CustomStringConvertible {
     var description: String {
         switch self {
         case .head(let head):
-            return "head(\(head.method) \(head.target) \(head.version) \(Array(head.headers).map { "\($0.name)=\($0.value)" }))"
+            return
+                "head(\(head.method) \(head.target) \(head.version) \(head.headers.map { "\($0.name)=\($0.value)" }))"
         case .body(let bytes):
             return "body(\(String(decoding: bytes, as: UTF8.self).debugDescription))"
         case .end(let trailers):

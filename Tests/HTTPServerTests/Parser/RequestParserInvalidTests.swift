@@ -31,17 +31,20 @@ let invalidSamples: [InvalidSample] = [
     sample(
         "content-length then transfer-encoding",
         post + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-        .contentLengthWithTransferEncoding, 400
+        .contentLengthWithTransferEncoding,
+        400
     ),
     sample(
         "transfer-encoding then content-length",
         post + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
-        .contentLengthWithTransferEncoding, 400
+        .contentLengthWithTransferEncoding,
+        400
     ),
     sample(
         "content-length lines disagree",
         post + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
-        .conflictingContentLength, 400
+        .conflictingContentLength,
+        400
     ),
     sample("content-length list disagrees", post + "Content-Length: 5, 6\r\n\r\n", .conflictingContentLength, 400),
     sample("content-length not a number", post + "Content-Length: abc\r\n\r\n", .invalidContentLength("abc"), 400),
@@ -54,51 +57,65 @@ let invalidSamples: [InvalidSample] = [
     sample(
         "content-length overflowing",
         post + "Content-Length: 99999999999999999999999\r\n\r\n",
-        .bodyTooLarge(limit: 1_048_576), 413
+        .bodyTooLarge(limit: 1_048_576),
+        413
     ),
     sample(
         "content-length over the body limit",
         post + "Content-Length: 1048577\r\n\r\n",
-        .bodyTooLarge(limit: 1_048_576), 413
+        .bodyTooLarge(limit: 1_048_576),
+        413
     ),
-    sample("transfer-encoding gzip", post + "Transfer-Encoding: gzip\r\n\r\n", .unsupportedTransferEncoding("gzip"), 501),
+    sample(
+        "transfer-encoding gzip",
+        post + "Transfer-Encoding: gzip\r\n\r\n",
+        .unsupportedTransferEncoding("gzip"),
+        501
+    ),
     sample(
         "transfer-encoding gzip then chunked",
         post + "Transfer-Encoding: gzip, chunked\r\n\r\n",
-        .unsupportedTransferEncoding("gzip, chunked"), 501
+        .unsupportedTransferEncoding("gzip, chunked"),
+        501
     ),
     sample(
         "transfer-encoding chunked not last",
         post + "Transfer-Encoding: chunked, identity\r\n\r\n",
-        .unsupportedTransferEncoding("chunked, identity"), 501
+        .unsupportedTransferEncoding("chunked, identity"),
+        501
     ),
     sample(
         "transfer-encoding chunked twice in a list",
         post + "Transfer-Encoding: chunked, chunked\r\n\r\n",
-        .unsupportedTransferEncoding("chunked, chunked"), 501
+        .unsupportedTransferEncoding("chunked, chunked"),
+        501
     ),
     sample(
         "transfer-encoding chunked on two lines",
         post + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
-        .unsupportedTransferEncoding("chunked"), 501
+        .unsupportedTransferEncoding("chunked"),
+        501
     ),
     sample(
         "transfer-encoding look-alike",
         post + "Transfer-Encoding: xchunked\r\n\r\n",
-        .unsupportedTransferEncoding("xchunked"), 501
+        .unsupportedTransferEncoding("xchunked"),
+        501
     ),
     sample("transfer-encoding empty", post + "Transfer-Encoding: \r\n\r\n", .unsupportedTransferEncoding(""), 501),
     sample(
         "transfer-encoding in HTTP/1.0",
         "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-        .transferEncodingWithHTTP1_0, 400
+        .transferEncodingWithHTTP1_0,
+        400
     ),
     sample("obsolete line folding", post + "X-A: one\r\n two\r\n\r\n", .obsoleteLineFolding, 400),
     sample("whitespace before the first field", "GET / HTTP/1.1\r\n Host: a\r\n\r\n", .obsoleteLineFolding, 400),
     sample(
         "whitespace before the colon",
         "GET / HTTP/1.1\r\nHost : a\r\n\r\n",
-        .invalidHeaderName("Host "), 400
+        .invalidHeaderName("Host "),
+        400
     ),
     sample("field line without colon", post + "Nonsense\r\n\r\n", .invalidHeaderName("Nonsense"), 400),
     sample("empty field name", post + ": value\r\n\r\n", .invalidHeaderName(":"), 400),
@@ -128,20 +145,23 @@ let invalidSamples: [InvalidSample] = [
     sample(
         "chunk size overflowing",
         chunkedPost + "fffffffffffffffffffffff\r\n",
-        .bodyTooLarge(limit: 1_048_576), 413
+        .bodyTooLarge(limit: 1_048_576),
+        413
     ),
     sample("chunks over the body limit", chunkedPost + "100001\r\n", .bodyTooLarge(limit: 1_048_576), 413),
     sample(
         "chunks adding up over the body limit",
         chunkedPost + "8\r\n12345678\r\n9\r\n",
-        .bodyTooLarge(limit: 16), 413,
+        .bodyTooLarge(limit: 16),
+        413,
         configuration: .init(maxBodyBytes: 16)
     ),
     sample("control byte in a chunk extension", chunkedPost + "5;a=\u{1}\r\nhello\r\n", .invalidChunkExtension, 400),
     sample(
         "chunk line too long",
         chunkedPost + "5;" + String(repeating: "x", count: 5000) + "\r\n",
-        .chunkLineTooLong(limit: 4096), 400
+        .chunkLineTooLong(limit: 4096),
+        400
     ),
     sample("chunk data without CRLF", chunkedPost + "5\r\nhelloX\r\n0\r\n\r\n", .invalidChunkTerminator, 400),
     sample("chunk data with CR only", chunkedPost + "5\r\nhello\rX0\r\n\r\n", .invalidChunkTerminator, 400),
@@ -152,37 +172,44 @@ let invalidSamples: [InvalidSample] = [
     sample(
         "request line too long",
         "GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: a\r\n\r\n",
-        .requestLineTooLong(limit: 8192), 414
+        .requestLineTooLong(limit: 8192),
+        414
     ),
     sample(
         "request line one byte over the limit",
         "GET /" + String(repeating: "a", count: 8192 - 13) + " HTTP/1.1\r\nHost: a\r\n\r\n",
-        .requestLineTooLong(limit: 8192), 414
+        .requestLineTooLong(limit: 8192),
+        414
     ),
     sample(
         "request line too long without any line end",
         "GET /" + String(repeating: "a", count: 9000),
-        .requestLineTooLong(limit: 8192), 414
+        .requestLineTooLong(limit: 8192),
+        414
     ),
     sample(
         "header section too large",
         "GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + String(repeating: "v", count: 17000) + "\r\n\r\n",
-        .headerTooLarge(limit: 16384), 431
+        .headerTooLarge(limit: 16384),
+        431
     ),
     sample(
         "header section one byte over the limit",
         "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: 16384 - 16 + 1) + "\r\n\r\n",
-        .headerTooLarge(limit: 16384), 431
+        .headerTooLarge(limit: 16384),
+        431
     ),
     sample(
         "too many header fields",
         "GET / HTTP/1.1\r\nHost: a\r\n" + (0..<100).map { "X-\($0): v\r\n" }.joined() + "\r\n",
-        .tooManyHeaders(limit: 100), 431
+        .tooManyHeaders(limit: 100),
+        431
     ),
     sample(
         "trailer section too large",
         chunkedPost + "0\r\nX: " + String(repeating: "v", count: 100) + "\r\n\r\n",
-        .headerTooLarge(limit: 64), 431,
+        .headerTooLarge(limit: 64),
+        431,
         configuration: .init(maxHeaderBytes: 64)
     ),
 
@@ -201,8 +228,18 @@ let invalidSamples: [InvalidSample] = [
     sample("control byte in the target", "GET /a\u{1}b HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget("/a\\x01b"), 400),
     sample("non-ascii target", "GET /caf\u{e9} HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget("/caf\\xc3\\xa9"), 400),
     sample("asterisk-form for GET", "GET * HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget("*"), 400),
-    sample("authority-form for GET", "GET example.com:80 HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget("example.com:80"), 400),
-    sample("unknown scheme", "GET ftp://example.com/ HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget("ftp://example.com/"), 400),
+    sample(
+        "authority-form for GET",
+        "GET example.com:80 HTTP/1.1\r\nHost: a\r\n\r\n",
+        .invalidTarget("example.com:80"),
+        400
+    ),
+    sample(
+        "unknown scheme",
+        "GET ftp://example.com/ HTTP/1.1\r\nHost: a\r\n\r\n",
+        .invalidTarget("ftp://example.com/"),
+        400
+    ),
     InvalidSample(
         name: "TLS ClientHello",
         input: [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03],

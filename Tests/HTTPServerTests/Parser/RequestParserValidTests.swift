@@ -11,7 +11,6 @@ struct ValidSample: CustomTestStringConvertible, Sendable {
     var testDescription: String { name }
 }
 
-
 private func head(
     _ method: Method,
     _ target: String,
@@ -29,11 +28,14 @@ let validSamples: [ValidSample] = [
     ValidSample(
         name: "GET with query",
         input: "GET /search?q=swift&page=2 HTTP/1.1\r\nHost: example.com\r\nUser-Agent: test/1.0\r\n\r\n".bytes,
-        expected: [head(.get, "/search?q=swift&page=2", .http1_1, ["Host": "example.com", "User-Agent": "test/1.0"]), end]
+        expected: [
+            head(.get, "/search?q=swift&page=2", .http1_1, ["Host": "example.com", "User-Agent": "test/1.0"]), end,
+        ]
     ),
     ValidSample(
         name: "POST with Content-Length body",
-        input: "POST /items HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world".bytes,
+        input: "POST /items HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world"
+            .bytes,
         expected: [
             head(.post, "/items", .http1_1, ["Host": "a", "Content-Type": "text/plain", "Content-Length": "11"]),
             body("hello world"), end,
@@ -42,7 +44,8 @@ let validSamples: [ValidSample] = [
     ValidSample(
         name: "chunked body with extension and trailers",
         input: ("POST /upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + "5;name=\"quoted value\"\r\nhello\r\nA ; x\r\n world!!!!\r\n0\r\nX-Checksum: abc\r\nx-other:  d \r\n\r\n").bytes,
+            + "5;name=\"quoted value\"\r\nhello\r\nA ; x\r\n world!!!!\r\n0\r\nX-Checksum: abc\r\nx-other:  d \r\n\r\n")
+            .bytes,
         expected: [
             head(.post, "/upload", .http1_1, ["Host": "a", "Transfer-Encoding": "chunked"]),
             body("hello world!!!!"),
@@ -136,7 +139,8 @@ let validSamples: [ValidSample] = [
     ),
     ValidSample(
         name: "extension method and CONNECT authority-form",
-        input: "PURGE /cache HTTP/1.1\r\nHost: a\r\n\r\nCONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n".bytes,
+        input: "PURGE /cache HTTP/1.1\r\nHost: a\r\n\r\nCONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n"
+            .bytes,
         expected: [
             head(Method("PURGE"), "/cache", .http1_1, ["Host": "a"]), end,
             head(.connect, "example.com:443", .http1_1, ["Host": "example.com"]), end,
@@ -347,7 +351,9 @@ let validSamples: [ValidSample] = [
         )
         #expect(bodyAtLimit.error == nil)
         let chunkedAtLimit = parse(
-            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n\(body.prefix(32))\r\n20\r\n\(body.prefix(32))\r\n0\r\n\r\n".bytes,
+            ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "20\r\n\(body.prefix(32))\r\n20\r\n\(body.prefix(32))\r\n0\r\n\r\n")
+                .bytes,
             configuration: .init(maxBodyBytes: 64)
         )
         #expect(chunkedAtLimit.error == nil)

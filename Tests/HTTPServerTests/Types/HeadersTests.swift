@@ -67,4 +67,30 @@ import Testing
         #expect(ab != ["B": "2", "A": "1"])
         #expect(Headers([(name: "A", value: "1")]) != ["a": "1"])
     }
+
+    @Test func equalityIgnoresBytesLeftByRemovedFields() {
+        var edited: Headers = ["Drop": "x", "A": "1"]
+        edited.remove(name: "drop")
+        edited.replaceOrAdd(name: "A", value: "1")
+        #expect(edited == ["A": "1"])
+    }
+
+    @Test func fieldLinesAreWrittenInOrder() {
+        var headers: Headers = ["Content-Type": "text/plain", "X-Empty": ""]
+        headers.add(name: "Set-Cookie", value: "a=1")
+        var buffer = Array("HTTP/1.1 200 OK\r\n".utf8)
+        headers.appendFieldLines(to: &buffer)
+        let expected = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Empty: \r\nSet-Cookie: a=1\r\n"
+        #expect(String(decoding: buffer, as: UTF8.self) == expected)
+    }
+
+    @Test func parsedValuesWithObsTextReadAsReplacementCharacters() throws {
+        var parser = RequestParser()
+        parser.append(Array("GET / HTTP/1.1\r\nHost: a\r\nX-Bin: a".utf8) + [0xFF] + Array("b\r\n\r\n".utf8))
+        guard case .head(let head) = try parser.next() else {
+            Issue.record("expected a head")
+            return
+        }
+        #expect(head.headers["x-bin"] == "a\u{FFFD}b")
+    }
 }

@@ -8,11 +8,19 @@ import Testing
     }
 
     @Test func queryItemsDecodePercentAndPlus() {
-        #expect(items("a=1&b=two+words&c=%E2%9C%93&d=%2b") == [["a", "1"], ["b", "two words"], ["c", "\u{2713}"], ["d", "+"]])
+        #expect(
+            items("a=1&b=two+words&c=%E2%9C%93&d=%2b") == [
+                ["a", "1"], ["b", "two words"], ["c", "\u{2713}"], ["d", "+"],
+            ]
+        )
     }
 
     @Test func queryItemsKeepMalformedEscapes() {
-        #expect(items("a=%&b=%4&c=%zz&d=%4g&e=100%") == [["a", "%"], ["b", "%4"], ["c", "%zz"], ["d", "%4g"], ["e", "100%"]])
+        #expect(
+            items("a=%&b=%4&c=%zz&d=%4g&e=100%") == [
+                ["a", "%"], ["b", "%4"], ["c", "%zz"], ["d", "%4g"], ["e", "100%"],
+            ]
+        )
     }
 
     @Test func queryItemsReplaceInvalidUTF8() {
