@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the RequestParser fuzz target with libFuzzer and AddressSanitizer and runs it.
 # Usage: fuzz/run.sh [seconds]   (default 60). Exits non-zero on a crash, leak, hang or OOM.
+# FUZZ_OPTIMIZATION=-Onone keeps the standard library's debug bounds checks on unsafe buffers (slower).
 set -euo pipefail
 
 seconds="${1:-60}"
@@ -11,7 +12,7 @@ work="$here/corpus-work"
 
 mkdir -p "$work/corpus" "$work/artifacts"
 echo "building $bin"
-swiftc -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 \
+swiftc -sanitize=fuzzer,address -parse-as-library "${FUZZ_OPTIMIZATION:--O}" -swift-version 6 \
     -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
     -module-name ParserFuzz \
     "$root"/Sources/HTTPServer/Types/*.swift \

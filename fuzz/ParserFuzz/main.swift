@@ -25,7 +25,7 @@ private struct Outcome: Equatable {
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     for configuration in configurations {
-        let whole = run(input, cuts: [], configuration: configuration)
+        let whole = run(input, cuts: [], rawAppend: false, configuration: configuration)
         var seed = UInt64(truncatingIfNeeded: input.count) &* 0x9E37_79B9_7F4A_7C15
         for byte in input.prefix(32) {
             seed = (seed ^ UInt64(byte)) &* 0x1000_0000_01B3
@@ -37,9 +37,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 cuts.append(Int(truncatingIfNeeded: (seed >> 33) % UInt64(input.count + 1)))
             }
         }
-        check(run(input, cuts: cuts.sorted(), configuration: configuration), equals: whole, "random cuts \(cuts)")
+        let random = run(input, cuts: cuts.sorted(), rawAppend: true, configuration: configuration)
+        check(random, equals: whole, "random cuts \(cuts)")
         if input.count <= 2048 {
-            check(run(input, cuts: Array(0...input.count), configuration: configuration), equals: whole, "byte by byte")
+            let bytes = run(input, cuts: Array(0...input.count), rawAppend: false, configuration: configuration)
+            check(bytes, equals: whole, "byte by byte")
         }
     }
     return 0
@@ -52,7 +54,13 @@ private func check(_ outcome: Outcome, equals expected: Outcome, _ feeding: Stri
 }
 
 /// Appends `input` in pieces ending at `cuts` (and at the end), pulling every event after each piece.
-private func run(_ input: [UInt8], cuts: [Int], configuration: RequestParser.Configuration) -> Outcome {
+/// `rawAppend` picks the `UnsafeRawBufferPointer` overload of `append` instead of the generic one.
+private func run(
+    _ input: [UInt8],
+    cuts: [Int],
+    rawAppend: Bool,
+    configuration: RequestParser.Configuration
+) -> Outcome {
     var parser = RequestParser(configuration: configuration)
     var outcome = Outcome()
     var start = 0
@@ -61,7 +69,11 @@ private func run(_ input: [UInt8], cuts: [Int], configuration: RequestParser.Con
     // yields at most about two events per byte.
     var budget = 2 * input.count + 8
     for end in cuts + [input.count] where end >= start {
-        parser.append(input[start..<end])
+        if rawAppend {
+            input[start..<end].withUnsafeBytes { parser.append($0) }
+        } else {
+            parser.append(input[start..<end])
+        }
         start = end
         while true {
             budget -= 1

@@ -1,8 +1,9 @@
 /// The HTTP/1.x request framing state machine behind ``RequestParser``: it reads the unconsumed bytes and says how
 /// many it consumed and what they meant.
 ///
-/// It never stores bytes. Every offset kept in ``State`` counts from the first byte not yet consumed, so the owner
-/// may move or compact its buffer between calls as long as it hands back the same unconsumed bytes plus any new ones.
+/// It never stores bytes. Every offset kept in ``State`` counts from the first byte not yet consumed (the header
+/// section's from the end of the still-buffered request line), so the owner may move or compact its buffer between
+/// calls as long as it hands back the same unconsumed bytes plus any new ones.
 ///
 /// Line endings: every line (request line, field lines, chunk-size lines, the CRLF after chunk data) must end in
 /// CRLF. A bare LF is rejected with ``ParseError/bareLineFeed`` everywhere; it is never tolerated, because a
@@ -87,9 +88,10 @@ struct ParserStateMachine {
         self.configuration = configuration
     }
 
-    /// Whether the machine is waiting for a new request and has not seen any of it yet.
+    /// Whether the machine is waiting for a new request and has seen none of its request line (empty lines
+    /// before it may have been skipped).
     var isAwaitingRequest: Bool {
-        if case .requestLine(scanned: 0, skipped: 0) = state {
+        if case .requestLine(scanned: 0, _) = state {
             return true
         }
         return false
@@ -100,8 +102,8 @@ struct ParserStateMachine {
     /// - Throws: The ``ParseError`` that made the request unparseable; the machine then stays failed.
     mutating func advance(over buffer: UnsafeBufferPointer<UInt8>) throws(ParseError) -> Action {
         var offset = 0
-        // Every pass consumes bytes, changes state, or returns, and each state can be entered from the previous
-        // one only by consuming at least one byte, so the loop ends.
+        // Every pass returns, throws, or moves on: it consumes bytes, or it goes from the request line to the
+        // header section, whose pass always returns. So the loop ends.
         while true {
             switch state {
             case .failed(let error):
@@ -530,9 +532,9 @@ struct ParserStateMachine {
 
     // MARK: - Chunked framing
 
-    /// Parses `chunk-size [ BWS ";" chunk-ext ]` (CRLF removed) and checks the running body total.
+    /// Parses `chunk-size *chunk-ext` (CRLF removed) and checks the running body total.
     ///
-    /// Extensions are not interpreted; they only have to be free of control bytes other than HTAB.
+    /// Extensions are validated against RFC 9112 §7.1.1 but not interpreted.
     private func parseChunkSize(_ line: UnsafeBufferPointer<UInt8>, received: Int) throws(ParseError) -> Int {
         var size = 0
         var overflow = false
@@ -549,23 +551,91 @@ struct ParserStateMachine {
         guard index > 0 else {
             throw .invalidChunkSize(ParseError.quoted(line))
         }
-        var rest = index
-        while rest < line.count && ASCII.isWhitespace(line[rest]) {
-            rest &+= 1
-        }
-        if rest < line.count {
-            guard line[rest] == ASCII.semicolon else {
-                throw .invalidChunkSize(ParseError.quoted(line))
-            }
-            guard ASCII.allFieldValueChars(UnsafeBufferPointer(rebasing: line[(rest &+ 1)...])) else {
-                throw .invalidChunkExtension
-            }
+        if index < line.count {
+            try validateChunkExtensions(line, from: index)
         }
         let limit = configuration.maxBodyBytes
         if overflow || size > limit &- received {
             throw .bodyTooLarge(limit: limit)
         }
         return size
+    }
+}
+
+extension ParserStateMachine {
+    /// Checks `*( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )` from `start` to the end of `line`.
+    ///
+    /// Anything but whitespace and `;` right after the size is ``ParseError/invalidChunkSize(_:)``; a malformed
+    /// extension is ``ParseError/invalidChunkExtension``. Whitespace at the end of the line is not allowed.
+    fileprivate func validateChunkExtensions(_ line: UnsafeBufferPointer<UInt8>, from start: Int) throws(ParseError) {
+        let count = line.count
+        var index = start
+        var sawExtension = false
+        func skipWhitespace() {
+            while index < count && ASCII.isWhitespace(line[index]) {
+                index &+= 1
+            }
+        }
+        func skipToken() -> Bool {
+            let tokenStart = index
+            while index < count && ASCII.isTokenChar(line[index]) {
+                index &+= 1
+            }
+            return index > tokenStart
+        }
+        while index < count {
+            skipWhitespace()
+            guard index < count, line[index] == ASCII.semicolon else {
+                throw sawExtension ? .invalidChunkExtension : .invalidChunkSize(ParseError.quoted(line))
+            }
+            sawExtension = true
+            index &+= 1
+            skipWhitespace()
+            guard skipToken() else {
+                throw .invalidChunkExtension
+            }
+            let afterName = index
+            skipWhitespace()
+            guard index < count, line[index] == ASCII.equals else {
+                index = afterName
+                continue
+            }
+            index &+= 1
+            skipWhitespace()
+            if index < count && line[index] == ASCII.quote {
+                index &+= 1
+                guard ASCII.skipQuotedStringBody(line, from: &index) else {
+                    throw .invalidChunkExtension
+                }
+            } else if !skipToken() {
+                throw .invalidChunkExtension
+            }
+        }
+    }
+}
+
+extension ASCII {
+    static let quote: UInt8 = 0x22
+    static let backslash: UInt8 = 0x5C
+
+    /// Advances `index` past the rest of a quoted-string whose opening quote was already read, including the
+    /// closing quote. False when the string is unterminated or holds a byte it may not.
+    static func skipQuotedStringBody(_ bytes: UnsafeBufferPointer<UInt8>, from index: inout Int) -> Bool {
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == quote {
+                index &+= 1
+                return true
+            }
+            if byte == backslash {
+                guard index &+ 1 < bytes.count, isFieldValueChar(bytes[index &+ 1]) else { return false }
+                index &+= 2
+                continue
+            }
+            guard isFieldValueChar(byte) else { return false }
+            index &+= 1
+        }
+        return false
     }
 }
 

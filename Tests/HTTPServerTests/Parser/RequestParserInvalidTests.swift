@@ -157,6 +157,12 @@ let invalidSamples: [InvalidSample] = [
         configuration: .init(maxBodyBytes: 16)
     ),
     sample("control byte in a chunk extension", chunkedPost + "5;a=\u{1}\r\nhello\r\n", .invalidChunkExtension, 400),
+    sample("chunk size with trailing space", chunkedPost + "5 \r\nhello\r\n", .invalidChunkSize("5 "), 400),
+    sample("chunk extension without a name", chunkedPost + "5;\r\nhello\r\n", .invalidChunkExtension, 400),
+    sample("chunk extension name not a token", chunkedPost + "5;a(b\r\nhello\r\n", .invalidChunkExtension, 400),
+    sample("chunk extension without a value", chunkedPost + "5;a=\r\nhello\r\n", .invalidChunkExtension, 400),
+    sample("chunk extension unterminated quote", chunkedPost + "5;a=\"b\r\nhello\r\n", .invalidChunkExtension, 400),
+    sample("chunk extension trailing space", chunkedPost + "5;a=b \r\nhello\r\n", .invalidChunkExtension, 400),
     sample(
         "chunk line too long",
         chunkedPost + "5;" + String(repeating: "x", count: 5000) + "\r\n",

@@ -44,7 +44,8 @@ let validSamples: [ValidSample] = [
     ValidSample(
         name: "chunked body with extension and trailers",
         input: ("POST /upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + "5;name=\"quoted value\"\r\nhello\r\nA ; x\r\n world!!!!\r\n0\r\nX-Checksum: abc\r\nx-other:  d \r\n\r\n")
+            + "5;name=\"quoted \\\" value\";flag\r\nhello\r\nA ; x = y\r\n world!!!!\r\n"
+            + "0\r\nX-Checksum: abc\r\nx-other:  d \r\n\r\n")
             .bytes,
         expected: [
             head(.post, "/upload", .http1_1, ["Host": "a", "Transfer-Encoding": "chunked"]),
@@ -260,6 +261,41 @@ let validSamples: [ValidSample] = [
         #expect(try parser.next() == .needMoreData)
         #expect(parser.bufferedByteCount == 4)
         #expect(!parser.isIdle)
+    }
+
+    @Test func chunkDataIsStreamedBeforeTheChunkIsComplete() throws {
+        var parser = RequestParser()
+        parser.append("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123".bytes)
+        guard case .head = try parser.next() else {
+            Issue.record("expected the head first")
+            return
+        }
+        #expect(try parser.next() == .body("0123".bytes[...]))
+        #expect(try parser.next() == .needMoreData)
+        parser.append("456789\r".bytes)
+        #expect(try parser.next() == .body("456789".bytes[...]))
+        #expect(try parser.next() == .needMoreData)
+        parser.append("\n0\r\nX-T: 1\r\n\r\n".bytes)
+        #expect(try parser.next() == .end(trailers: ["X-T": "1"]))
+        #expect(parser.isIdle)
+    }
+
+    @Test func oversizedBodyIsRejectedBeforeItArrives() {
+        var parser = RequestParser(configuration: .init(maxBodyBytes: 10))
+        parser.append("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 11\r\n\r\n".bytes)
+        #expect(throws: ParseError.bodyTooLarge(limit: 10)) { try parser.next() }
+    }
+
+    @Test func strayEmptyLinesBetweenRequestsLeaveTheParserIdle() throws {
+        var parser = RequestParser()
+        parser.append("GET / HTTP/1.1\r\nHost: a\r\n\r\n\r\n".bytes)
+        guard case .head = try parser.next() else {
+            Issue.record("expected a head")
+            return
+        }
+        #expect(try parser.next() == .end(trailers: nil))
+        #expect(try parser.next() == .needMoreData)
+        #expect(parser.isIdle)
     }
 
     @Test func pipelinedBytesStayBufferedUntilAsked() throws {
