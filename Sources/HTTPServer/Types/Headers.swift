@@ -104,10 +104,22 @@ public struct Headers: Sequence, Sendable, Equatable, ExpressibleByDictionaryLit
         }
     }
 
+    /// Whether every name is a token and no value has a control byte other than HTAB (so no CR or LF), i.e.
+    /// whether ``appendFieldLines(to:)`` writes exactly these fields. Always true for parsed headers.
+    var isValidForWriting: Bool {
+        bytes.withUnsafeBufferPointer { storage in
+            fields.allSatisfy { field in
+                let name = UnsafeBufferPointer(rebasing: storage[field.name])
+                return !name.isEmpty && name.allSatisfy(ASCII.isTokenChar)
+                    && ASCII.allFieldValueChars(UnsafeBufferPointer(rebasing: storage[field.value]))
+            }
+        }
+    }
+
     /// Appends `name: value\r\n` for every field, in order, as a response writer needs them.
     ///
-    /// > Warning: Names and values are written as they are. A value that came from the application must not contain
-    /// > CR or LF, or it would start a new header line.
+    /// > Warning: Names and values are written as they are. Check ``isValidForWriting`` for fields that came from
+    /// > the application: a value with CR or LF would start a new header line.
     func appendFieldLines(to buffer: inout [UInt8]) {
         bytes.withUnsafeBufferPointer { storage in
             for field in fields {

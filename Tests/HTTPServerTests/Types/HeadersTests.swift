@@ -84,6 +84,15 @@ import Testing
         #expect(String(decoding: buffer, as: UTF8.self) == expected)
     }
 
+    @Test func writingValidationCatchesHeaderInjection() {
+        let good: Headers = ["Content-Type": "text/plain", "X-Tab": "a\tb", "X-Empty": ""]
+        #expect(good.isValidForWriting)
+        let bad: [Headers] = [["X-Evil": "a\r\nSet-Cookie: b"], ["X-Evil": "a\nb"], ["Bad Name": "v"], ["": "v"]]
+        for headers in bad {
+            #expect(!headers.isValidForWriting)
+        }
+    }
+
     @Test func parsedValuesWithObsTextReadAsReplacementCharacters() throws {
         var parser = RequestParser()
         parser.append(Array("GET / HTTP/1.1\r\nHost: a\r\nX-Bin: a".utf8) + [0xFF] + Array("b\r\n\r\n".utf8))
