@@ -42,7 +42,7 @@ public struct RequestHead: Sendable, Equatable {
                 if ASCII.caseInsensitiveEquals(trimmed, "keep-alive") { keepAliveToken = true }
             }
         }
-        let atLeast1_1 = version.major > 1 || (version.major == 1 && version.minor >= 1)
+        let atLeast1_1 = version >= .http1_1
         let expects =
             atLeast1_1
             && headers.values(for: "expect").contains { value in

@@ -109,5 +109,8 @@ import Testing
         #expect(Method("get") != .get)
         #expect(Method.patch.description == "PATCH")
         #expect(Version.http1_1.description == "HTTP/1.1")
+        #expect(Version.http1_0 < .http1_1)
+        #expect(Version(major: 1, minor: 2) > .http1_1)
+        #expect(Version(major: 2, minor: 0) > Version(major: 1, minor: 9))
     }
 }
