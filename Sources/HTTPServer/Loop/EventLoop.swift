@@ -95,12 +95,10 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
 /// **Ownership:** Retained by whoever creates it (a ``Server`` creates its own when given none); the
 /// loops live as long as the group.
 ///
-/// **Thread safety:** Immutable after init except for the round-robin cursor, which is only advanced
-/// by the server's accept queue. ``loops`` is safe to read from any thread.
-public final class EventLoopGroup: @unchecked Sendable {  // `cursor` is touched only on the accepting loop's queue.
+/// **Thread safety:** Immutable; safe to use from any thread.
+public final class EventLoopGroup: Sendable {
     /// The loops, in a fixed order. // Immutable.
     public let loops: [EventLoop]
-    private var cursor = 0  // Confined to the accepting loop's queue (loops[0]).
 
     /// Creates `loopCount` loops (default: one per online processor).
     public init(loopCount: Int = EventLoopGroup.defaultLoopCount) {
@@ -110,11 +108,4 @@ public final class EventLoopGroup: @unchecked Sendable {  // `cursor` is touched
 
     /// One loop per online processor.
     public static var defaultLoopCount: Int { SystemEnvironment.processorCount }
-
-    /// The next loop in round-robin order. Call only on `loops[0]`'s queue (the accept queue).
-    package func next() -> EventLoop {
-        let loop = loops[cursor]
-        cursor = cursor &+ 1 == loops.count ? 0 : cursor &+ 1
-        return loop
-    }
 }
