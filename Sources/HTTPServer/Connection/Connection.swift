@@ -78,7 +78,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             handle(machine.mustClose())
             return
         }
-        if context.isShuttingDown { handle(machine.shutdownRequested()) }
+        if context.isShuttingDown { handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty)) }
     }
 
     func pollReady(_ event: PollEvent) {
@@ -433,7 +433,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         let limit: UInt64?
         switch machine.timerKind {
         case .none: limit = nil
-        case .idle: limit = context.idleTimeoutNanoseconds
+        case .idle: limit = outbound.isEmpty ? context.idleTimeoutNanoseconds : nil  // still sending: write-stall rules
         case .headRead: limit = context.headReadTimeoutNanoseconds
         case .bodyRead: limit = context.idleTimeoutNanoseconds
         case .linger: limit = configuration.lingerTimeout.clampedNanoseconds
@@ -448,7 +448,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     }
 
     func shutdownRequested() {
-        handle(machine.shutdownRequested())
+        handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty))
     }
 
     func forceClose() {

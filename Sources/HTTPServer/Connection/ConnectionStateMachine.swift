@@ -249,10 +249,14 @@ struct ConnectionStateMachine {
         }
     }
 
-    /// The server began a graceful shutdown.
-    mutating func shutdownRequested() -> Action {
+    /// The server began a graceful shutdown. `hasPendingOutput`: a response is still queued (an idle
+    /// connection whose last answer has not been flushed yet must send it before closing).
+    mutating func shutdownRequested(hasPendingOutput: Bool) -> Action {
         isQuiescing = true
         switch state {
+        case .idle where hasPendingOutput:
+            state = .closingAfterFlush
+            return .closeAfterFlush
         case .idle:
             state = .closed
             return .close

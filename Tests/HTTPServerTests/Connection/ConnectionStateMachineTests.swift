@@ -100,19 +100,23 @@ import Testing
 
     @Test func shutdownClosesIdleNotifiesStreamsAndLetsInFlightRequestsFinish() {
         var idle = Machine()
-        #expect(idle.shutdownRequested() == .close)
+        #expect(idle.shutdownRequested(hasPendingOutput: false) == .close)
+
+        var answered = Machine()
+        #expect(answered.shutdownRequested(hasPendingOutput: true) == .closeAfterFlush)
+        #expect(answered.state == .closingAfterFlush)
 
         var streaming = Machine()
         _ = headReceived(&streaming)
         _ = streaming.requestEnded()
         streaming.streamStarted()
-        #expect(streaming.shutdownRequested() == .notifyStreamOfShutdown)
+        #expect(streaming.shutdownRequested(hasPendingOutput: false) == .notifyStreamOfShutdown)
         #expect(streaming.streamFinished() == .closeAfterFlush)
 
         var inFlight = Machine()
         _ = headReceived(&inFlight)
         _ = inFlight.requestEnded()
-        #expect(inFlight.shutdownRequested() == .none)
+        #expect(inFlight.shutdownRequested(hasPendingOutput: false) == .none)
         #expect(inFlight.awaitingContext.map { inFlight.responseCloses($0) } == true)
         #expect(inFlight.fixedResponseWritten() == .closeAfterFlush)
     }
