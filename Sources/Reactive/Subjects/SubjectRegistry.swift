@@ -1,0 +1,69 @@
+/// The bookkeeping shared by ``PassthroughSubject`` and ``CurrentValueSubject``: their
+/// subscribers' conduits, their upstream subscriptions, and whether they have completed.
+///
+/// Its owner keeps it behind a lock and carries out what each event returns outside the lock.
+///
+/// **Thread safety:** value type; its owner keeps it behind a lock.
+internal struct SubjectRegistry<Output, Failure: Error> {
+    internal typealias Conduit = SubjectConduitBase<Output, Failure>
+
+    /// Conduits of the current subscribers, in subscription order. Copied (not locked) to send.
+    internal private(set) var conduits: ContiguousArray<Conduit> = []
+    /// Subscriptions given by ``Subject/send(subscription:)``; released on completion.
+    private var upstreams: [any Subscription] = []
+    /// Whether some subscriber has asked for values, so that upstreams were asked for `.unlimited`.
+    private var upstreamDemanded = false
+    /// Set once; after it nothing is sent and new subscribers get it at once.
+    internal private(set) var completion: Subscribers.Completion<Failure>?
+
+    internal init() {}
+
+    internal mutating func attach(_ conduit: Conduit) {
+        conduits.append(conduit)
+    }
+
+    internal mutating func detach(_ id: ObjectIdentifier) {
+        if let index = conduits.firstIndex(where: { ObjectIdentifier($0) == id }) {
+            conduits.remove(at: index)
+        }
+    }
+
+    /// - Returns: The conduits to finish, or `nil` if the subject had already completed.
+    internal mutating func complete(_ completion: Subscribers.Completion<Failure>) -> ContiguousArray<Conduit>? {
+        guard self.completion == nil else { return nil }
+        self.completion = completion
+        let finishing = conduits
+        conduits = []
+        upstreams = []
+        return finishing
+    }
+
+    /// What to do with a subscription given by ``Subject/send(subscription:)``.
+    internal enum UpstreamAction {
+        /// Ask it for `.unlimited` now: a subscriber already wants values.
+        case requestUnlimited
+        /// Keep it; it is asked for `.unlimited` when a subscriber first asks for values.
+        case wait
+        /// Cancel it: the subject has completed and will never send again.
+        case cancel
+    }
+
+    internal mutating func upstreamArrived(_ subscription: any Subscription) -> UpstreamAction {
+        guard completion == nil else { return .cancel }
+        upstreams.append(subscription)
+        return upstreamDemanded ? .requestUnlimited : .wait
+    }
+
+    /// - Returns: The upstream subscriptions to ask for `.unlimited`, the first time only.
+    internal mutating func downstreamDemanded() -> [any Subscription] {
+        guard !upstreamDemanded else { return [] }
+        upstreamDemanded = true
+        return upstreams
+    }
+
+    /// Takes the upstream subscriptions, for the subject's deinit to cancel them.
+    internal mutating func takeUpstreams() -> [any Subscription] {
+        defer { upstreams = [] }
+        return upstreams
+    }
+}
