@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct CatchTests {
     @Test func replacesAFailedUpstreamWithTheHandlersPublisher() {
@@ -62,8 +62,10 @@ import TestSupport
         Fail<Int, OperatorError>(error: OperatorError()).tryCatch { _ in Just(5) }.subscribe(replaced)
         #expect(replaced.history.map(\.description) == ["subscription", "value(5)", "finished"])
         let failing = TrackingSubscriber<Int, any Error>()
-        Fail<Int, OperatorError>(error: OperatorError()).tryCatch { _ in Fail<Int, OperatorError>(error: OperatorError(code: 3)) }
-            .subscribe(failing)
+        Fail<Int, OperatorError>(error: OperatorError()).tryCatch { _ in
+            Fail<Int, OperatorError>(error: OperatorError(code: 3))
+        }
+        .subscribe(failing)
         #expect(failing.history.map(\.description) == ["subscription", "failure(OperatorError(3))"])
     }
 
@@ -76,7 +78,9 @@ import TestSupport
 
     @Test func racingRequestsAndCancelNeverOverDeliver() {
         for _ in 0..<20 {
-            let failing = (0..<300).publisher.setFailureType(to: OperatorError.self).append(Fail(error: OperatorError()))
+            let failing = (0..<300).publisher.setFailureType(to: OperatorError.self).append(
+                Fail(error: OperatorError())
+            )
             let (report, requested) = raceRequestsAgainstCancel(failing.catch { _ in (0..<100_000).publisher })
             #expect(report.values <= requested)
             #expect(report.completions <= 1)
@@ -98,9 +102,11 @@ import TestSupport
         upstream.send(3)
         upstream.send(completion: .failure(OperatorError(code: 3)))
         #expect(upstream.subscribeCount == 3)
-        #expect(subscriber.history == [
-            .subscription, .value(1), .value(2), .value(3), .completion(.failure(OperatorError(code: 3))),
-        ])
+        #expect(
+            subscriber.history == [
+                .subscription, .value(1), .value(2), .value(3), .completion(.failure(OperatorError(code: 3))),
+            ]
+        )
     }
 
     @Test func carriesOutstandingDemandOverToTheNextAttempt() {

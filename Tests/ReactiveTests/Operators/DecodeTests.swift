@@ -1,7 +1,7 @@
 import Foundation
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 private struct Point: Codable, Equatable {
     var x: Int
@@ -22,7 +22,10 @@ private struct Point: Codable, Equatable {
         upstream.decode(type: Point.self, decoder: JSONDecoder()).subscribe(subscriber)
         upstream.send(Data("nope".utf8))
         #expect(subscriber.values == [])
-        #expect(subscriber.completion.map { if case .failure(let error) = $0 { error is DecodingError } else { false } } == true)
+        #expect(
+            subscriber.completion.map { if case .failure(let error) = $0 { error is DecodingError } else { false } }
+                == true
+        )
         #expect(upstream.subscription.history == [.requested(.unlimited), .cancelled])
     }
 
@@ -39,7 +42,11 @@ private struct Point: Codable, Equatable {
     @Test func releasesEverythingAfterEveryEnding() {
         for ending in StreamEnding.allCases {
             #expect(releases(ending) { $0.encode(encoder: JSONEncoder()) } == (true, true))
-            #expect(releases(ending) { $0.map { Data("\($0)".utf8) }.decode(type: Int.self, decoder: JSONDecoder()) } == (true, true))
+            #expect(
+                releases(ending) { $0.map { Data("\($0)".utf8) }.decode(type: Int.self, decoder: JSONDecoder()) } == (
+                    true, true
+                )
+            )
         }
     }
 }

@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct DropTests {
     @Test func omitsTheFirstValues() {
@@ -96,7 +96,9 @@ import TestSupport
             return value < 3
         }
         .subscribe(subscriber)
-        #expect(subscriber.history.map(\.description) == ["subscription", "value(5)", "value(1)", "value(1)", "finished"])
+        #expect(
+            subscriber.history.map(\.description) == ["subscription", "value(5)", "value(1)", "value(1)", "finished"]
+        )
         #expect(calls == 2)
     }
 

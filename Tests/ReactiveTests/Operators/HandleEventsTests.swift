@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct HandleEventsTests {
     @Test func runsEachClosureBeforePassingTheEventOn() {
@@ -20,9 +20,11 @@ import TestSupport
             .subscribe(subscriber)
         subscriber.cancel()
         subscriber.cancel()
-        #expect(events == [
-            "subscription", "request max(2)", "output 1", "downstream 1", "output 2", "downstream 2", "cancel",
-        ])
+        #expect(
+            events == [
+                "subscription", "request max(2)", "output 1", "downstream 1", "output 2", "downstream 2", "cancel",
+            ]
+        )
     }
 
     @Test func reportsCompletionAndNotCancelAfterIt() {

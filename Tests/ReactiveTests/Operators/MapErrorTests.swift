@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 private struct OtherError: Error, Equatable {
     var wrapped: OperatorError
@@ -9,8 +9,12 @@ private struct OtherError: Error, Equatable {
 @Suite struct MapErrorTests {
     @Test func convertsTheFailure() {
         let subscriber = TrackingSubscriber<Int, OtherError>()
-        Fail<Int, OperatorError>(error: OperatorError(code: 3)).mapError { OtherError(wrapped: $0) }.subscribe(subscriber)
-        #expect(subscriber.history == [.subscription, .completion(.failure(OtherError(wrapped: OperatorError(code: 3))))])
+        Fail<Int, OperatorError>(error: OperatorError(code: 3)).mapError { OtherError(wrapped: $0) }.subscribe(
+            subscriber
+        )
+        #expect(
+            subscriber.history == [.subscription, .completion(.failure(OtherError(wrapped: OperatorError(code: 3))))]
+        )
     }
 
     @Test func passesValuesDemandAndFinishThrough() {
@@ -83,9 +87,15 @@ private struct OtherError: Error, Equatable {
         let subscriber = TrackingSubscriber<Int, Never>()
         [1, 2].publisher
             .breakpoint(
-                receiveSubscription: { _ in seen.append("subscription"); return false },
-                receiveOutput: { seen.append("value \($0)"); return false },
-                receiveCompletion: { _ in seen.append("completion"); return false }
+                receiveSubscription: { _ in
+                    seen.append("subscription"); return false
+                },
+                receiveOutput: {
+                    seen.append("value \($0)"); return false
+                },
+                receiveCompletion: { _ in
+                    seen.append("completion"); return false
+                }
             )
             .breakpointOnError()
             .subscribe(subscriber)

@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 /// A publisher that never ends: it counts up for as long as it is asked, and records whether it
 /// was cancelled.

@@ -1,29 +1,33 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct PrintTests {
     @Test func logsEveryEventInCombinesFormat() {
         let stream = RecordingStream()
         let subscriber = TrackingSubscriber<Int, Never>()
         Just(1).print("just", to: ForwardingStream(target: stream)).subscribe(subscriber)
-        #expect(stream.text == """
-            just: receive subscription: (Just)
-            just: request unlimited
-            just: receive value: (1)
-            just: receive finished
+        #expect(
+            stream.text == """
+                just: receive subscription: (Just)
+                just: request unlimited
+                just: receive value: (1)
+                just: receive finished
 
-            """)
+                """
+        )
         #expect(subscriber.history == [.subscription, .value(1), .completion(.finished)])
     }
 
     @Test func writesTheLineAndTheNewlineSeparately() {
         let stream = RecordingStream()
         _ = Just(1).print(to: ForwardingStream(target: stream)).sink { _ in }
-        #expect(stream.calls == [
-            "receive subscription: (Just)", "\n", "request unlimited", "\n", "receive value: (1)", "\n",
-            "receive finished", "\n",
-        ])
+        #expect(
+            stream.calls == [
+                "receive subscription: (Just)", "\n", "request unlimited", "\n", "receive value: (1)", "\n",
+                "receive finished", "\n",
+            ]
+        )
     }
 
     @Test func logsFiniteAndSynchronousDemandErrorsAndCancel() {
@@ -37,16 +41,18 @@ import TestSupport
         upstream.send(2)
         subscriber.request(.unlimited)
         subscriber.cancel()
-        #expect(stream.text == """
-            p: receive subscription: (TrackingSubscription)
-            p: request max: (2)
-            p: receive value: (1)
-            p: request max: (1) (synchronous)
-            p: receive value: (2)
-            p: request unlimited
-            p: receive cancel
+        #expect(
+            stream.text == """
+                p: receive subscription: (TrackingSubscription)
+                p: request max: (2)
+                p: receive value: (1)
+                p: request max: (1) (synchronous)
+                p: receive value: (2)
+                p: request unlimited
+                p: receive cancel
 
-            """)
+                """
+        )
         #expect(upstream.subscription.history == [.requested(.max(2)), .requested(.unlimited), .cancelled])
 
         let failing = RecordingStream()

@@ -1,12 +1,14 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct RemoveDuplicatesTests {
     @Test func dropsConsecutiveDuplicatesOnly() {
         let subscriber = TrackingSubscriber<Int, Never>()
         [1, 1, 2, 2, 3, 1, 1].publisher.removeDuplicates().subscribe(subscriber)
-        #expect(subscriber.history == [.subscription, .value(1), .value(2), .value(3), .value(1), .completion(.finished)])
+        #expect(
+            subscriber.history == [.subscription, .value(1), .value(2), .value(3), .value(1), .completion(.finished)]
+        )
     }
 
     @Test func requestsOneMoreForEveryDuplicate() {
@@ -51,7 +53,9 @@ import TestSupport
 
     @Test func racingRequestsAndCancelNeverOverDeliver() {
         for _ in 0..<20 {
-            let (report, requested) = raceRequestsAgainstCancel((0..<100_000).publisher.map { $0 / 2 }.tryRemoveDuplicates(by: ==))
+            let (report, requested) = raceRequestsAgainstCancel(
+                (0..<100_000).publisher.map { $0 / 2 }.tryRemoveDuplicates(by: ==)
+            )
             #expect(report.values <= requested)
             #expect(report.completions <= 1)
             #expect(report.overlaps == 0)

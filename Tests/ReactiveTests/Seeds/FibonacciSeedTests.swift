@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 // The Fibonacci publisher exactly as a Combine user writes one: a `Subscription` class whose
 // `request(_:)` adds to its demand and loops while demand remains, guarding against re-entrant
@@ -104,7 +104,10 @@ private final class NaiveFibonacci: Publisher {
     @Test func sinkReceivesTheFirstTenValues() {
         var values: [Int] = []
         var finished = 0
-        _ = FibonacciPublisher(count: 10).sink(receiveCompletion: { _ in finished += 1 }, receiveValue: { values.append($0) })
+        _ = FibonacciPublisher(count: 10).sink(
+            receiveCompletion: { _ in finished += 1 },
+            receiveValue: { values.append($0) }
+        )
         #expect(values == [0, 1, 1, 2, 3, 5, 8, 13, 21, 34])
         #expect(finished == 1)
     }
@@ -112,9 +115,11 @@ private final class NaiveFibonacci: Publisher {
     @Test func prefixFiveOfAnEndlessCountCancelsCleanly() {
         let subscriber = TrackingSubscriber<Int, Never>()
         FibonacciPublisher(count: nil).prefix(5).subscribe(subscriber)
-        #expect(subscriber.history == [
-            .subscription, .value(0), .value(1), .value(1), .value(2), .value(3), .completion(.finished),
-        ])
+        #expect(
+            subscriber.history == [
+                .subscription, .value(0), .value(1), .value(1), .value(2), .value(3), .completion(.finished),
+            ]
+        )
     }
 
     @Test func wrappingArithmeticNeverTraps() {
@@ -171,9 +176,11 @@ private final class NaiveFibonacci: Publisher {
             return .none
         }
         upstream.prefix(5).subscribe(subscriber)
-        #expect(subscriber.history == [
-            .subscription, .value(0), .value(1), .value(1), .value(2), .value(3), .completion(.finished),
-        ])
+        #expect(
+            subscriber.history == [
+                .subscription, .value(0), .value(1), .value(1), .value(2), .value(3), .completion(.finished),
+            ]
+        )
         #expect(upstream.cancelled)
         // The publisher's own nesting, one level per value, and no more: prefix adds none.
         #expect(upstream.maxDepth <= 5)

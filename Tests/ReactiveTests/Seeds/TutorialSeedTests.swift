@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 private struct TutorialError: Error, Equatable, CustomStringConvertible {
     var description: String { "TutorialError" }
@@ -80,25 +80,29 @@ private struct TutorialError: Error, Equatable, CustomStringConvertible {
     @Test func printMatchesCombinesFormat() {
         let stream = RecordingStream()
         _ = Just(7).map { $0 * 6 }.print("answer", to: ForwardingStream(target: stream)).sink { _ in }
-        #expect(stream.text == """
-            answer: receive subscription: (Just)
-            answer: request unlimited
-            answer: receive value: (42)
-            answer: receive finished
+        #expect(
+            stream.text == """
+                answer: receive subscription: (Just)
+                answer: request unlimited
+                answer: receive value: (42)
+                answer: receive finished
 
-            """)
+                """
+        )
 
         let subjectStream = RecordingStream()
         let subject = PassthroughSubject<String, Never>()
         let cancellable = subject.print(to: ForwardingStream(target: subjectStream)).sink { _ in }
         subject.send("a")
         cancellable.cancel()
-        #expect(subjectStream.text == """
-            receive subscription: (PassthroughSubject)
-            request unlimited
-            receive value: (a)
-            receive cancel
+        #expect(
+            subjectStream.text == """
+                receive subscription: (PassthroughSubject)
+                request unlimited
+                receive value: (a)
+                receive cancel
 
-            """)
+                """
+        )
     }
 }
