@@ -420,3 +420,241 @@ where Downstream.Input == F.Output, Downstream.Failure == F.Failure {
         lock.withLock { machine.cancelled() }?.cancel()
     }
 }
+
+// MARK: - Replacing
+
+/// The states of a subscription that may have to deliver one replacement value when upstream
+/// completes (`replaceError`, `replaceEmpty`), so it counts downstream's outstanding demand.
+///
+/// **Thread safety:** value type; guarded by its owner's lock.
+internal struct ReplacingStateMachine<Downstream> {
+    private enum State {
+        /// Created, no subscription yet. Next: `.forwarding`, `.terminal`.
+        case awaitingSubscription(Downstream)
+        /// Passing values through; `demand` is what downstream asked for and has not received.
+        /// Next: `.holding`, `.terminal`.
+        case forwarding(upstream: any Subscription, downstream: Downstream, demand: Subscribers.Demand, sawValue: Bool)
+        /// Upstream completed; the replacement waits for downstream demand. Next: `.terminal`.
+        case holding(Downstream)
+        /// Completed or cancelled; everything is released.
+        case terminal
+    }
+
+    /// What to do after a request, outside the lock.
+    enum RequestAction {
+        case none
+        case request(any Subscription, Subscribers.Demand)
+        case deliverReplacement(Downstream)
+    }
+
+    /// What to do when upstream completed in a way that calls for the replacement.
+    enum ReplacementAction {
+        case none
+        case deliverReplacement(Downstream)
+        case finish(Downstream)
+    }
+
+    private var state: State
+
+    init(downstream: Downstream) {
+        state = .awaitingSubscription(downstream)
+    }
+
+    mutating func subscriptionReceived(_ subscription: any Subscription) -> Downstream? {
+        guard case .awaitingSubscription(let downstream) = state else { return nil }
+        state = .forwarding(upstream: subscription, downstream: downstream, demand: .none, sawValue: false)
+        return downstream
+    }
+
+    mutating func demandRequested(_ demand: Subscribers.Demand) -> RequestAction {
+        switch state {
+        case .forwarding(let upstream, let downstream, let outstanding, let sawValue):
+            state = .forwarding(upstream: upstream, downstream: downstream, demand: outstanding + demand, sawValue: sawValue)
+            return .request(upstream, demand)
+        case .holding(let downstream):
+            state = .terminal
+            return .deliverReplacement(downstream)
+        case .awaitingSubscription, .terminal:
+            return .none
+        }
+    }
+
+    /// A value arrived; uses up one unit of demand and returns whom to send it to.
+    mutating func valueReceived() -> Downstream? {
+        guard case .forwarding(let upstream, let downstream, let demand, _) = state else { return nil }
+        state = .forwarding(upstream: upstream, downstream: downstream, demand: demand - 1, sawValue: true)
+        return downstream
+    }
+
+    /// Downstream returned more demand from `receive(_:)`.
+    mutating func demandReturned(_ demand: Subscribers.Demand) {
+        guard case .forwarding(let upstream, let downstream, let outstanding, let sawValue) = state else { return }
+        state = .forwarding(upstream: upstream, downstream: downstream, demand: outstanding + demand, sawValue: sawValue)
+    }
+
+    /// Whether any value went through (`replaceEmpty` replaces only an empty stream).
+    func hasSeenValue() -> Bool {
+        if case .forwarding(_, _, _, true) = state { return true }
+        return false
+    }
+
+    /// Upstream completed in the way that calls for the replacement.
+    mutating func replacementNeeded() -> ReplacementAction {
+        guard case .forwarding(_, let downstream, let demand, _) = state else { return .none }
+        if demand > 0 {
+            state = .terminal
+            return .deliverReplacement(downstream)
+        }
+        state = .holding(downstream)
+        return .none
+    }
+
+    /// Upstream completed in a way that is passed through unchanged.
+    mutating func upstreamCompleted() -> Downstream? {
+        guard case .forwarding(_, let downstream, _, _) = state else { return nil }
+        state = .terminal
+        return downstream
+    }
+
+    mutating func cancelled() -> (any Subscription)? {
+        defer { state = .terminal }
+        if case .forwarding(let upstream, _, _, _) = state { return upstream }
+        return nil
+    }
+}
+
+// MARK: - Sequential
+
+/// The states of a subscription that reads from one upstream after another, carrying downstream's
+/// outstanding demand over (`append`/`prepend`, `catch`, `retry`). Each upstream is numbered by
+/// its `generation`, so that a late event from an earlier one is ignored.
+///
+/// **Thread safety:** value type; guarded by its owner's lock.
+internal struct SequentialStateMachine<Downstream> {
+    private enum State {
+        /// Waiting for the first upstream's subscription. Next: `.active`, `.terminal`.
+        case awaitingFirst(Downstream)
+        /// Reading from upstream number `generation`; `demand` is what downstream asked for and
+        /// has not received. Next: `.switching`, `.terminal`.
+        case active(upstream: any Subscription, downstream: Downstream, demand: Subscribers.Demand, generation: Int)
+        /// Upstream `generation - 1` ended; the next one is being subscribed. Next: `.active`, `.terminal`.
+        case switching(downstream: Downstream, demand: Subscribers.Demand, generation: Int)
+        /// Completed or cancelled; everything is released.
+        case terminal
+    }
+
+    /// What to do when an upstream's subscription arrives.
+    enum SubscriptionAction {
+        case cancel
+        case handOver(Downstream)
+        case request(Subscribers.Demand)
+        case none
+    }
+
+    private var state: State
+
+    init(downstream: Downstream) {
+        state = .awaitingFirst(downstream)
+    }
+
+    mutating func subscriptionReceived(_ subscription: any Subscription, generation: Int) -> SubscriptionAction {
+        switch state {
+        case .awaitingFirst(let downstream) where generation == 0:
+            state = .active(upstream: subscription, downstream: downstream, demand: .none, generation: 0)
+            return .handOver(downstream)
+        case .switching(let downstream, let demand, let current) where current == generation:
+            state = .active(upstream: subscription, downstream: downstream, demand: demand, generation: generation)
+            return demand > 0 ? .request(demand) : .none
+        case .awaitingFirst, .switching, .active, .terminal:
+            return .cancel
+        }
+    }
+
+    /// Returns the upstream to pass the demand to, if one is active.
+    mutating func demandRequested(_ demand: Subscribers.Demand) -> (any Subscription)? {
+        switch state {
+        case .active(let upstream, let downstream, let outstanding, let generation):
+            state = .active(upstream: upstream, downstream: downstream, demand: outstanding + demand, generation: generation)
+            return upstream
+        case .switching(let downstream, let outstanding, let generation):
+            state = .switching(downstream: downstream, demand: outstanding + demand, generation: generation)
+            return nil
+        case .awaitingFirst, .terminal:
+            return nil
+        }
+    }
+
+    /// A value arrived from upstream `generation`; uses up one unit of demand, returns whom to send it to.
+    mutating func valueReceived(generation: Int) -> Downstream? {
+        guard case .active(let upstream, let downstream, let demand, generation) = state else { return nil }
+        state = .active(upstream: upstream, downstream: downstream, demand: demand - 1, generation: generation)
+        return downstream
+    }
+
+    /// Downstream returned more demand from `receive(_:)`.
+    mutating func demandReturned(_ more: Subscribers.Demand, generation: Int) {
+        guard case .active(let upstream, let downstream, let demand, generation) = state else { return }
+        state = .active(upstream: upstream, downstream: downstream, demand: demand + more, generation: generation)
+    }
+
+    /// Whether upstream `generation` is the active one.
+    func isActive(generation: Int) -> Bool {
+        if case .active(_, _, _, generation) = state { return true }
+        return false
+    }
+
+    /// Upstream `generation` ended and another follows; returns the next generation's number.
+    mutating func switchToNext(after generation: Int) -> Int? {
+        guard case .active(_, let downstream, let demand, generation) = state else { return nil }
+        state = .switching(downstream: downstream, demand: demand, generation: generation + 1)
+        return generation + 1
+    }
+
+    /// The stream ends (upstream `generation` completed for good, or switching failed);
+    /// returns whom to complete.
+    mutating func completed(generation: Int) -> Downstream? {
+        switch state {
+        case .active(_, let downstream, _, generation):
+            state = .terminal
+            return downstream
+        case .switching(let downstream, _, let current) where current == generation + 1:
+            state = .terminal
+            return downstream
+        case .awaitingFirst, .active, .switching, .terminal:
+            return nil
+        }
+    }
+
+    mutating func cancelled() -> (any Subscription)? {
+        defer { state = .terminal }
+        if case .active(let upstream, _, _, _) = state { return upstream }
+        return nil
+    }
+}
+
+/// The subscriber an upstream of a sequential operator sees: forwards to its owner, tagged with
+/// the upstream's generation.
+///
+/// **Thread safety:** value type; forwards to an owner that is safe from any thread.
+internal struct SequentialSource<Input, Failure: Error>: Subscriber, CustomStringConvertible {
+    let combineIdentifier = CombineIdentifier()
+    let name: String
+    let generation: Int
+    let onSubscription: (any Subscription, Int) -> Void
+    let onValue: (Input, Int) -> Subscribers.Demand
+    let onCompletion: (Subscribers.Completion<Failure>, Int) -> Void
+
+    var description: String { name }
+
+    func receive(subscription: any Subscription) {
+        onSubscription(subscription, generation)
+    }
+
+    func receive(_ input: Input) -> Subscribers.Demand {
+        onValue(input, generation)
+    }
+
+    func receive(completion: Subscribers.Completion<Failure>) {
+        onCompletion(completion, generation)
+    }
+}
