@@ -88,6 +88,17 @@ private typealias TestError = CombiningTestKit.TestError
         #expect(b.subscription?.history == [.requested(.max(1)), .requested(.max(1))])
     }
 
+    @Test func transformOverloadsMapEachCombination() {
+        let a = CurrentValueSubject<Int, Never>(1)
+        var received: [Int] = []
+        let two = a.combineLatest(Just(10)) { $0 + $1 }.sink { received.append($0) }
+        let three = a.combineLatest(Just(10), Just(100)) { $0 + $1 + $2 }.sink { received.append($0) }
+        let four = a.combineLatest(Just(10), Just(100), Just(1_000)) { $0 + $1 + $2 + $3 }.sink { received.append($0) }
+        a.send(2)
+        #expect(received == [11, 111, 1_111, 12, 112, 1_112])
+        _ = (two, three, four)
+    }
+
     @Test func describesItselfAsCombineLatest() {
         let subscriber = TrackingSubscriber<(Int, Int), Never>()
         PassthroughSubject<Int, Never>().combineLatest(PassthroughSubject<Int, Never>()).subscribe(subscriber)

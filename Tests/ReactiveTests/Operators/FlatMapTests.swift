@@ -191,6 +191,37 @@ private final class Log: @unchecked Sendable {
         cancellable.cancel()
     }
 
+    @Test func failureTypesCombineAsInCombine() {
+        let neverNever = Just(1).flatMap { Just($0) }
+        let neverFailing = Just(1).flatMap { _ in Fail<Int, TestError>(error: TestError(code: 1)) }
+        let failingNever = Fail<Int, TestError>(error: TestError(code: 2)).flatMap { Just($0) }
+        let failingFailing = [1].publisher.setFailureType(to: TestError.self).flatMap {
+            Fail<Int, TestError>(error: TestError(code: $0))
+        }
+        #expect(type(of: neverNever) == Publishers.FlatMap<Just<Int>, Just<Int>>.self)
+        #expect(
+            type(of: neverFailing)
+                == Publishers.FlatMap<Fail<Int, TestError>, Publishers.SetFailureType<Just<Int>, TestError>>.self
+        )
+        #expect(
+            type(of: failingNever)
+                == Publishers.FlatMap<Publishers.SetFailureType<Just<Int>, TestError>, Fail<Int, TestError>>.self
+        )
+        let outcomes = [neverFailing.eraseToAnyPublisher(), failingNever.eraseToAnyPublisher(), failingFailing.eraseToAnyPublisher()]
+            .map { publisher -> [TrackingSubscriber<Int, TestError>.Event] in
+                let subscriber = TrackingSubscriber<Int, TestError>()
+                publisher.subscribe(subscriber)
+                return subscriber.history
+            }
+        #expect(
+            outcomes == [
+                [.subscription, .completion(.failure(TestError(code: 1)))],
+                [.subscription, .completion(.failure(TestError(code: 2)))],
+                [.subscription, .completion(.failure(TestError(code: 1)))],
+            ]
+        )
+    }
+
     @Test func describesItselfAsFlatMap() {
         let subscriber = TrackingSubscriber<Int, Never>()
         PassthroughSubject<Int, Never>().flatMap { Just($0) }.subscribe(subscriber)

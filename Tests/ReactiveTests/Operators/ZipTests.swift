@@ -196,6 +196,45 @@ private func pair(_ value: (Int, String)) -> String { "\(value.0)\(value.1)" }
         #expect(four.completion == .finished)
     }
 
+    @Test func transformOverloadsMapEachGroup() {
+        var received: [Int] = []
+        let p = [1, 2].publisher
+        let two = p.zip(p) { $0 + $1 }.sink { received.append($0) }
+        let three = p.zip(p, p) { $0 + $1 + $2 }.sink { received.append($0) }
+        let four = p.zip(p, p, p) { $0 + $1 + $2 + $3 }.sink { received.append($0) }
+        #expect(received == [2, 4, 3, 6, 4, 8])
+        let typed: Publishers.Map<Publishers.Zip<Publishers.Sequence<[Int], Never>, Just<Int>>, Int> = p.zip(Just(1)) { $0 * $1 }
+        _ = typed
+        _ = (two, three, four)
+    }
+
+    @Test func zip3OfFuturesFulfilledInReverseOrderOnOtherThreadsWaitsForAllThree() {
+        let gates = (0..<3).map { _ in DispatchSemaphore(value: 0) }
+        let fulfilled = (0..<3).map { _ in DispatchSemaphore(value: 0) }
+        let futures = (0..<3).map { index in
+            Future<Int, Never> { promise in
+                DispatchQueue.global().async {
+                    gates[index].wait()
+                    promise(.success(index))
+                    fulfilled[index].signal()
+                }
+            }
+        }
+        let subscriber = SerialSubscriber<(Int, Int, Int), Never>()
+        futures[0].zip(futures[1], futures[2]).subscribe(subscriber)
+        // Fulfil the futures last to first, each on its own thread, the next only after the previous.
+        gates[2].signal()
+        #expect(fulfilled[2].wait(timeout: .now() + 10) == .success)
+        gates[1].signal()
+        #expect(fulfilled[1].wait(timeout: .now() + 10) == .success)
+        #expect(subscriber.values.isEmpty)
+        #expect(subscriber.completions.isEmpty)
+        gates[0].signal()
+        #expect(subscriber.waitForCompletion())
+        #expect(subscriber.values.map { [$0.0, $0.1, $0.2] } == [[0, 1, 2]])
+        #expect(subscriber.completions.count == 1)
+    }
+
     @Test func describesItselfAsZip() {
         let subscriber = TrackingSubscriber<(Int, Int), Never>()
         PassthroughSubject<Int, Never>().zip(PassthroughSubject<Int, Never>()).subscribe(subscriber)

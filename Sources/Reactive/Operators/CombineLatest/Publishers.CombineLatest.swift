@@ -53,6 +53,64 @@ extension Publisher {
     }
 }
 
+extension Publisher {
+    /// Subscribes to an additional publisher and invokes a closure upon receiving output from
+    /// either publisher, once both have sent a value.
+    ///
+    ///     let a = CurrentValueSubject<Int, Never>(1), b = CurrentValueSubject<Int, Never>(10)
+    ///     let cancellable = a.combineLatest(b) { $0 + $1 }.sink { print($0) }
+    ///     a.send(2)  // Prints: 11, then 12
+    ///
+    /// - Parameters:
+    ///   - other: Another publisher to combine with this one.
+    ///   - transform: A closure that makes a new value from the latest value of each publisher.
+    /// - Returns: A publisher of the transformed combinations.
+    public func combineLatest<P: Publisher, T>(
+        _ other: P,
+        _ transform: @escaping (Output, P.Output) -> T
+    ) -> Publishers.Map<Publishers.CombineLatest<Self, P>, T> where Failure == P.Failure {
+        Publishers.Map(upstream: Publishers.CombineLatest(self, other)) { transform($0.0, $0.1) }
+    }
+
+    /// Subscribes to two additional publishers and invokes a closure upon receiving output from any
+    /// of them, once all have sent a value.
+    ///
+    ///     let a = CurrentValueSubject<Int, Never>(1)
+    ///     let cancellable = a.combineLatest(Just(10), Just(100)) { $0 + $1 + $2 }.sink { print($0) }
+    ///     a.send(2)  // Prints: 111, then 112
+    ///
+    /// - Returns: A publisher of the transformed combinations.
+    public func combineLatest<P: Publisher, Q: Publisher, T>(
+        _ publisher1: P,
+        _ publisher2: Q,
+        _ transform: @escaping (Output, P.Output, Q.Output) -> T
+    ) -> Publishers.Map<Publishers.CombineLatest3<Self, P, Q>, T> where Failure == P.Failure, P.Failure == Q.Failure {
+        Publishers.Map(upstream: Publishers.CombineLatest3(self, publisher1, publisher2)) {
+            transform($0.0, $0.1, $0.2)
+        }
+    }
+
+    /// Subscribes to three additional publishers and invokes a closure upon receiving output from
+    /// any of them, once all have sent a value.
+    ///
+    ///     let a = CurrentValueSubject<Int, Never>(1)
+    ///     let cancellable = a.combineLatest(Just(2), Just(3), Just(4)) { $0 * $1 * $2 * $3 }.sink { print($0) }
+    ///     a.send(2)  // Prints: 24, then 48
+    ///
+    /// - Returns: A publisher of the transformed combinations.
+    public func combineLatest<P: Publisher, Q: Publisher, R: Publisher, T>(
+        _ publisher1: P,
+        _ publisher2: Q,
+        _ publisher3: R,
+        _ transform: @escaping (Output, P.Output, Q.Output, R.Output) -> T
+    ) -> Publishers.Map<Publishers.CombineLatest4<Self, P, Q, R>, T>
+    where Failure == P.Failure, P.Failure == Q.Failure, Q.Failure == R.Failure {
+        Publishers.Map(upstream: Publishers.CombineLatest4(self, publisher1, publisher2, publisher3)) {
+            transform($0.0, $0.1, $0.2, $0.3)
+        }
+    }
+}
+
 extension Publishers {
     /// A publisher that receives and combines the latest elements from two publishers.
     ///

@@ -44,6 +44,52 @@ extension Publisher where Failure == Never {
     }
 }
 
+extension Publisher where Failure == Never {
+    /// Transforms all elements of a publisher that cannot fail into publishers that can, and
+    /// publishes their elements as they arrive; the upstream takes on the publishers' failure type.
+    ///
+    ///     let cancellable = Just(4).flatMap { n in Fail<Int, URLError>(error: URLError(.badURL)) }
+    ///         .sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
+    ///     // Prints: failure(Error Domain=NSURLErrorDomain Code=-1000 "(null)")
+    ///
+    /// - Parameters:
+    ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
+    ///   - transform: A closure that makes a publisher from an element.
+    /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    public func flatMap<P: Publisher>(
+        maxPublishers: Subscribers.Demand = .unlimited,
+        _ transform: @escaping (Output) -> P
+    ) -> Publishers.FlatMap<P, Publishers.SetFailureType<Self, P.Failure>> {
+        Publishers.FlatMap(
+            upstream: setFailureType(to: P.Failure.self),
+            maxPublishers: maxPublishers,
+            transform: transform
+        )
+    }
+}
+
+extension Publisher {
+    /// Transforms all elements of a publisher into publishers that cannot fail, and publishes their
+    /// elements as they arrive; the inner publishers take on the upstream's failure type.
+    ///
+    ///     let cancellable = [1, 2].publisher.setFailureType(to: URLError.self).flatMap { Just($0 * 2) }
+    ///         .sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
+    ///     // Prints: 2 4 finished (one per line)
+    ///
+    /// - Parameters:
+    ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
+    ///   - transform: A closure that makes a publisher from an element.
+    /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    public func flatMap<P: Publisher>(
+        maxPublishers: Subscribers.Demand = .unlimited,
+        _ transform: @escaping (Output) -> P
+    ) -> Publishers.FlatMap<Publishers.SetFailureType<P, Failure>, Self> where P.Failure == Never {
+        Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers) {
+            transform($0).setFailureType(to: Failure.self)
+        }
+    }
+}
+
 extension Publishers {
     /// A publisher that transforms elements from an upstream publisher into new publishers and
     /// publishes their elements.

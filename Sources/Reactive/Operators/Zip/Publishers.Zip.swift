@@ -47,6 +47,59 @@ extension Publisher {
     }
 }
 
+extension Publisher {
+    /// Combines elements from another publisher and delivers a transformation of each pair.
+    ///
+    ///     let cancellable = [1, 2].publisher.zip([10, 20].publisher) { $0 + $1 }
+    ///         .sink { print($0) }
+    ///     // Prints: 11 22 (one per line)
+    ///
+    /// - Parameters:
+    ///   - other: Another publisher.
+    ///   - transform: A closure that makes a new value from an element of each publisher.
+    /// - Returns: A publisher of the transformed pairs.
+    public func zip<P: Publisher, T>(
+        _ other: P,
+        _ transform: @escaping (Output, P.Output) -> T
+    ) -> Publishers.Map<Publishers.Zip<Self, P>, T> where Failure == P.Failure {
+        Publishers.Map(upstream: Publishers.Zip(self, other)) { transform($0.0, $0.1) }
+    }
+
+    /// Combines elements from two other publishers and delivers a transformation of each group.
+    ///
+    ///     let cancellable = [1].publisher.zip([10].publisher, [100].publisher) { $0 + $1 + $2 }
+    ///         .sink { print($0) }
+    ///     // Prints: 111
+    ///
+    /// - Returns: A publisher of the transformed groups.
+    public func zip<P: Publisher, Q: Publisher, T>(
+        _ publisher1: P,
+        _ publisher2: Q,
+        _ transform: @escaping (Output, P.Output, Q.Output) -> T
+    ) -> Publishers.Map<Publishers.Zip3<Self, P, Q>, T> where Failure == P.Failure, P.Failure == Q.Failure {
+        Publishers.Map(upstream: Publishers.Zip3(self, publisher1, publisher2)) { transform($0.0, $0.1, $0.2) }
+    }
+
+    /// Combines elements from three other publishers and delivers a transformation of each group.
+    ///
+    ///     let cancellable = [1].publisher.zip([2].publisher, [3].publisher, [4].publisher) { $0 * $1 * $2 * $3 }
+    ///         .sink { print($0) }
+    ///     // Prints: 24
+    ///
+    /// - Returns: A publisher of the transformed groups.
+    public func zip<P: Publisher, Q: Publisher, R: Publisher, T>(
+        _ publisher1: P,
+        _ publisher2: Q,
+        _ publisher3: R,
+        _ transform: @escaping (Output, P.Output, Q.Output, R.Output) -> T
+    ) -> Publishers.Map<Publishers.Zip4<Self, P, Q, R>, T>
+    where Failure == P.Failure, P.Failure == Q.Failure, Q.Failure == R.Failure {
+        Publishers.Map(upstream: Publishers.Zip4(self, publisher1, publisher2, publisher3)) {
+            transform($0.0, $0.1, $0.2, $0.3)
+        }
+    }
+}
+
 extension Publishers {
     /// A publisher created by applying the zip function to two upstream publishers.
     ///
