@@ -158,7 +158,8 @@ private final class Log: @unchecked Sendable {
         inner.send(5)
         #expect(subscriber.history == [.subscription])
         #expect(outer.subscription?.history == [.requested(.unlimited), .cancelled])
-        #expect(inner.subscriptions.map(\.history) == [[.requested(.unlimited), .cancelled], [.requested(.unlimited), .cancelled]])
+        let cancelledInner: [TrackingSubscription.Event] = [.requested(.unlimited), .cancelled]
+        #expect(inner.subscriptions.map(\.history) == [cancelledInner, cancelledInner])
     }
 
     @Test func cancelInsideReceiveStopsDelivery() {
@@ -207,8 +208,12 @@ private final class Log: @unchecked Sendable {
             type(of: failingNever)
                 == Publishers.FlatMap<Publishers.SetFailureType<Just<Int>, TestError>, Fail<Int, TestError>>.self
         )
-        let outcomes = [neverFailing.eraseToAnyPublisher(), failingNever.eraseToAnyPublisher(), failingFailing.eraseToAnyPublisher()]
-            .map { publisher -> [TrackingSubscriber<Int, TestError>.Event] in
+        let publishers = [
+            neverFailing.eraseToAnyPublisher(),
+            failingNever.eraseToAnyPublisher(),
+            failingFailing.eraseToAnyPublisher(),
+        ]
+        let outcomes = publishers.map { publisher -> [TrackingSubscriber<Int, TestError>.Event] in
                 let subscriber = TrackingSubscriber<Int, TestError>()
                 publisher.subscribe(subscriber)
                 return subscriber.history

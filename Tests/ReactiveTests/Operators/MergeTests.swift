@@ -61,13 +61,18 @@ private typealias TestError = CombiningTestKit.TestError
     @Test func mergeOfSynchronousPublishersDeliversEverything() {
         let subscriber = TrackingSubscriber<Int, Never>()
         RangePublisher(0..<3).merge(with: RangePublisher(10..<12)).subscribe(subscriber)
-        #expect(subscriber.history == [.subscription, .value(0), .value(1), .value(2), .value(10), .value(11), .completion(.finished)])
+        #expect(
+            subscriber.history == [
+                .subscription, .value(0), .value(1), .value(2), .value(10), .value(11), .completion(.finished),
+            ]
+        )
     }
 
     @Test func chainedMergesFlattenIntoWiderMerges() {
         let just = Just(1)
         let merge3: Publishers.Merge3<Just<Int>, Just<Int>, Just<Int>> = just.merge(with: just).merge(with: just)
-        let merge8: Publishers.Merge8<Just<Int>, Just<Int>, Just<Int>, Just<Int>, Just<Int>, Just<Int>, Just<Int>, Just<Int>> =
+        typealias J = Just<Int>
+        let merge8: Publishers.Merge8<J, J, J, J, J, J, J, J> =
             merge3.merge(with: just, just).merge(with: just, just, just)
         let subscriber = TrackingSubscriber<Int, Never>()
         merge8.subscribe(subscriber)

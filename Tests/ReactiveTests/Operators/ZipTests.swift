@@ -203,7 +203,9 @@ private func pair(_ value: (Int, String)) -> String { "\(value.0)\(value.1)" }
         let three = p.zip(p, p) { $0 + $1 + $2 }.sink { received.append($0) }
         let four = p.zip(p, p, p) { $0 + $1 + $2 + $3 }.sink { received.append($0) }
         #expect(received == [2, 4, 3, 6, 4, 8])
-        let typed: Publishers.Map<Publishers.Zip<Publishers.Sequence<[Int], Never>, Just<Int>>, Int> = p.zip(Just(1)) { $0 * $1 }
+        let typed: Publishers.Map<Publishers.Zip<Publishers.Sequence<[Int], Never>, Just<Int>>, Int> = p.zip(Just(1)) {
+            $0 * $1
+        }
         _ = typed
         _ = (two, three, four)
     }

@@ -239,7 +239,11 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     /// The delivery loop: one thread at a time runs it, so downstream calls never overlap, and
     /// values or demand arriving re-entrantly are picked up here instead of recursing.
-    private func deliver(_ first: Downstream.Input, to downstream: Downstream, thenRequestOneFrom child: (any Subscription)?) {
+    private func deliver(
+        _ first: Downstream.Input,
+        to downstream: Downstream,
+        thenRequestOneFrom child: (any Subscription)?
+    ) {
         var additional = downstream.receive(first)
         child?.request(.max(1))
         while true {
