@@ -52,10 +52,12 @@ extension Publisher where Output: Publisher, Output.Failure == Never {
     ///     // Prints: 1 finished (one per line)
     ///
     /// - Returns: A publisher of the elements of the latest publisher received.
-    public func switchToLatest() -> Publishers.SwitchToLatest<
-        Publishers.SetFailureType<Output, Failure>,
-        Publishers.Map<Self, Publishers.SetFailureType<Output, Failure>>
-    > {
+    public func switchToLatest()
+        -> Publishers.SwitchToLatest<
+            Publishers.SetFailureType<Output, Failure>,
+            Publishers.Map<Self, Publishers.SetFailureType<Output, Failure>>
+        >
+    {
         Publishers.SwitchToLatest(upstream: map { $0.setFailureType(to: Failure.self) })
     }
 }

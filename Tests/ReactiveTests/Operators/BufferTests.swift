@@ -1,7 +1,7 @@
 import Dispatch
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 private typealias HandPublisher = CombiningTestKit.HandPublisher
 private typealias RangePublisher = CombiningTestKit.RangePublisher

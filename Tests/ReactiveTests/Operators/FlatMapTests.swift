@@ -1,7 +1,7 @@
 import Dispatch
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 private typealias HandPublisher = CombiningTestKit.HandPublisher
 private typealias RangePublisher = CombiningTestKit.RangePublisher
@@ -214,10 +214,10 @@ private final class Log: @unchecked Sendable {
             failingFailing.eraseToAnyPublisher(),
         ]
         let outcomes = publishers.map { publisher -> [TrackingSubscriber<Int, TestError>.Event] in
-                let subscriber = TrackingSubscriber<Int, TestError>()
-                publisher.subscribe(subscriber)
-                return subscriber.history
-            }
+            let subscriber = TrackingSubscriber<Int, TestError>()
+            publisher.subscribe(subscriber)
+            return subscriber.history
+        }
         #expect(
             outcomes == [
                 [.subscription, .completion(.failure(TestError(code: 1)))],

@@ -1,8 +1,8 @@
 import Dispatch
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 private typealias HandPublisher = CombiningTestKit.HandPublisher
 private typealias TestError = CombiningTestKit.TestError

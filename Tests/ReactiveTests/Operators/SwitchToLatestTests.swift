@@ -1,7 +1,7 @@
 import Dispatch
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 private typealias HandPublisher = CombiningTestKit.HandPublisher
 private typealias SerialSubscriber = CombiningTestKit.SerialSubscriber
@@ -93,7 +93,9 @@ private typealias TestError = CombiningTestKit.TestError
         let neverNever = [Just(1), Just(2)].publisher.switchToLatest()
         let neverFailing = Just(Fail<Int, TestError>(error: TestError(code: 1))).switchToLatest()
         let failingNever = [Just(3)].publisher.setFailureType(to: TestError.self).switchToLatest()
-        #expect(type(of: neverNever) == Publishers.SwitchToLatest<Just<Int>, Publishers.Sequence<[Just<Int>], Never>>.self)
+        #expect(
+            type(of: neverNever) == Publishers.SwitchToLatest<Just<Int>, Publishers.Sequence<[Just<Int>], Never>>.self
+        )
         let values = TrackingSubscriber<Int, Never>()
         neverNever.subscribe(values)
         #expect(values.history == [.subscription, .value(1), .value(2), .completion(.finished)])

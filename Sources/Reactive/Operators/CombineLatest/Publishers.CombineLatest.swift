@@ -138,8 +138,16 @@ extension Publishers {
             typealias Storage = LatestStorage2<A.Output, B.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
             subscriber.receive(subscription: inner)
-            a.subscribe(CombiningSide(inner, side: 0) { $0.a = $1; $0.changed = true })
-            b.subscribe(CombiningSide(inner, side: 1) { $0.b = $1; $0.changed = true })
+            a.subscribe(
+                inner.makeSide(0) {
+                    $0.a = $1; $0.changed = true
+                }
+            )
+            b.subscribe(
+                inner.makeSide(1) {
+                    $0.b = $1; $0.changed = true
+                }
+            )
         }
     }
 
@@ -174,9 +182,21 @@ extension Publishers {
             typealias Storage = LatestStorage3<A.Output, B.Output, C.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
             subscriber.receive(subscription: inner)
-            a.subscribe(CombiningSide(inner, side: 0) { $0.a = $1; $0.changed = true })
-            b.subscribe(CombiningSide(inner, side: 1) { $0.b = $1; $0.changed = true })
-            c.subscribe(CombiningSide(inner, side: 2) { $0.c = $1; $0.changed = true })
+            a.subscribe(
+                inner.makeSide(0) {
+                    $0.a = $1; $0.changed = true
+                }
+            )
+            b.subscribe(
+                inner.makeSide(1) {
+                    $0.b = $1; $0.changed = true
+                }
+            )
+            c.subscribe(
+                inner.makeSide(2) {
+                    $0.c = $1; $0.changed = true
+                }
+            )
         }
     }
 
@@ -215,10 +235,26 @@ extension Publishers {
             typealias Storage = LatestStorage4<A.Output, B.Output, C.Output, D.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
             subscriber.receive(subscription: inner)
-            a.subscribe(CombiningSide(inner, side: 0) { $0.a = $1; $0.changed = true })
-            b.subscribe(CombiningSide(inner, side: 1) { $0.b = $1; $0.changed = true })
-            c.subscribe(CombiningSide(inner, side: 2) { $0.c = $1; $0.changed = true })
-            d.subscribe(CombiningSide(inner, side: 3) { $0.d = $1; $0.changed = true })
+            a.subscribe(
+                inner.makeSide(0) {
+                    $0.a = $1; $0.changed = true
+                }
+            )
+            b.subscribe(
+                inner.makeSide(1) {
+                    $0.b = $1; $0.changed = true
+                }
+            )
+            c.subscribe(
+                inner.makeSide(2) {
+                    $0.c = $1; $0.changed = true
+                }
+            )
+            d.subscribe(
+                inner.makeSide(3) {
+                    $0.d = $1; $0.changed = true
+                }
+            )
         }
     }
 }
@@ -230,60 +266,81 @@ extension Publishers.CombineLatest3: Equatable where A: Equatable, B: Equatable,
 extension Publishers.CombineLatest4: Equatable where A: Equatable, B: Equatable, C: Equatable, D: Equatable {}
 
 /// The latest value of each of two sides, and whether one changed since the last output.
-private struct LatestStorage2<A, B>: CombiningStorage {
+@usableFromInline
+internal struct LatestStorage2<A, B>: CombiningStorage {
+    @usableFromInline
     static var operatorName: String { "CombineLatest" }
 
-    var a: A?
-    var b: B?
-    var changed = false
+    @inlinable
+    init() {}
 
+    @usableFromInline var a: A?
+    @usableFromInline var b: B?
+    @usableFromInline var changed = false
+
+    @inlinable
     mutating func takeOutput() -> (A, B)? {
         guard changed, let a, let b else { return nil }
         changed = false
         return (a, b)
     }
 
+    @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {
         finishedSides == 0b11
     }
 }
 
 /// The latest value of each of three sides, and whether one changed since the last output.
-private struct LatestStorage3<A, B, C>: CombiningStorage {
+@usableFromInline
+internal struct LatestStorage3<A, B, C>: CombiningStorage {
+    @usableFromInline
     static var operatorName: String { "CombineLatest" }
 
-    var a: A?
-    var b: B?
-    var c: C?
-    var changed = false
+    @inlinable
+    init() {}
 
+    @usableFromInline var a: A?
+    @usableFromInline var b: B?
+    @usableFromInline var c: C?
+    @usableFromInline var changed = false
+
+    @inlinable
     mutating func takeOutput() -> (A, B, C)? {
         guard changed, let a, let b, let c else { return nil }
         changed = false
         return (a, b, c)
     }
 
+    @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {
         finishedSides == 0b111
     }
 }
 
 /// The latest value of each of four sides, and whether one changed since the last output.
-private struct LatestStorage4<A, B, C, D>: CombiningStorage {
+@usableFromInline
+internal struct LatestStorage4<A, B, C, D>: CombiningStorage {
+    @usableFromInline
     static var operatorName: String { "CombineLatest" }
 
-    var a: A?
-    var b: B?
-    var c: C?
-    var d: D?
-    var changed = false
+    @inlinable
+    init() {}
 
+    @usableFromInline var a: A?
+    @usableFromInline var b: B?
+    @usableFromInline var c: C?
+    @usableFromInline var d: D?
+    @usableFromInline var changed = false
+
+    @inlinable
     mutating func takeOutput() -> (A, B, C, D)? {
         guard changed, let a, let b, let c, let d else { return nil }
         changed = false
         return (a, b, c, d)
     }
 
+    @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {
         finishedSides == 0b1111
     }

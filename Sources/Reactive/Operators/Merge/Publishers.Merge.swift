@@ -77,7 +77,9 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }  // merged is a Merge5
         ///     // Prints: 1 2 3 4 5 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher>(
-            with z: Z, _ y: Y, _ x: X
+            with z: Z,
+            _ y: Y,
+            _ x: X
         ) -> Publishers.Merge5<A, B, Z, Y, X>
         where
             Failure == Z.Failure, Output == Z.Output,
@@ -93,7 +95,10 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }  // merged is a Merge6
         ///     // Prints: 1 2 3 4 5 6 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher, W: Publisher>(
-            with z: Z, _ y: Y, _ x: X, _ w: W
+            with z: Z,
+            _ y: Y,
+            _ x: X,
+            _ w: W
         ) -> Publishers.Merge6<A, B, Z, Y, X, W>
         where
             Failure == Z.Failure, Output == Z.Output,
@@ -110,7 +115,11 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }  // merged is a Merge7
         ///     // Prints: 1 2 3 4 5 6 7 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher, W: Publisher, V: Publisher>(
-            with z: Z, _ y: Y, _ x: X, _ w: W, _ v: V
+            with z: Z,
+            _ y: Y,
+            _ x: X,
+            _ w: W,
+            _ v: V
         ) -> Publishers.Merge7<A, B, Z, Y, X, W, V>
         where
             Failure == Z.Failure, Output == Z.Output,
@@ -129,7 +138,12 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }
         ///     // Prints: 1 2 3 4 5 6 7 8 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher, W: Publisher, V: Publisher, U: Publisher>(
-            with z: Z, _ y: Y, _ x: X, _ w: W, _ v: V, _ u: U
+            with z: Z,
+            _ y: Y,
+            _ x: X,
+            _ w: W,
+            _ v: V,
+            _ u: U
         ) -> Publishers.Merge8<A, B, Z, Y, X, W, V, U>
         where
             Failure == Z.Failure, Output == Z.Output,

@@ -8,7 +8,8 @@ extension Publisher {
     ///
     /// - Returns: A publisher that emits an event when any upstream publisher emits an event.
     public func merge<B: Publisher, C: Publisher>(
-        with b: B, _ c: C
+        with b: B,
+        _ c: C
     ) -> Publishers.Merge3<Self, B, C>
     where Failure == B.Failure, Output == B.Output, Failure == C.Failure, Output == C.Output {
         Publishers.Merge3(self, b, c)
@@ -78,7 +79,9 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }  // merged is a Merge6
         ///     // Prints: 1 2 3 4 5 6 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher>(
-            with z: Z, _ y: Y, _ x: X
+            with z: Z,
+            _ y: Y,
+            _ x: X
         ) -> Publishers.Merge6<A, B, C, Z, Y, X>
         where
             Failure == Z.Failure, Output == Z.Output,
@@ -94,7 +97,10 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }  // merged is a Merge7
         ///     // Prints: 1 2 3 4 5 6 7 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher, W: Publisher>(
-            with z: Z, _ y: Y, _ x: X, _ w: W
+            with z: Z,
+            _ y: Y,
+            _ x: X,
+            _ w: W
         ) -> Publishers.Merge7<A, B, C, Z, Y, X, W>
         where
             Failure == Z.Failure, Output == Z.Output,
@@ -112,7 +118,11 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }
         ///     // Prints: 1 2 3 4 5 6 7 8 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher, W: Publisher, V: Publisher>(
-            with z: Z, _ y: Y, _ x: X, _ w: W, _ v: V
+            with z: Z,
+            _ y: Y,
+            _ x: X,
+            _ w: W,
+            _ v: V
         ) -> Publishers.Merge8<A, B, C, Z, Y, X, W, V>
         where
             Failure == Z.Failure, Output == Z.Output,

@@ -8,7 +8,9 @@ extension Publisher {
     ///
     /// - Returns: A publisher that emits an event when any upstream publisher emits an event.
     public func merge<B: Publisher, C: Publisher, D: Publisher>(
-        with b: B, _ c: C, _ d: D
+        with b: B,
+        _ c: C,
+        _ d: D
     ) -> Publishers.Merge4<Self, B, C, D>
     where
         Failure == B.Failure, Output == B.Output,
@@ -91,7 +93,9 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }  // merged is a Merge7
         ///     // Prints: 1 2 3 4 5 6 7 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher>(
-            with z: Z, _ y: Y, _ x: X
+            with z: Z,
+            _ y: Y,
+            _ x: X
         ) -> Publishers.Merge7<A, B, C, D, Z, Y, X>
         where
             Failure == Z.Failure, Output == Z.Output,
@@ -108,7 +112,10 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }
         ///     // Prints: 1 2 3 4 5 6 7 8 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher, W: Publisher>(
-            with z: Z, _ y: Y, _ x: X, _ w: W
+            with z: Z,
+            _ y: Y,
+            _ x: X,
+            _ w: W
         ) -> Publishers.Merge8<A, B, C, D, Z, Y, X, W>
         where
             Failure == Z.Failure, Output == Z.Output,

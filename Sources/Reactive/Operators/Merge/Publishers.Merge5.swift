@@ -8,7 +8,10 @@ extension Publisher {
     ///
     /// - Returns: A publisher that emits an event when any upstream publisher emits an event.
     public func merge<B: Publisher, C: Publisher, D: Publisher, E: Publisher>(
-        with b: B, _ c: C, _ d: D, _ e: E
+        with b: B,
+        _ c: C,
+        _ d: D,
+        _ e: E
     ) -> Publishers.Merge5<Self, B, C, D, E>
     where
         Failure == B.Failure, Output == B.Output,
@@ -99,7 +102,9 @@ extension Publishers {
         ///     let cancellable = merged.sink { print($0) }
         ///     // Prints: 1 2 3 4 5 6 7 8 (one per line)
         public func merge<Z: Publisher, Y: Publisher, X: Publisher>(
-            with z: Z, _ y: Y, _ x: X
+            with z: Z,
+            _ y: Y,
+            _ x: X
         ) -> Publishers.Merge8<A, B, C, D, E, Z, Y, X>
         where
             Failure == Z.Failure, Output == Z.Output,

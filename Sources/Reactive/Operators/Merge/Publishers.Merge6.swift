@@ -8,7 +8,11 @@ extension Publisher {
     ///
     /// - Returns: A publisher that emits an event when any upstream publisher emits an event.
     public func merge<B: Publisher, C: Publisher, D: Publisher, E: Publisher, F: Publisher>(
-        with b: B, _ c: C, _ d: D, _ e: E, _ f: F
+        with b: B,
+        _ c: C,
+        _ d: D,
+        _ e: E,
+        _ f: F
     ) -> Publishers.Merge6<Self, B, C, D, E, F>
     where
         Failure == B.Failure, Output == B.Output,

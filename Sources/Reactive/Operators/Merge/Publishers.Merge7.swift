@@ -8,7 +8,12 @@ extension Publisher {
     ///
     /// - Returns: A publisher that emits an event when any upstream publisher emits an event.
     public func merge<B: Publisher, C: Publisher, D: Publisher, E: Publisher, F: Publisher, G: Publisher>(
-        with b: B, _ c: C, _ d: D, _ e: E, _ f: F, _ g: G
+        with b: B,
+        _ c: C,
+        _ d: D,
+        _ e: E,
+        _ f: F,
+        _ g: G
     ) -> Publishers.Merge7<Self, B, C, D, E, F, G>
     where
         Failure == B.Failure, Output == B.Output,
@@ -30,8 +35,13 @@ extension Publishers {
     ///
     /// **Thread safety:** safe to subscribe from any thread; deliveries are serialized.
     public struct Merge7<
-        A: Publisher, B: Publisher, C: Publisher, D: Publisher,
-        E: Publisher, F: Publisher, G: Publisher
+        A: Publisher,
+        B: Publisher,
+        C: Publisher,
+        D: Publisher,
+        E: Publisher,
+        F: Publisher,
+        G: Publisher
     >: Publisher
     where
         A.Failure == B.Failure, A.Output == B.Output,

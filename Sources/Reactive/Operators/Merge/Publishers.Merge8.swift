@@ -8,7 +8,13 @@ extension Publisher {
     ///
     /// - Returns: A publisher that emits an event when any upstream publisher emits an event.
     public func merge<B: Publisher, C: Publisher, D: Publisher, E: Publisher, F: Publisher, G: Publisher, H: Publisher>(
-        with b: B, _ c: C, _ d: D, _ e: E, _ f: F, _ g: G, _ h: H
+        with b: B,
+        _ c: C,
+        _ d: D,
+        _ e: E,
+        _ f: F,
+        _ g: G,
+        _ h: H
     ) -> Publishers.Merge8<Self, B, C, D, E, F, G, H>
     where
         Failure == B.Failure, Output == B.Output,
@@ -31,8 +37,14 @@ extension Publishers {
     ///
     /// **Thread safety:** safe to subscribe from any thread; deliveries are serialized.
     public struct Merge8<
-        A: Publisher, B: Publisher, C: Publisher, D: Publisher,
-        E: Publisher, F: Publisher, G: Publisher, H: Publisher
+        A: Publisher,
+        B: Publisher,
+        C: Publisher,
+        D: Publisher,
+        E: Publisher,
+        F: Publisher,
+        G: Publisher,
+        H: Publisher
     >: Publisher
     where
         A.Failure == B.Failure, A.Output == B.Output,

@@ -2,6 +2,11 @@
 /// that turns them into outputs.
 ///
 /// **Thread safety:** value type; kept inside ``CombiningStateMachine`` under its owner's lock.
+///
+/// The storages are `@usableFromInline` with inlinable members so that a client module's
+/// specialized operator code also gets specialized storage code (cross-module optimization alone
+/// did not specialize them).
+@usableFromInline
 internal protocol CombiningStorage {
     /// The tuple the operator publishes.
     associatedtype Output
@@ -209,7 +214,7 @@ where Downstream.Input == Storage.Output {
 /// The subscription a combining operator (`zip`, `combineLatest`) hands downstream: it owns the
 /// state machine and carries out its actions.
 ///
-/// **Ownership:** retained by the downstream subscriber and by each ``CombiningSide``; releases
+/// **Ownership:** retained by the downstream subscriber and by each side's subscriber; releases
 /// the downstream and the upstream subscriptions on completion or cancel.
 ///
 /// **Thread safety:** safe to call from any thread; deliveries are serialized.
@@ -255,6 +260,25 @@ where Downstream.Input == Storage.Output {
         perform(action)
     }
 
+    /// The subscriber for one upstream side; `store` records a value of that side in the storage.
+    ///
+    /// Call it from `receive(subscriber:)`, where the types are concrete, so that the closures it
+    /// makes (and the per-value path through them) are specialized.
+    func makeSide<Input>(
+        _ side: Int,
+        store: @escaping (inout Storage, Input) -> Void
+    ) -> RelaySubscriber<Input, Downstream.Failure> {
+        RelaySubscriber(
+            Storage.operatorName,
+            onSubscription: { self.sideSubscribed(side, $0) },
+            onValue: { value in
+                self.sideReceived { store(&$0, value) }
+                return .none
+            },
+            onCompletion: { self.sideCompleted(side, $0) }
+        )
+    }
+
     private func perform(_ action: CombiningStateMachine<Downstream, Storage>.Action) {
         switch action {
         case .none:
@@ -296,41 +320,5 @@ where Downstream.Input == Storage.Output {
                 return
             }
         }
-    }
-}
-
-/// The subscriber a combining operator attaches to one of its upstream sides.
-///
-/// **Ownership:** retained by that upstream's subscription; retains the ``CombiningInner``.
-///
-/// **Thread safety:** forwards every call to the inner, which is safe from any thread.
-internal final class CombiningSide<Input, Downstream: Subscriber, Storage: CombiningStorage>: Subscriber,
-    CustomStringConvertible
-where Downstream.Input == Storage.Output {
-    typealias Failure = Downstream.Failure
-
-    private let inner: CombiningInner<Downstream, Storage>  // Immutable.
-    private let side: Int  // Immutable.
-    private let store: (inout Storage, Input) -> Void  // Immutable.
-
-    init(_ inner: CombiningInner<Downstream, Storage>, side: Int, store: @escaping (inout Storage, Input) -> Void) {
-        self.inner = inner
-        self.side = side
-        self.store = store
-    }
-
-    var description: String { Storage.operatorName }
-
-    func receive(subscription: any Subscription) {
-        inner.sideSubscribed(side, subscription)
-    }
-
-    func receive(_ input: Input) -> Subscribers.Demand {
-        inner.sideReceived { store(&$0, input) }
-        return .none
-    }
-
-    func receive(completion: Subscribers.Completion<Failure>) {
-        inner.sideCompleted(side, completion)
     }
 }

@@ -127,8 +127,8 @@ extension Publishers {
             typealias Storage = ZipStorage2<A.Output, B.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
             subscriber.receive(subscription: inner)
-            a.subscribe(CombiningSide(inner, side: 0) { $0.a.append($1) })
-            b.subscribe(CombiningSide(inner, side: 1) { $0.b.append($1) })
+            a.subscribe(inner.makeSide(0) { $0.a.append($1) })
+            b.subscribe(inner.makeSide(1) { $0.b.append($1) })
         }
     }
 
@@ -163,9 +163,9 @@ extension Publishers {
             typealias Storage = ZipStorage3<A.Output, B.Output, C.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
             subscriber.receive(subscription: inner)
-            a.subscribe(CombiningSide(inner, side: 0) { $0.a.append($1) })
-            b.subscribe(CombiningSide(inner, side: 1) { $0.b.append($1) })
-            c.subscribe(CombiningSide(inner, side: 2) { $0.c.append($1) })
+            a.subscribe(inner.makeSide(0) { $0.a.append($1) })
+            b.subscribe(inner.makeSide(1) { $0.b.append($1) })
+            c.subscribe(inner.makeSide(2) { $0.c.append($1) })
         }
     }
 
@@ -204,10 +204,10 @@ extension Publishers {
             typealias Storage = ZipStorage4<A.Output, B.Output, C.Output, D.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
             subscriber.receive(subscription: inner)
-            a.subscribe(CombiningSide(inner, side: 0) { $0.a.append($1) })
-            b.subscribe(CombiningSide(inner, side: 1) { $0.b.append($1) })
-            c.subscribe(CombiningSide(inner, side: 2) { $0.c.append($1) })
-            d.subscribe(CombiningSide(inner, side: 3) { $0.d.append($1) })
+            a.subscribe(inner.makeSide(0) { $0.a.append($1) })
+            b.subscribe(inner.makeSide(1) { $0.b.append($1) })
+            c.subscribe(inner.makeSide(2) { $0.c.append($1) })
+            d.subscribe(inner.makeSide(3) { $0.d.append($1) })
         }
     }
 }
@@ -221,17 +221,24 @@ extension Publishers.Zip4: Equatable where A: Equatable, B: Equatable, C: Equata
 /// The values two zipped sides sent and that were not yet paired, oldest first.
 ///
 /// - Complexity: O(1) amortized per value (ring buffers).
-private struct ZipStorage2<A, B>: CombiningStorage {
+@usableFromInline
+internal struct ZipStorage2<A, B>: CombiningStorage {
+    @usableFromInline
     static var operatorName: String { "Zip" }
 
-    var a = RingQueue<A>()
-    var b = RingQueue<B>()
+    @inlinable
+    init() {}
 
+    @usableFromInline var a = RingQueue<A>()
+    @usableFromInline var b = RingQueue<B>()
+
+    @inlinable
     mutating func takeOutput() -> (A, B)? {
         guard !a.isEmpty, !b.isEmpty else { return nil }
         return (a.popFirst().unsafelyUnwrapped, b.popFirst().unsafelyUnwrapped)
     }
 
+    @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {
         (finishedSides & 0b01 != 0 && a.isEmpty) || (finishedSides & 0b10 != 0 && b.isEmpty)
     }
@@ -240,18 +247,25 @@ private struct ZipStorage2<A, B>: CombiningStorage {
 /// The values three zipped sides sent and that were not yet grouped, oldest first.
 ///
 /// - Complexity: O(1) amortized per value (ring buffers).
-private struct ZipStorage3<A, B, C>: CombiningStorage {
+@usableFromInline
+internal struct ZipStorage3<A, B, C>: CombiningStorage {
+    @usableFromInline
     static var operatorName: String { "Zip" }
 
-    var a = RingQueue<A>()
-    var b = RingQueue<B>()
-    var c = RingQueue<C>()
+    @inlinable
+    init() {}
 
+    @usableFromInline var a = RingQueue<A>()
+    @usableFromInline var b = RingQueue<B>()
+    @usableFromInline var c = RingQueue<C>()
+
+    @inlinable
     mutating func takeOutput() -> (A, B, C)? {
         guard !a.isEmpty, !b.isEmpty, !c.isEmpty else { return nil }
         return (a.popFirst().unsafelyUnwrapped, b.popFirst().unsafelyUnwrapped, c.popFirst().unsafelyUnwrapped)
     }
 
+    @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {
         (finishedSides & 0b001 != 0 && a.isEmpty) || (finishedSides & 0b010 != 0 && b.isEmpty)
             || (finishedSides & 0b100 != 0 && c.isEmpty)
@@ -261,14 +275,20 @@ private struct ZipStorage3<A, B, C>: CombiningStorage {
 /// The values four zipped sides sent and that were not yet grouped, oldest first.
 ///
 /// - Complexity: O(1) amortized per value (ring buffers).
-private struct ZipStorage4<A, B, C, D>: CombiningStorage {
+@usableFromInline
+internal struct ZipStorage4<A, B, C, D>: CombiningStorage {
+    @usableFromInline
     static var operatorName: String { "Zip" }
 
-    var a = RingQueue<A>()
-    var b = RingQueue<B>()
-    var c = RingQueue<C>()
-    var d = RingQueue<D>()
+    @inlinable
+    init() {}
 
+    @usableFromInline var a = RingQueue<A>()
+    @usableFromInline var b = RingQueue<B>()
+    @usableFromInline var c = RingQueue<C>()
+    @usableFromInline var d = RingQueue<D>()
+
+    @inlinable
     mutating func takeOutput() -> (A, B, C, D)? {
         guard !a.isEmpty, !b.isEmpty, !c.isEmpty, !d.isEmpty else { return nil }
         return (
@@ -277,6 +297,7 @@ private struct ZipStorage4<A, B, C, D>: CombiningStorage {
         )
     }
 
+    @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {
         (finishedSides & 0b0001 != 0 && a.isEmpty) || (finishedSides & 0b0010 != 0 && b.isEmpty)
             || (finishedSides & 0b0100 != 0 && c.isEmpty) || (finishedSides & 0b1000 != 0 && d.isEmpty)
