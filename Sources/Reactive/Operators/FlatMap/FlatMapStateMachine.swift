@@ -1,0 +1,304 @@
+/// The state of one `flatMap` (or `merge`) subscription: the outer upstream, the inner
+/// publishers ("children") it subscribed to, the values waiting for demand, and who is delivering.
+///
+/// Demand is shared as Combine shares it. While downstream demand is `.unlimited` when a child
+/// subscribes, that child is asked for `.unlimited`; otherwise each child is asked for one value
+/// at a time: once when it subscribes and again each time its previous value has been delivered.
+/// A value that cannot go out yet (no demand, or another thread is delivering) waits in a FIFO
+/// queue, so at most one value per one-at-a-time child waits. The outer upstream is asked for
+/// `maxPublishers` at the start and for one more each time a child finishes.
+///
+/// The stream finishes when the outer upstream finished, every child finished and the queue is
+/// empty; it fails on the first failure of the outer upstream or of any child, cancelling the rest.
+///
+/// **Ownership:** owned by ``FlatMapInner``; holds the downstream and every upstream
+/// subscription until it becomes terminal, then drops them.
+///
+/// **Thread safety:** value type; every event runs under ``FlatMapInner``'s lock.
+internal struct FlatMapStateMachine<Downstream: Subscriber> {
+    typealias Output = Downstream.Input
+    typealias Failure = Downstream.Failure
+
+    enum State {
+        /// Nobody is delivering; the queue is empty or there is no demand. Next: `.delivering`,
+        /// `.terminal`.
+        case idle
+        /// One thread is inside the downstream's `receive(_:)`. Values arriving meanwhile are queued
+        /// and demand is recorded; that thread's loop delivers them. `pendingFailure` is a failure
+        /// that arrived during the delivery and goes out when it ends. Next: `.idle`, `.terminal`.
+        case delivering(pendingFailure: Failure?)
+        /// Completed or cancelled; everything is released. Next: none.
+        case terminal
+    }
+
+    /// The outer upstream (the publisher of publishers). `merge` has none: it stays `.active(nil)`
+    /// until all its children have been added, then finishes.
+    enum Outer {
+        /// Still publishing; the subscription once it arrived.
+        case active((any Subscription)?)
+        /// Finished; no more children will be added.
+        case finished
+    }
+
+    /// One child, stored in a slot of ``children``; a slot is reused once its child finished and
+    /// none of its values waits in the queue.
+    struct Child {
+        /// The child's subscription once it arrived; `nil` again after the child finished.
+        var subscription: (any Subscription)?
+        /// Whether the child is asked for one value at a time (else it was asked for `.unlimited`).
+        var oneAtATime = false
+        /// The child's values waiting in the queue.
+        var queued = 0
+        /// Whether the child finished.
+        var finished = false
+    }
+
+    /// What the owner does, outside the lock, after an event.
+    enum Action {
+        case none
+        /// Request the demand from the subscription.
+        case request(any Subscription, Subscribers.Demand)
+        /// Cancel a subscription that is not wanted.
+        case cancel(any Subscription)
+        /// Cancel these subscriptions (after a failure that waits for the current delivery).
+        case cancelAll([any Subscription])
+        /// Deliver this value, then run the delivery loop.
+        case deliver(Downstream, Output)
+        /// Deliver this queued value, ask the given subscription (its child) for one more, then
+        /// run the delivery loop.
+        case deliverQueued(Downstream, Output, thenRequestOneFrom: (any Subscription)?)
+        /// Cancel these subscriptions, then send the completion.
+        case complete(Downstream, Subscribers.Completion<Failure>, cancel: [any Subscription])
+    }
+
+    /// What the delivering thread does next.
+    enum DeliveryAction {
+        /// Deliver this queued value, then ask the given subscription (its child) for one more.
+        case deliver(Output, thenRequestOneFrom: (any Subscription)?)
+        /// Cancel these subscriptions, send the completion and stop.
+        case complete(Subscribers.Completion<Failure>, cancel: [any Subscription])
+        /// Stop delivering.
+        case stop
+    }
+
+    private var state: State = .idle
+    private var downstream: Downstream?
+    private var outer: Outer = .active(nil)
+    private var children: ContiguousArray<Child?> = []
+    /// Slots of ``children`` that are free for reuse.
+    private var freeSlots: [Int] = []
+    /// Slots in use (live children, and finished children whose values still wait).
+    private var slotsInUse = 0
+    /// Values waiting for demand or for the current delivery to end, with their child's slot.
+    private var queue = RingQueue<(slot: Int, value: Output)>()
+    /// Outstanding downstream demand.
+    private var demand = Subscribers.Demand.none
+    /// How many children may be live at once: what the outer upstream is asked for.
+    private let maxPublishers: Subscribers.Demand
+
+    init(downstream: Downstream, maxPublishers: Subscribers.Demand) {
+        self.downstream = downstream
+        self.maxPublishers = maxPublishers
+    }
+
+    // MARK: Outer upstream
+
+    /// Stores the outer subscription; returns the downstream to hand the subscription to, or `nil`
+    /// when this subscription is not wanted (a second one, or after the end).
+    mutating func outerSubscribed(_ subscription: any Subscription) -> Downstream? {
+        guard case .active(nil) = outer, !isTerminal else { return nil }
+        outer = .active(subscription)
+        return downstream
+    }
+
+    /// Reserves a slot for a new child; `nil` when the stream is over.
+    mutating func childAdded() -> Int? {
+        guard !isTerminal else { return nil }
+        slotsInUse += 1
+        if let slot = freeSlots.popLast() {
+            children[slot] = Child()
+            return slot
+        }
+        children.append(Child())
+        return children.count - 1
+    }
+
+    mutating func outerCompleted(_ completion: Subscribers.Completion<Failure>) -> Action {
+        guard !isTerminal else { return .none }
+        switch completion {
+        case .finished:
+            outer = .finished
+            return finishIfDone()
+        case .failure(let error):
+            // The failed outer upstream is done: not among the subscriptions to cancel.
+            outer = .finished
+            return fail(error)
+        }
+    }
+
+    // MARK: Children
+
+    mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Action {
+        guard !isTerminal, var child = children[slot], child.subscription == nil, !child.finished else {
+            return .cancel(subscription)
+        }
+        child.subscription = subscription
+        child.oneAtATime = demand != .unlimited
+        children[slot] = child
+        return .request(subscription, child.oneAtATime ? .max(1) : .unlimited)
+    }
+
+    /// A child sent a value. When the value goes out on this thread, the action is `.deliver`, and
+    /// `requestOneMore` says whether the child's `receive(_:)` should return `.max(1)` afterwards.
+    mutating func childReceived(slot: Int, _ value: Output) -> (action: Action, requestOneMore: Bool) {
+        guard !isTerminal, let child = children[slot] else { return (.none, false) }
+        if case .idle = state, demand > 0, let downstream {
+            demand -= 1
+            state = .delivering(pendingFailure: nil)
+            return (.deliver(downstream, value), child.oneAtATime)
+        }
+        children[slot]?.queued += 1
+        queue.append((slot, value))
+        return (.none, false)
+    }
+
+    mutating func childCompleted(slot: Int, _ completion: Subscribers.Completion<Failure>) -> Action {
+        guard !isTerminal, var child = children[slot], !child.finished else { return .none }
+        switch completion {
+        case .finished:
+            child.finished = true
+            child.subscription = nil
+            children[slot] = child
+            if child.queued == 0 {
+                releaseSlot(slot)
+            }
+            if case .idle = state, case .finished = outer, slotsInUse == 0 {
+                return finishIfDone()
+            }
+            if maxPublishers != .unlimited, case .active(let subscription?) = outer {
+                return .request(subscription, .max(1))
+            }
+            return .none
+        case .failure(let error):
+            child.subscription = nil
+            children[slot] = child
+            return fail(error)
+        }
+    }
+
+    // MARK: Downstream
+
+    mutating func requested(_ newDemand: Subscribers.Demand) -> Action {
+        guard newDemand > 0 else { apiViolation("demand must be greater than zero, got \(newDemand)") }
+        guard !isTerminal else { return .none }
+        demand += newDemand
+        guard case .idle = state, let downstream, let entry = queue.first else { return .none }
+        // Values waited for this demand: start a delivery with the oldest; the loop does the rest.
+        _ = queue.popFirst()
+        demand -= 1
+        state = .delivering(pendingFailure: nil)
+        let requestFrom = valueLeftQueue(slot: entry.slot)
+        return .deliverQueued(downstream, entry.value, thenRequestOneFrom: requestFrom)
+    }
+
+    mutating func cancelled() -> Action {
+        guard !isTerminal else { return .none }
+        let subscriptions = allSubscriptions()
+        enterTerminal()
+        return .cancelAll(subscriptions)
+    }
+
+    /// The delivering thread finished one `receive(_:)`, which returned `additional`.
+    mutating func delivered(_ additional: Subscribers.Demand) -> DeliveryAction {
+        guard case .delivering(let pendingFailure) = state else { return .stop }
+        if let pendingFailure {
+            enterTerminal()
+            return .complete(.failure(pendingFailure), cancel: [])
+        }
+        demand += additional
+        if demand > 0, let entry = queue.popFirst() {
+            demand -= 1
+            return .deliver(entry.value, thenRequestOneFrom: valueLeftQueue(slot: entry.slot))
+        }
+        if case .finished = outer, slotsInUse == 0 {
+            enterTerminal()
+            return .complete(.finished, cancel: [])
+        }
+        state = .idle
+        return .stop
+    }
+
+    // MARK: Helpers
+
+    private var isTerminal: Bool {
+        if case .terminal = state { return true }
+        return false
+    }
+
+    /// A queued value of `slot` is going out: returns the child's subscription when the child
+    /// should now be asked for one more, and frees the slot of a finished child with nothing left.
+    private mutating func valueLeftQueue(slot: Int) -> (any Subscription)? {
+        guard var child = children[slot] else { internalInconsistency("queued value of a free slot \(slot)") }
+        child.queued -= 1
+        if child.finished {
+            children[slot] = child
+            if child.queued == 0 { releaseSlot(slot) }
+            return nil
+        }
+        children[slot] = child
+        return child.oneAtATime ? child.subscription : nil
+    }
+
+    private mutating func releaseSlot(_ slot: Int) {
+        children[slot] = nil
+        freeSlots.append(slot)
+        slotsInUse -= 1
+    }
+
+    private mutating func finishIfDone() -> Action {
+        guard case .idle = state, case .finished = outer, slotsInUse == 0, let downstream else { return .none }
+        enterTerminal()
+        return .complete(downstream, .finished, cancel: [])
+    }
+
+    private mutating func fail(_ error: Failure) -> Action {
+        let subscriptions = allSubscriptions()
+        if case .delivering(let pendingFailure) = state {
+            guard pendingFailure == nil else { return .none }
+            // The delivering thread sends the failure when its current delivery returns.
+            dropUpstreams()
+            state = .delivering(pendingFailure: error)
+            return .cancelAll(subscriptions)
+        }
+        guard let downstream else { internalInconsistency("idle without a downstream") }
+        enterTerminal()
+        return .complete(downstream, .failure(error), cancel: subscriptions)
+    }
+
+    private func allSubscriptions() -> [any Subscription] {
+        var subscriptions: [any Subscription] = []
+        if case .active(let subscription?) = outer {
+            subscriptions.append(subscription)
+        }
+        for case let child? in children {
+            if let subscription = child.subscription {
+                subscriptions.append(subscription)
+            }
+        }
+        return subscriptions
+    }
+
+    private mutating func dropUpstreams() {
+        outer = .finished
+        children = []
+        freeSlots = []
+        slotsInUse = 0
+        queue.removeAll()
+    }
+
+    private mutating func enterTerminal() {
+        dropUpstreams()
+        state = .terminal
+        downstream = nil
+    }
+}

@@ -1,0 +1,346 @@
+extension Publisher {
+    /// Transforms all elements from an upstream publisher into a new publisher up to a maximum
+    /// number of publishers you specify, and publishes their elements as they arrive.
+    ///
+    /// The upstream is asked for `maxPublishers` elements at first, and for one more each time one
+    /// of the publishers made from them finishes; so at most `maxPublishers` of them are live at
+    /// once (`.max(1)` runs them one after another). Their elements are delivered one at a time,
+    /// as downstream demand allows. The stream finishes when the upstream and every inner publisher
+    /// finished, and fails on the first failure, cancelling the rest.
+    ///
+    ///     let cancellable = [1, 2, 3].publisher.flatMap { n in [n, n * 10].publisher }
+    ///         .sink { print($0) }
+    ///     // Prints: 1 10 2 20 3 30 (one per line)
+    ///
+    /// - Parameters:
+    ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
+    ///   - transform: A closure that makes a publisher from an element.
+    /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    public func flatMap<T, P: Publisher>(
+        maxPublishers: Subscribers.Demand = .unlimited,
+        _ transform: @escaping (Output) -> P
+    ) -> Publishers.FlatMap<P, Self> where T == P.Output, Failure == P.Failure {
+        Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers, transform: transform)
+    }
+}
+
+extension Publisher where Failure == Never {
+    /// Transforms all elements of a publisher that cannot fail into publishers that cannot fail
+    /// either, and publishes their elements as they arrive.
+    ///
+    ///     let cancellable = Just(2).flatMap { n in Just(n * 21) }
+    ///         .sink { print($0) }
+    ///     // Prints: 42
+    ///
+    /// - Parameters:
+    ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
+    ///   - transform: A closure that makes a publisher from an element.
+    /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    public func flatMap<P: Publisher>(
+        maxPublishers: Subscribers.Demand = .unlimited,
+        _ transform: @escaping (Output) -> P
+    ) -> Publishers.FlatMap<P, Self> where P.Failure == Never {
+        Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers, transform: transform)
+    }
+}
+
+extension Publisher where Failure == Never {
+    /// Transforms all elements of a publisher that cannot fail into publishers that can, and
+    /// publishes their elements as they arrive; the upstream takes on the publishers' failure type.
+    ///
+    ///     let cancellable = Just(4).flatMap { n in Fail<Int, URLError>(error: URLError(.badURL)) }
+    ///         .sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
+    ///     // Prints: failure(Error Domain=NSURLErrorDomain Code=-1000 "(null)")
+    ///
+    /// - Parameters:
+    ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
+    ///   - transform: A closure that makes a publisher from an element.
+    /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    public func flatMap<P: Publisher>(
+        maxPublishers: Subscribers.Demand = .unlimited,
+        _ transform: @escaping (Output) -> P
+    ) -> Publishers.FlatMap<P, Publishers.SetFailureType<Self, P.Failure>> {
+        Publishers.FlatMap(
+            upstream: setFailureType(to: P.Failure.self),
+            maxPublishers: maxPublishers,
+            transform: transform
+        )
+    }
+}
+
+extension Publisher {
+    /// Transforms all elements of a publisher into publishers that cannot fail, and publishes their
+    /// elements as they arrive; the inner publishers take on the upstream's failure type.
+    ///
+    ///     let cancellable = [1, 2].publisher.setFailureType(to: URLError.self).flatMap { Just($0 * 2) }
+    ///         .sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
+    ///     // Prints: 2 4 finished (one per line)
+    ///
+    /// - Parameters:
+    ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
+    ///   - transform: A closure that makes a publisher from an element.
+    /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    public func flatMap<P: Publisher>(
+        maxPublishers: Subscribers.Demand = .unlimited,
+        _ transform: @escaping (Output) -> P
+    ) -> Publishers.FlatMap<Publishers.SetFailureType<P, Failure>, Self> where P.Failure == Never {
+        Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers) {
+            transform($0).setFailureType(to: Failure.self)
+        }
+    }
+}
+
+extension Publishers {
+    /// A publisher that transforms elements from an upstream publisher into new publishers and
+    /// publishes their elements.
+    ///
+    /// **Ownership:** a value type; each subscription retains its subscriber, the transform, and
+    /// the upstream and inner subscriptions until it completes or is cancelled.
+    ///
+    /// **Thread safety:** safe to subscribe from any thread; deliveries are serialized.
+    public struct FlatMap<NewPublisher: Publisher, Upstream: Publisher>: Publisher
+    where NewPublisher.Failure == Upstream.Failure {
+        public typealias Output = NewPublisher.Output
+        public typealias Failure = Upstream.Failure
+
+        /// The publisher from which this publisher receives elements.
+        public let upstream: Upstream
+
+        /// The maximum number of concurrent publisher subscriptions.
+        public let maxPublishers: Subscribers.Demand
+
+        /// A closure that takes an element as a parameter and returns a publisher that produces
+        /// elements of that type.
+        public let transform: (Upstream.Output) -> NewPublisher
+
+        /// Creates a publisher that transforms elements from an upstream publisher into new publishers.
+        public init(
+            upstream: Upstream,
+            maxPublishers: Subscribers.Demand,
+            transform: @escaping (Upstream.Output) -> NewPublisher
+        ) {
+            self.upstream = upstream
+            self.maxPublishers = maxPublishers
+            self.transform = transform
+        }
+
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            let inner = FlatMapInner(downstream: subscriber, maxPublishers: maxPublishers, name: "FlatMap")
+            let outer = FlatMapOuter<Upstream, NewPublisher, S>(
+                inner: inner,
+                maxPublishers: maxPublishers,
+                transform: transform
+            )
+            upstream.subscribe(outer)
+        }
+    }
+}
+
+/// The subscription `flatMap` and `merge` hand downstream: it owns the ``FlatMapStateMachine``,
+/// subscribes to the inner publishers, and carries out the machine's actions.
+///
+/// **Ownership:** retained by the downstream subscriber, by the outer subscriber and by every
+/// child subscriber; releases the downstream and all upstream subscriptions on completion or cancel.
+///
+/// **Thread safety:** safe to call from any thread; deliveries are serialized.
+internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomStringConvertible,
+    CustomReflectable, CustomPlaygroundDisplayConvertible, @unchecked Sendable
+{
+    // @unchecked Sendable: `machine` is only touched inside `lock`; `name` is immutable.
+    typealias Machine = FlatMapStateMachine<Downstream>
+
+    private let lock = Lock()
+    private var machine: Machine  // Guarded by lock.
+    private let name: String  // Immutable.
+
+    init(downstream: Downstream, maxPublishers: Subscribers.Demand, name: String) {
+        machine = Machine(downstream: downstream, maxPublishers: maxPublishers)
+        self.name = name
+    }
+
+    var description: String { name }
+
+    var customMirror: Mirror { Mirror(self, children: []) }
+
+    var playgroundDescription: Any { description }
+
+    func request(_ demand: Subscribers.Demand) {
+        let action = lock.withLock { machine.requested(demand) }
+        perform(action)
+    }
+
+    func cancel() {
+        let action = lock.withLock { machine.cancelled() }
+        perform(action)
+    }
+
+    // MARK: Outer upstream
+
+    /// Stores the outer subscription and returns the downstream to hand this subscription to, or
+    /// `nil` (having cancelled the subscription) when it is not wanted.
+    func outerSubscribed(_ subscription: any Subscription) -> Downstream? {
+        guard let downstream = lock.withLock({ machine.outerSubscribed(subscription) }) else {
+            subscription.cancel()
+            return nil
+        }
+        return downstream
+    }
+
+    func outerCompleted(_ completion: Subscribers.Completion<Downstream.Failure>) {
+        let action = lock.withLock { machine.outerCompleted(completion) }
+        perform(action)
+    }
+
+    /// Subscribes to a new inner publisher, unless the stream is over.
+    func addChild<P: Publisher>(_ publisher: P) where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
+        guard let slot = lock.withLock({ machine.childAdded() }) else { return }
+        publisher.subscribe(FlatMapChild(inner: self, slot: slot))
+    }
+
+    // MARK: Children
+
+    func childSubscribed(slot: Int, _ subscription: any Subscription) {
+        let action = lock.withLock { machine.childSubscribed(slot: slot, subscription) }
+        perform(action)
+    }
+
+    func childReceived(slot: Int, _ value: Downstream.Input) -> Subscribers.Demand {
+        let (action, requestOneMore) = lock.withLock { machine.childReceived(slot: slot, value) }
+        perform(action)
+        return requestOneMore ? .max(1) : .none
+    }
+
+    func childCompleted(slot: Int, _ completion: Subscribers.Completion<Downstream.Failure>) {
+        let action = lock.withLock { machine.childCompleted(slot: slot, completion) }
+        perform(action)
+    }
+
+    // MARK: Actions
+
+    private func perform(_ action: Machine.Action) {
+        switch action {
+        case .none:
+            break
+        case .request(let subscription, let demand):
+            subscription.request(demand)
+        case .cancel(let subscription):
+            subscription.cancel()
+        case .cancelAll(let subscriptions):
+            for subscription in subscriptions { subscription.cancel() }
+        case .deliver(let downstream, let value):
+            deliver(value, to: downstream, thenRequestOneFrom: nil)
+        case .deliverQueued(let downstream, let value, let child):
+            deliver(value, to: downstream, thenRequestOneFrom: child)
+        case .complete(let downstream, let completion, let subscriptions):
+            for subscription in subscriptions { subscription.cancel() }
+            downstream.receive(completion: completion)
+        }
+    }
+
+    /// The delivery loop: one thread at a time runs it, so downstream calls never overlap, and
+    /// values or demand arriving re-entrantly are picked up here instead of recursing.
+    private func deliver(
+        _ first: Downstream.Input,
+        to downstream: Downstream,
+        thenRequestOneFrom child: (any Subscription)?
+    ) {
+        var additional = downstream.receive(first)
+        child?.request(.max(1))
+        while true {
+            let action = lock.withLock { machine.delivered(additional) }
+            switch action {
+            case .deliver(let value, let child):
+                additional = downstream.receive(value)
+                child?.request(.max(1))
+            case .complete(let completion, let subscriptions):
+                for subscription in subscriptions { subscription.cancel() }
+                downstream.receive(completion: completion)
+                return
+            case .stop:
+                return
+            }
+        }
+    }
+}
+
+/// The subscriber `flatMap` attaches to its upstream: it turns each element into a publisher and
+/// hands it to the ``FlatMapInner``.
+///
+/// **Ownership:** retained by the upstream's subscription; retains the inner and the transform.
+///
+/// **Thread safety:** the upstream calls it serially; it forwards to the inner, which is safe from
+/// any thread.
+internal final class FlatMapOuter<Upstream: Publisher, NewPublisher: Publisher, Downstream: Subscriber>: Subscriber,
+    CustomStringConvertible
+where
+    NewPublisher.Failure == Upstream.Failure, Downstream.Input == NewPublisher.Output,
+    Downstream.Failure == Upstream.Failure
+{
+    typealias Input = Upstream.Output
+    typealias Failure = Upstream.Failure
+
+    private let inner: FlatMapInner<Downstream>  // Immutable.
+    private let maxPublishers: Subscribers.Demand  // Immutable.
+    private let transform: (Upstream.Output) -> NewPublisher  // Immutable.
+
+    init(
+        inner: FlatMapInner<Downstream>,
+        maxPublishers: Subscribers.Demand,
+        transform: @escaping (Upstream.Output) -> NewPublisher
+    ) {
+        self.inner = inner
+        self.maxPublishers = maxPublishers
+        self.transform = transform
+    }
+
+    var description: String { "FlatMap" }
+
+    func receive(subscription: any Subscription) {
+        guard let downstream = inner.outerSubscribed(subscription) else { return }
+        downstream.receive(subscription: inner)
+        if maxPublishers > 0 {
+            subscription.request(maxPublishers)
+        }
+    }
+
+    func receive(_ input: Upstream.Output) -> Subscribers.Demand {
+        inner.addChild(transform(input))
+        return .none
+    }
+
+    func receive(completion: Subscribers.Completion<Upstream.Failure>) {
+        inner.outerCompleted(completion)
+    }
+}
+
+/// The subscriber `flatMap` and `merge` attach to each inner publisher.
+///
+/// **Ownership:** retained by that publisher's subscription; retains the ``FlatMapInner``.
+///
+/// **Thread safety:** forwards every call to the inner, which is safe from any thread.
+internal final class FlatMapChild<Downstream: Subscriber>: Subscriber, CustomStringConvertible {
+    typealias Input = Downstream.Input
+    typealias Failure = Downstream.Failure
+
+    private let inner: FlatMapInner<Downstream>  // Immutable.
+    private let slot: Int  // Immutable.
+
+    init(inner: FlatMapInner<Downstream>, slot: Int) {
+        self.inner = inner
+        self.slot = slot
+    }
+
+    var description: String { inner.description }
+
+    func receive(subscription: any Subscription) {
+        inner.childSubscribed(slot: slot, subscription)
+    }
+
+    func receive(_ input: Input) -> Subscribers.Demand {
+        inner.childReceived(slot: slot, input)
+    }
+
+    func receive(completion: Subscribers.Completion<Failure>) {
+        inner.childCompleted(slot: slot, completion)
+    }
+}

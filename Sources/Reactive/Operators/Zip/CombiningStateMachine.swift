@@ -1,0 +1,324 @@
+/// What a combining operator (`zip`, `combineLatest`) keeps of each side's values, and the rule
+/// that turns them into outputs.
+///
+/// **Thread safety:** value type; kept inside ``CombiningStateMachine`` under its owner's lock.
+///
+/// The storages are `@usableFromInline` with inlinable members so that a client module's
+/// specialized operator code also gets specialized storage code (cross-module optimization alone
+/// did not specialize them).
+@usableFromInline
+internal protocol CombiningStorage {
+    /// The tuple the operator publishes.
+    associatedtype Output
+
+    /// The operator's name, used as the subscription's description ("Zip", "CombineLatest").
+    static var operatorName: String { get }
+
+    /// Creates an empty storage.
+    init()
+
+    /// Takes the next output if one can be formed now: `zip` removes the oldest value of every
+    /// side; `combineLatest` returns the latest values once after each change.
+    mutating func takeOutput() -> Output?
+
+    /// Whether no output can ever be formed again, given the sides that finished
+    /// (bit `i` set = side `i` finished).
+    func isExhausted(finishedSides: UInt8) -> Bool
+}
+
+/// The state of one subscription to a combining operator (`zip`, `combineLatest`) with two to four
+/// upstream sides: the sides' values, the downstream demand, and who is delivering.
+///
+/// Demand is forwarded one for one: every downstream request goes to every side, so a side never
+/// sends more values than downstream asked for in total. A side whose subscription arrives late
+/// is sent the total requested so far.
+///
+/// **Ownership:** owned by ``CombiningInner``; holds the downstream subscriber and the upstream
+/// subscriptions until it becomes terminal, then drops them.
+///
+/// **Thread safety:** value type; every event runs under ``CombiningInner``'s lock.
+internal struct CombiningStateMachine<Downstream: Subscriber, Storage: CombiningStorage>
+where Downstream.Input == Storage.Output {
+    typealias Failure = Downstream.Failure
+
+    enum State {
+        /// Nobody is delivering; values wait in storage for demand. Next: `.delivering`, `.terminal`.
+        case idle
+        /// One thread is inside the downstream's `receive(_:)`. Values and demand arriving meanwhile
+        /// are recorded and picked up by that thread's loop; `pendingFailure` is a failure that
+        /// arrived during the delivery and goes out when it ends. Next: `.idle`, `.terminal`.
+        case delivering(pendingFailure: Failure?)
+        /// Completed or cancelled; everything is released. Next: none.
+        case terminal
+    }
+
+    /// What the owner does, outside the lock, after an event.
+    enum Action {
+        case none
+        /// Request the demand from each given subscription.
+        case request(SubscriptionQuartet, Subscribers.Demand)
+        /// Cancel a subscription that arrived when it is not wanted.
+        case cancel(any Subscription)
+        /// Cancel the upstream subscriptions.
+        case cancelUpstreams(SubscriptionQuartet)
+        /// Start delivering: send the output, then loop on ``CombiningStateMachine/delivered(_:)``.
+        case deliver(Downstream, Storage.Output)
+        /// Forward the demand, then start delivering.
+        case requestAndDeliver(SubscriptionQuartet, Subscribers.Demand, Downstream, Storage.Output)
+        /// Cancel the remaining upstreams, then send the completion.
+        case complete(Downstream, Subscribers.Completion<Failure>, cancel: SubscriptionQuartet)
+    }
+
+    /// What the delivering thread does next.
+    enum DeliveryAction {
+        /// Send this output too.
+        case deliver(Storage.Output)
+        /// Forward this extra demand to the sides, then ask again.
+        case forward(SubscriptionQuartet, Subscribers.Demand)
+        /// Cancel the remaining upstreams, send the completion and stop.
+        case complete(Subscribers.Completion<Failure>, cancel: SubscriptionQuartet)
+        /// Stop delivering.
+        case stop
+    }
+
+    private var state: State = .idle
+    private var downstream: Downstream?
+    private var storage = Storage()
+    private var subscriptions = SubscriptionQuartet()
+    /// Outstanding downstream demand.
+    private var demand = Subscribers.Demand.none
+    /// Everything downstream ever requested: what a late side is sent.
+    private var totalRequested = Subscribers.Demand.none
+    /// Bit `i` set = side `i` finished.
+    private var finishedSides: UInt8 = 0
+
+    init(downstream: Downstream) {
+        self.downstream = downstream
+    }
+
+    mutating func subscribed(side: Int, _ subscription: any Subscription) -> Action {
+        if case .terminal = state { return .cancel(subscription) }
+        guard subscriptions[side] == nil, finishedSides & (1 << side) == 0 else { return .cancel(subscription) }
+        subscriptions[side] = subscription
+        guard totalRequested > 0 else { return .none }
+        var single = SubscriptionQuartet()
+        single[0] = subscription
+        return .request(single, totalRequested)
+    }
+
+    mutating func requested(_ newDemand: Subscribers.Demand) -> Action {
+        guard newDemand > 0 else { apiViolation("demand must be greater than zero, got \(newDemand)") }
+        switch state {
+        case .terminal:
+            return .none
+        case .delivering:
+            demand += newDemand
+            totalRequested += newDemand
+            return .request(subscriptions, newDemand)
+        case .idle:
+            demand += newDemand
+            totalRequested += newDemand
+            guard let output = nextOutput(), let downstream else { return .request(subscriptions, newDemand) }
+            state = .delivering(pendingFailure: nil)
+            return .requestAndDeliver(subscriptions, newDemand, downstream, output)
+        }
+    }
+
+    mutating func received(_ store: (inout Storage) -> Void) -> Action {
+        switch state {
+        case .terminal:
+            return .none
+        case .delivering:
+            store(&storage)
+            return .none
+        case .idle:
+            store(&storage)
+            guard let output = nextOutput(), let downstream else { return .none }
+            state = .delivering(pendingFailure: nil)
+            return .deliver(downstream, output)
+        }
+    }
+
+    /// The delivering thread finished one `receive(_:)`, which returned `additional`.
+    mutating func delivered(_ additional: Subscribers.Demand) -> DeliveryAction {
+        guard case .delivering(let pendingFailure) = state else { return .stop }
+        if let pendingFailure {
+            enterTerminal()
+            return .complete(.failure(pendingFailure), cancel: SubscriptionQuartet())
+        }
+        if additional > 0 {
+            demand += additional
+            totalRequested += additional
+            return .forward(subscriptions, additional)
+        }
+        if let output = nextOutput() {
+            return .deliver(output)
+        }
+        if storage.isExhausted(finishedSides: finishedSides) {
+            let remaining = subscriptions
+            enterTerminal()
+            return .complete(.finished, cancel: remaining)
+        }
+        state = .idle
+        return .stop
+    }
+
+    mutating func completed(side: Int, _ completion: Subscribers.Completion<Failure>) -> Action {
+        if case .terminal = state { return .none }
+        subscriptions[side] = nil
+        switch completion {
+        case .finished:
+            finishedSides |= 1 << side
+            guard case .idle = state, storage.isExhausted(finishedSides: finishedSides), let downstream else {
+                return .none
+            }
+            let remaining = subscriptions
+            enterTerminal()
+            return .complete(downstream, .finished, cancel: remaining)
+        case .failure(let error):
+            let remaining = subscriptions
+            if case .delivering(let pendingFailure) = state {
+                if pendingFailure == nil {
+                    subscriptions = SubscriptionQuartet()
+                    state = .delivering(pendingFailure: error)
+                }
+                return .cancelUpstreams(remaining)
+            }
+            guard let downstream else { internalInconsistency("idle without a downstream") }
+            enterTerminal()
+            return .complete(downstream, .failure(error), cancel: remaining)
+        }
+    }
+
+    mutating func cancelled() -> Action {
+        if case .terminal = state { return .none }
+        let remaining = subscriptions
+        enterTerminal()
+        return .cancelUpstreams(remaining)
+    }
+
+    private mutating func nextOutput() -> Storage.Output? {
+        guard demand > 0, let output = storage.takeOutput() else { return nil }
+        demand -= 1
+        return output
+    }
+
+    private mutating func enterTerminal() {
+        state = .terminal
+        downstream = nil
+        storage = Storage()
+        subscriptions = SubscriptionQuartet()
+    }
+}
+
+/// The subscription a combining operator (`zip`, `combineLatest`) hands downstream: it owns the
+/// state machine and carries out its actions.
+///
+/// **Ownership:** retained by the downstream subscriber and by each side's subscriber; releases
+/// the downstream and the upstream subscriptions on completion or cancel.
+///
+/// **Thread safety:** safe to call from any thread; deliveries are serialized.
+internal final class CombiningInner<Downstream: Subscriber, Storage: CombiningStorage>: Subscription,
+    CustomStringConvertible, CustomReflectable, CustomPlaygroundDisplayConvertible, @unchecked Sendable
+where Downstream.Input == Storage.Output {
+    // @unchecked Sendable: `machine` is only touched inside `lock`.
+    private let lock = Lock()
+    private var machine: CombiningStateMachine<Downstream, Storage>  // Guarded by lock.
+
+    init(downstream: Downstream) {
+        machine = CombiningStateMachine(downstream: downstream)
+    }
+
+    var description: String { Storage.operatorName }
+
+    var customMirror: Mirror { Mirror(self, children: []) }
+
+    var playgroundDescription: Any { description }
+
+    func request(_ demand: Subscribers.Demand) {
+        let action = lock.withLock { machine.requested(demand) }
+        perform(action)
+    }
+
+    func cancel() {
+        let action = lock.withLock { machine.cancelled() }
+        perform(action)
+    }
+
+    func sideSubscribed(_ side: Int, _ subscription: any Subscription) {
+        let action = lock.withLock { machine.subscribed(side: side, subscription) }
+        perform(action)
+    }
+
+    func sideReceived(_ store: (inout Storage) -> Void) {
+        let action = lock.withLock { machine.received(store) }
+        perform(action)
+    }
+
+    func sideCompleted(_ side: Int, _ completion: Subscribers.Completion<Downstream.Failure>) {
+        let action = lock.withLock { machine.completed(side: side, completion) }
+        perform(action)
+    }
+
+    /// The subscriber for one upstream side; `store` records a value of that side in the storage.
+    ///
+    /// Call it from `receive(subscriber:)`, where the types are concrete, so that the closures it
+    /// makes (and the per-value path through them) are specialized.
+    func makeSide<Input>(
+        _ side: Int,
+        store: @escaping (inout Storage, Input) -> Void
+    ) -> RelaySubscriber<Input, Downstream.Failure> {
+        RelaySubscriber(
+            Storage.operatorName,
+            onSubscription: { self.sideSubscribed(side, $0) },
+            onValue: { value in
+                self.sideReceived { store(&$0, value) }
+                return .none
+            },
+            onCompletion: { self.sideCompleted(side, $0) }
+        )
+    }
+
+    private func perform(_ action: CombiningStateMachine<Downstream, Storage>.Action) {
+        switch action {
+        case .none:
+            break
+        case .request(let subscriptions, let demand):
+            subscriptions.request(demand)
+        case .cancel(let subscription):
+            subscription.cancel()
+        case .cancelUpstreams(let subscriptions):
+            subscriptions.cancel()
+        case .deliver(let downstream, let output):
+            deliver(output, to: downstream)
+        case .requestAndDeliver(let subscriptions, let demand, let downstream, let output):
+            subscriptions.request(demand)
+            deliver(output, to: downstream)
+        case .complete(let downstream, let completion, let subscriptions):
+            subscriptions.cancel()
+            downstream.receive(completion: completion)
+        }
+    }
+
+    /// The delivery loop: one thread at a time runs it, so downstream calls never overlap, and
+    /// values or demand arriving re-entrantly are picked up here instead of recursing.
+    private func deliver(_ first: Storage.Output, to downstream: Downstream) {
+        var additional = downstream.receive(first)
+        while true {
+            let action = lock.withLock { machine.delivered(additional) }
+            switch action {
+            case .deliver(let output):
+                additional = downstream.receive(output)
+            case .forward(let subscriptions, let demand):
+                subscriptions.request(demand)
+                additional = .none
+            case .complete(let completion, let subscriptions):
+                subscriptions.cancel()
+                downstream.receive(completion: completion)
+                return
+            case .stop:
+                return
+            }
+        }
+    }
+}
