@@ -239,15 +239,23 @@ extension Publishers.RetryWithBackoff {
         @unchecked Sendable
     where Downstream.Input == Output, Downstream.Failure == Failure {
         // @unchecked Sendable: `machine` is only touched inside `lock`; everything else is immutable.
-        typealias Machine = RetryWithBackoffStateMachine<Downstream>
+        typealias Machine = RetryWithBackoffStateMachine<Downstream, Upstream>
 
-        private let publisher: Publishers.RetryWithBackoff<Upstream, Context>
+        private let backoff: Backoff
+        private let scheduler: Context
+        private let options: Context.SchedulerOptions?
+        private let shouldRetry: (Upstream.Failure) -> Bool
+        private let retryAfter: ((Upstream.Failure) -> Duration?)?
         private let lock = Lock()
         private var machine: Machine  // Guarded by lock.
 
         init(publisher: Publishers.RetryWithBackoff<Upstream, Context>, downstream: Downstream) {
-            self.publisher = publisher
-            machine = Machine(downstream: downstream, maxRetries: publisher.maxRetries)
+            backoff = publisher.backoff
+            scheduler = publisher.scheduler
+            options = publisher.options
+            shouldRetry = publisher.shouldRetry
+            retryAfter = publisher.retryAfter
+            machine = Machine(downstream: downstream, upstream: publisher.upstream, maxRetries: publisher.maxRetries)
         }
 
         var description: String { "RetryWithBackoff" }
@@ -255,9 +263,7 @@ extension Publishers.RetryWithBackoff {
         var customMirror: Mirror { Mirror(self, children: []) }
 
         func subscribeFirstAttempt() {
-            if lock.withLock({ machine.isSubscribing(attempt: 0) }) {
-                publisher.upstream.subscribe(Attempt(inner: self, attempt: 0))
-            }
+            lock.withLock { machine.upstreamToSubscribe(attempt: 0) }?.subscribe(Attempt(inner: self, attempt: 0))
         }
 
         func request(_ demand: Subscribers.Demand) {
@@ -305,10 +311,9 @@ extension Publishers.RetryWithBackoff {
 
         /// Consults the user's closures outside the lock, then either arms the backoff timer or gives up.
         private func decide(after error: Failure, attempt: Int, retry: Int) {
-            let backoff = publisher.backoff
             var delay: Int?
-            if publisher.shouldRetry(error) {
-                if let hint = publisher.retryAfter?(error) {
+            if shouldRetry(error) {
+                if let hint = retryAfter?(error) {
                     delay = Swift.min(Swift.max(0, hint.saturatingNanoseconds), backoff.maximumNanoseconds)
                 } else {
                     delay = backoff.delayNanoseconds(forRetry: retry)
@@ -320,22 +325,23 @@ extension Publishers.RetryWithBackoff {
             case .fail(let downstream):
                 downstream.receive(completion: .failure(error))
             case .arm(let generation):
-                let scheduler = publisher.scheduler
                 let interval = Context.SchedulerTimeType.Stride.nanoseconds(delay ?? 0)
                 let cancellable = scheduler.schedule(
                     after: scheduler.now.advanced(by: interval),
                     interval: Swift.max(interval, .nanoseconds(1)),
                     tolerance: scheduler.minimumTolerance,
-                    options: publisher.options
+                    options: options
                 ) { self.timerFired(generation) }
                 lock.withLock { machine.timerScheduled(cancellable, generation: generation) }?.cancel()
             }
         }
 
         private func timerFired(_ generation: UInt64) {
-            guard let (attempt, timer) = lock.withLock({ machine.timerFired(generation: generation) }) else { return }
+            guard let (attempt, upstream, timer) = lock.withLock({ machine.timerFired(generation: generation) }) else {
+                return
+            }
             timer?.cancel()
-            publisher.upstream.subscribe(Attempt(inner: self, attempt: attempt))
+            upstream.subscribe(Attempt(inner: self, attempt: attempt))
         }
     }
 
@@ -376,7 +382,7 @@ extension Publishers.RetryWithBackoff {
 /// **Ownership:** value type, stored in its subscription.
 ///
 /// **Thread safety:** value type; not shared. Guarded by its subscription's lock.
-internal struct RetryWithBackoffStateMachine<Downstream: Subscriber> {
+internal struct RetryWithBackoffStateMachine<Downstream: Subscriber, Upstream> {
     enum SubscriptionAction {
         case none
         case cancel
@@ -416,18 +422,23 @@ internal struct RetryWithBackoffStateMachine<Downstream: Subscriber> {
     private var state = State.subscribing(attempt: 0)
     /// Released on completion or cancel.
     private var downstream: Downstream?
+    /// The publisher each attempt subscribes to; released on completion or cancel, since a publisher
+    /// that holds on to its subscribers would otherwise keep this subscription alive.
+    private var upstreamPublisher: Upstream?
     private var demand = Subscribers.Demand.none
     private var retriesUsed = 0
     private var timer = TimerSlot()
 
-    init(downstream: Downstream, maxRetries: Int) {
+    init(downstream: Downstream, upstream: Upstream, maxRetries: Int) {
         self.downstream = downstream
+        upstreamPublisher = upstream
         self.maxRetries = maxRetries
     }
 
-    func isSubscribing(attempt: Int) -> Bool {
-        if case .subscribing(attempt) = state { return true }
-        return false
+    /// Returns the publisher to subscribe attempt `attempt` to, if that attempt is due.
+    func upstreamToSubscribe(attempt: Int) -> Upstream? {
+        guard case .subscribing(attempt) = state else { return nil }
+        return upstreamPublisher
     }
 
     mutating func subscriptionReceived(_ subscription: any Subscription, attempt: Int) -> SubscriptionAction {
@@ -480,13 +491,14 @@ internal struct RetryWithBackoffStateMachine<Downstream: Subscriber> {
         return timer.scheduled(cancellable, generation: generation)
     }
 
-    /// The backoff timer fired: returns the attempt to subscribe and the timer to cancel, if current.
-    mutating func timerFired(generation: UInt64) -> (Int, (any Cancellable)?)? {
-        guard case .waiting(let attempt) = state else { return nil }
+    /// The backoff timer fired: returns the attempt to subscribe, the publisher to subscribe it to and the
+    /// timer to cancel, if current.
+    mutating func timerFired(generation: UInt64) -> (Int, Upstream, (any Cancellable)?)? {
+        guard case .waiting(let attempt) = state, let upstreamPublisher else { return nil }
         let (isCurrent, cancellable) = timer.firedOnce(generation: generation)
         guard isCurrent else { return nil }
         state = .subscribing(attempt: attempt)
-        return (attempt, cancellable)
+        return (attempt, upstreamPublisher, cancellable)
     }
 
     /// Adds demand; returns the running upstream to forward it to.
@@ -509,12 +521,14 @@ internal struct RetryWithBackoffStateMachine<Downstream: Subscriber> {
         if case .running(_, let current) = state { upstream = current }
         state = .terminal
         downstream = nil
+        upstreamPublisher = nil
         return (upstream, timer.disarm())
     }
 
     /// Moves to `.terminal`; returns the downstream to complete.
     private mutating func finish() -> Downstream? {
         state = .terminal
+        upstreamPublisher = nil
         defer { downstream = nil }
         return downstream
     }
