@@ -1,0 +1,201 @@
+import Synchronization
+
+/// The subscription of a publisher that walks an iterator: ``Publishers/Sequence`` and ``Record``.
+///
+/// It pulls one element ahead, so that the completion follows the last element at once, without
+/// waiting for more demand (as Combine does). The thread that turns demand from zero to positive
+/// becomes the deliverer and owns the iterator until the demand is used up; requests arriving
+/// meanwhile, from other threads or from inside `receive(_:)`, are added to the state and picked
+/// up by that loop. With `.unlimited` demand the loop takes no lock per element: it only reads an
+/// atomic flag that `cancel()` sets.
+///
+/// **Ownership:** retained by its subscriber; retains the subscriber and the iterator until it
+/// completes or is cancelled.
+///
+/// **Thread safety:** safe to call from any thread.
+internal final class IteratingSubscription<Downstream: Subscriber, Elements: IteratorProtocol>: Subscription,
+    CustomStringConvertible, CustomReflectable, @unchecked Sendable
+where Elements.Element == Downstream.Input {
+    // @unchecked Sendable: `machine` is only touched inside `lock`; `cancelRequested` is atomic;
+    // `name` and `completion` are immutable.
+
+    private let lock = Lock()
+    private var machine: IteratingStateMachine<Downstream, Elements>  // Guarded by lock.
+    /// Set by `cancel()` before it takes the lock, so the delivering loop sees it without locking.
+    private let cancelRequested = Atomic<Bool>(false)
+    private let completion: Subscribers.Completion<Downstream.Failure>
+    private let name: String
+
+    private init(
+        iterator: Elements,
+        next: Elements.Element,
+        downstream: Downstream,
+        completion: Subscribers.Completion<Downstream.Failure>,
+        name: String
+    ) {
+        machine = IteratingStateMachine(iterator: iterator, next: next, downstream: downstream)
+        self.completion = completion
+        self.name = name
+    }
+
+    /// Subscribes `downstream` to the elements of `iterator`, then `completion`.
+    ///
+    /// An iterator that is empty from the start completes at once, after `Subscriptions.empty`.
+    internal static func subscribe(
+        _ downstream: Downstream,
+        to iterator: Elements,
+        completion: Subscribers.Completion<Downstream.Failure>,
+        name: String
+    ) {
+        var iterator = iterator
+        guard let first = iterator.next() else {
+            downstream.receive(subscription: Subscriptions.empty)
+            downstream.receive(completion: completion)
+            return
+        }
+        let subscription = IteratingSubscription(
+            iterator: iterator,
+            next: first,
+            downstream: downstream,
+            completion: completion,
+            name: name
+        )
+        downstream.receive(subscription: subscription)
+    }
+
+    internal var description: String { name }
+
+    internal var customMirror: Mirror { Mirror(self, children: []) }
+
+    internal func request(_ demand: Subscribers.Demand) {
+        if demand == .none {
+            apiViolation("a subscription's demand must be greater than zero")
+        }
+        guard case .deliver(var iterator, let next, let downstream) = lock.withLock({ machine.demandRequested(demand) })
+        else { return }
+        deliver(iterator: &iterator, next: next, downstream: downstream, demand: demand)
+    }
+
+    internal func cancel() {
+        cancelRequested.store(true, ordering: .releasing)
+        lock.withLock { machine.cancelled() }
+    }
+
+    /// The delivering loop: runs on the thread that found the subscription waiting for demand.
+    private func deliver(iterator: inout Elements, next: Elements.Element, downstream: Downstream, demand: Subscribers.Demand) {
+        var next = next
+        var demand = demand
+        while true {
+            if demand == .unlimited {
+                while !cancelRequested.load(ordering: .acquiring) {
+                    _ = downstream.receive(next)
+                    guard let following = iterator.next() else { return finish(downstream) }
+                    next = following
+                }
+                return
+            }
+            while demand > 0 {
+                if cancelRequested.load(ordering: .acquiring) { return }
+                demand -= 1
+                demand += downstream.receive(next)
+                guard let following = iterator.next() else { return finish(downstream) }
+                next = following
+            }
+            switch lock.withLock({ machine.demandExhausted(iterator: iterator, next: next, downstream: downstream) }) {
+            case .stop:
+                return
+            case .continue(let more):
+                demand = more
+            }
+        }
+    }
+
+    private func finish(_ downstream: Downstream) {
+        if lock.withLock({ machine.finished() }) {
+            downstream.receive(completion: completion)
+        }
+    }
+}
+
+/// Who owns the iterator of an ``IteratingSubscription``, and the demand that is waiting.
+///
+/// **Thread safety:** value type; its owner keeps it behind a lock.
+internal struct IteratingStateMachine<Downstream: Subscriber, Elements: IteratorProtocol>
+where Elements.Element == Downstream.Input {
+    private enum State {
+        /// No demand; the iterator, the element pulled ahead and the subscriber rest here.
+        /// Next: `.delivering`, `.terminal`.
+        case awaitingDemand(Elements, next: Elements.Element, Downstream)
+        /// One thread is delivering and holds the iterator; `added` is demand requested meanwhile.
+        /// Next: `.awaitingDemand`, `.terminal`.
+        case delivering(added: Subscribers.Demand)
+        /// Finished or cancelled; everything released. Final.
+        case terminal
+    }
+
+    internal enum RequestAction {
+        case none
+        case deliver(Elements, next: Elements.Element, Downstream)
+    }
+
+    internal enum ExhaustedAction {
+        case stop
+        case `continue`(Subscribers.Demand)
+    }
+
+    private var state: State
+
+    internal init(iterator: Elements, next: Elements.Element, downstream: Downstream) {
+        state = .awaitingDemand(iterator, next: next, downstream)
+    }
+
+    internal mutating func demandRequested(_ demand: Subscribers.Demand) -> RequestAction {
+        switch state {
+        case .awaitingDemand(let iterator, let next, let downstream):
+            state = .delivering(added: .none)
+            return .deliver(iterator, next: next, downstream)
+        case .delivering(let added):
+            state = .delivering(added: added + demand)
+            return .none
+        case .terminal:
+            return .none
+        }
+    }
+
+    /// The delivering thread used up its demand; it continues with what was added, or parks.
+    internal mutating func demandExhausted(
+        iterator: Elements,
+        next: Elements.Element,
+        downstream: Downstream
+    ) -> ExhaustedAction {
+        switch state {
+        case .delivering(let added) where added > 0:
+            state = .delivering(added: .none)
+            return .continue(added)
+        case .delivering:
+            state = .awaitingDemand(iterator, next: next, downstream)
+            return .stop
+        case .terminal:
+            return .stop
+        case .awaitingDemand:
+            internalInconsistency("demand exhausted while awaiting demand")
+        }
+    }
+
+    /// - Returns: Whether to send the completion (not if cancelled meanwhile).
+    internal mutating func finished() -> Bool {
+        switch state {
+        case .delivering:
+            state = .terminal
+            return true
+        case .terminal:
+            return false
+        case .awaitingDemand:
+            internalInconsistency("finished while awaiting demand")
+        }
+    }
+
+    internal mutating func cancelled() {
+        state = .terminal
+    }
+}

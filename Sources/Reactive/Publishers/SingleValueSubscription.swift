@@ -1,0 +1,60 @@
+/// The subscription of a publisher that has one value to give: it sends the value on the first
+/// demand, then finishes. Used by ``Just``, `Result.Publisher` and `Optional.Publisher`.
+///
+/// **Ownership:** retained by its subscriber; retains the subscriber and the value until it
+/// finishes or is cancelled.
+///
+/// **Thread safety:** safe to call from any thread.
+internal final class SingleValueSubscription<Downstream: Subscriber>: Subscription, CustomStringConvertible,
+    CustomReflectable, @unchecked Sendable
+{
+    // @unchecked Sendable: `state` is only touched inside `lock`; `name` is immutable.
+
+    /// Where the one value is.
+    private enum State {
+        /// Waiting for demand. Next: `.delivering`, `.terminal`.
+        case pending(Downstream, Downstream.Input)
+        /// The value is being received; the completion follows unless cancelled. Next: `.terminal`.
+        case delivering(Downstream)
+        /// Finished or cancelled. Final.
+        case terminal
+    }
+
+    private let lock = Lock()
+    private var state: State  // Guarded by lock.
+    private let name: String
+
+    internal init(value: Downstream.Input, downstream: Downstream, name: String) {
+        state = .pending(downstream, value)
+        self.name = name
+    }
+
+    internal var description: String { name }
+
+    internal var customMirror: Mirror { Mirror(self, children: []) }
+
+    internal func request(_ demand: Subscribers.Demand) {
+        if demand == .none {
+            apiViolation("a subscription's demand must be greater than zero")
+        }
+        let delivery = lock.withLock { () -> (Downstream, Downstream.Input)? in
+            guard case .pending(let downstream, let value) = state else { return nil }
+            state = .delivering(downstream)
+            return (downstream, value)
+        }
+        guard let (downstream, value) = delivery else { return }
+        _ = downstream.receive(value)
+        let finishing = lock.withLock { () -> Bool in
+            guard case .delivering = state else { return false }
+            state = .terminal
+            return true
+        }
+        if finishing {
+            downstream.receive(completion: .finished)
+        }
+    }
+
+    internal func cancel() {
+        lock.withLock { state = .terminal }
+    }
+}

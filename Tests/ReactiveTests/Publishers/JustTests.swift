@@ -1,0 +1,81 @@
+import Reactive
+import Testing
+import TestSupport
+
+@Suite struct JustTests {
+    @Test func sendsTheValueOnFirstDemandThenFinishes() {
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: nil)
+        Just(42).subscribe(subscriber)
+        #expect(subscriber.history == [.subscription])
+        subscriber.request(.max(1))
+        subscriber.request(.max(1))
+        #expect(subscriber.history == [.subscription, .value(42), .completion(.finished)])
+    }
+
+    @Test func cancelInsideReceiveSuppressesCompletion() {
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .max(1)) { subscriber, _ in
+            subscriber.cancel()
+            return .none
+        }
+        Just(1).subscribe(subscriber)
+        #expect(subscriber.history == [.subscription, .value(1)])
+    }
+
+    @Test func cancelBeforeDemandSendsNothing() {
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: nil)
+        Just(1).subscribe(subscriber)
+        subscriber.subscription?.cancel()
+        subscriber.subscription?.request(.unlimited)
+        #expect(subscriber.history == [.subscription])
+    }
+
+    @Test func eachSubscriberGetsTheValue() {
+        let just = Just("a")
+        let first = TrackingSubscriber<String, Never>()
+        let second = TrackingSubscriber<String, Never>()
+        just.subscribe(first)
+        just.subscribe(second)
+        #expect(first.history == [.subscription, .value("a"), .completion(.finished)])
+        #expect(second.history == first.history)
+        #expect(just == Just("a"))
+        #expect(just.output == "a")
+    }
+
+    @Test func subscriptionIsFreedAfterCompletion() {
+        weak var weakSubscription: AnyObject?
+        weak var weakSubscriber: TrackingSubscriber<Int, Never>?
+        do {
+            let subscriber = TrackingSubscriber<Int, Never>(initialDemand: nil)
+            Just(1).subscribe(subscriber)
+            weakSubscription = subscriber.subscription as AnyObject?
+            weakSubscriber = subscriber
+            subscriber.request(.max(1))
+        }
+        #expect(weakSubscription == nil)
+        #expect(weakSubscriber == nil)
+    }
+}
+
+@Suite struct EmptyAndFailTests {
+    private struct Oops: Error, Equatable {}
+
+    @Test func emptyFinishesImmediately() {
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: nil)
+        Empty<Int, Never>().subscribe(subscriber)
+        #expect(subscriber.history == [.subscription, .completion(.finished)])
+    }
+
+    @Test func emptyThatNeverCompletesSendsOnlyTheSubscription() {
+        let subscriber = TrackingSubscriber<Int, Never>()
+        Empty(completeImmediately: false, outputType: Int.self, failureType: Never.self).subscribe(subscriber)
+        #expect(subscriber.history == [.subscription])
+        #expect(Empty<Int, Never>() != Empty<Int, Never>(completeImmediately: false))
+    }
+
+    @Test func failTerminatesWithTheError() {
+        let subscriber = TrackingSubscriber<Int, Oops>(initialDemand: nil)
+        Fail(outputType: Int.self, failure: Oops()).subscribe(subscriber)
+        #expect(subscriber.history == [.subscription, .completion(.failure(Oops()))])
+        #expect(Fail<Int, Oops>(error: Oops()) == Fail(outputType: Int.self, failure: Oops()))
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Reactive
+
+/// A Foundation run loop running on its own thread, for tests of run-loop timers.
+///
+/// **Ownership:** the thread runs until ``stop()``.
+///
+/// **Thread safety:** safe to call from any thread.
+final class BackgroundRunLoop: @unchecked Sendable {
+    // @unchecked Sendable: `stopped` is guarded by `lock`; `runLoop` is set once before `init` returns
+    // and RunLoop's timer registration is thread-safe.
+    private let lock = Lock()
+    private var stopped = false  // Guarded by lock.
+    private(set) var runLoop: RunLoop!
+
+    init() {
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            let current = RunLoop.current
+            // A far-off repeating timer keeps the loop from returning at once for lack of sources.
+            current.add(Timer(timeInterval: 3_600, repeats: true) { _ in }, forMode: .default)
+            runLoop = current
+            ready.signal()
+            while !lock.withLock({ stopped }) {
+                _ = current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+            }
+        }
+        thread.start()
+        ready.wait()
+    }
+
+    func stop() {
+        lock.withLock { stopped = true }
+    }
+}
