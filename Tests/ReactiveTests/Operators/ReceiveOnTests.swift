@@ -162,4 +162,34 @@ import Testing
             #expect(subscriber.overlaps == 0)
         }
     }
+
+    @Test func realDispatchQueueDeliversEverythingOnTheQueueInOrder() {
+        let queue = DispatchQueue(label: "receive-on-test")
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let done = DispatchSemaphore(value: 0)
+        let subject = PassthroughSubject<Int, Never>()
+        let onQueue = OverlapCheckingSubscriber<Bool, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>(
+            onValue: { _, _ in
+                _ = onQueue.receive(DispatchQueue.getSpecific(key: key) == true)
+                return .none
+            },
+            onCompletion: { _ in
+                _ = onQueue.receive(DispatchQueue.getSpecific(key: key) == true)
+                done.signal()
+            }
+        )
+        onQueue.receive(subscription: Subscriptions.empty)
+        subject.receive(on: queue).subscribe(subscriber)
+        DispatchQueue.global().async {
+            for value in 0..<500 { subject.send(value) }
+            subject.send(completion: .finished)
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(subscriber.values == Array(0..<500))
+        #expect(subscriber.completion == .finished)
+        #expect(onQueue.received.count == 501)
+        #expect(onQueue.received.allSatisfy { $0 })
+    }
 }

@@ -22,7 +22,11 @@ import Testing
         let succeedAt: (Int) -> [Int]?
         let failImmediately: Bool
 
-        init(scheduler: VirtualTimeScheduler, failImmediately: Bool = true, succeedAt: @escaping (Int) -> [Int]? = { _ in nil }) {
+        init(
+            scheduler: VirtualTimeScheduler,
+            failImmediately: Bool = true,
+            succeedAt: @escaping (Int) -> [Int]? = { _ in nil }
+        ) {
             self.scheduler = scheduler
             self.failImmediately = failImmediately
             self.succeedAt = succeedAt
@@ -138,13 +142,18 @@ import Testing
         let capped = Backoff(base: .seconds(1), maximum: .seconds(10), jitter: .none)
         let subscriber = TrackingSubscriber<Int, CodedError>()
         service.publisher
-            .retry(3, withBackoff: capped, scheduler: scheduler, retryAfter: { error in
-                switch error.code {
-                case 0: .seconds(5)
-                case 1: .seconds(500)
-                default: nil
+            .retry(
+                3,
+                withBackoff: capped,
+                scheduler: scheduler,
+                retryAfter: { error in
+                    switch error.code {
+                    case 0: .seconds(5)
+                    case 1: .seconds(500)
+                    default: nil
+                    }
                 }
-            })
+            )
             .subscribe(subscriber)
         scheduler.run()
         #expect(service.times == [0, 5, 15, 19])
@@ -204,10 +213,14 @@ import Testing
 @Suite struct BackoffTests {
     @Test func delaysGrowExponentiallyUpToTheMaximum() {
         let backoff = Backoff(base: .milliseconds(100), maximum: .seconds(1), jitter: .none)
-        #expect((0..<6).map { backoff.delay(forRetry: $0) } == [
-            .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1),
-        ])
-        #expect("\((0..<5).map { backoff.delay(forRetry: $0) })" == "[0.1 seconds, 0.2 seconds, 0.4 seconds, 0.8 seconds, 1.0 seconds]")
+        #expect(
+            (0..<6).map { backoff.delay(forRetry: $0) } == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1),
+                .seconds(1),
+            ]
+        )
+        let printed = "\((0..<5).map { backoff.delay(forRetry: $0) })"
+        #expect(printed == "[0.1 seconds, 0.2 seconds, 0.4 seconds, 0.8 seconds, 1.0 seconds]")
     }
 
     @Test func hugeRetryNumbersAndExtremeSettingsSaturateInsteadOfTrapping() {

@@ -228,7 +228,12 @@ final class ConcurrentTestScheduler: Scheduler, @unchecked Sendable {
         queue.async(group: group) { action() }
     }
 
-    func schedule(after date: SchedulerTimeType, tolerance: SchedulerTimeType.Stride, options: Never?, _ action: @escaping () -> Void) {
+    func schedule(
+        after date: SchedulerTimeType,
+        tolerance: SchedulerTimeType.Stride,
+        options: Never?,
+        _ action: @escaping () -> Void
+    ) {
         schedule(options: nil, action)
     }
 

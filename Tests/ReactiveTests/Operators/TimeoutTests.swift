@@ -8,7 +8,7 @@ import Testing
         let scheduler = VirtualTimeScheduler()
         let upstream = ManualPublisher<Int, CodedError>()
         let subscriber = TimedSubscriber<Int, CodedError>(scheduler: scheduler)
-        upstream.timeout(.seconds(2), scheduler: scheduler, customError: { CodedError(code: 408) }).subscribe(subscriber)
+        upstream.timeout(.seconds(2), scheduler: scheduler) { CodedError(code: 408) }.subscribe(subscriber)
         scheduler.advance(by: .seconds(10))
         #expect(subscriber.timeline == ["t=2:failure(CodedError(408))"])
         #expect(upstream.subscription?.history == [.requested(.unlimited), .cancelled])
