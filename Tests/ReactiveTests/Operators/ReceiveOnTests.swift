@@ -192,4 +192,20 @@ import Testing
         #expect(onQueue.received.count == 501)
         #expect(onQueue.received.allSatisfy { $0 })
     }
+
+    @Test func immediateSchedulerWithReentrantDemandDeliversInOrderWithoutNesting() {
+        var depth = 0
+        var maxDepth = 0
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .max(1)) { subscriber, _ in
+            depth += 1
+            maxDepth = max(maxDepth, depth)
+            subscriber.request(.max(1))
+            depth -= 1
+            return .none
+        }
+        (1...1_000).publisher.receive(on: ImmediateScheduler.shared).subscribe(subscriber)
+        #expect(subscriber.values == Array(1...1_000))
+        #expect(subscriber.completion == .finished)
+        #expect(maxDepth == 1)
+    }
 }
