@@ -1,0 +1,149 @@
+extension Publisher {
+    /// Specifies the scheduler on which to perform subscribe, cancel, and request operations.
+    ///
+    /// Unlike ``Publisher/receive(on:options:)``, which affects downstream messages, this changes
+    /// the context of upstream operations: subscribing, requesting and cancelling happen on
+    /// `scheduler`. Values and the completion arrive on whatever context upstream sends them.
+    ///
+    ///     let scheduler = VirtualTimeScheduler()
+    ///     let cancellable = [1, 2].publisher.subscribe(on: scheduler).sink { print($0) }
+    ///     scheduler.advance()
+    ///     // Prints: 1 2 (one per line)
+    ///
+    /// - Parameters:
+    ///   - scheduler: The scheduler used to send messages to upstream publishers.
+    ///   - options: Options that customize the delivery of elements.
+    /// - Returns: A publisher which performs upstream operations on the specified scheduler.
+    public func subscribe<S: Scheduler>(
+        on scheduler: S,
+        options: S.SchedulerOptions? = nil
+    ) -> Publishers.SubscribeOn<Self, S> {
+        Publishers.SubscribeOn(upstream: self, scheduler: scheduler, options: options)
+    }
+}
+
+extension Publishers {
+    /// A publisher that receives elements from an upstream publisher on a specific scheduler.
+    ///
+    /// **Ownership:** a value; each subscription is retained by its subscriber until completion or
+    /// cancel, and by its scheduled upstream operations until they have run.
+    ///
+    /// **Thread safety:** value type; its subscriptions are safe to call from any thread.
+    public struct SubscribeOn<Upstream: Publisher, Context: Scheduler>: Publisher {
+        public typealias Output = Upstream.Output
+        public typealias Failure = Upstream.Failure
+
+        /// The publisher from which this publisher receives elements.
+        public let upstream: Upstream
+
+        /// The scheduler the publisher should use to receive elements.
+        public let scheduler: Context
+
+        /// Scheduler options that customize the delivery of elements.
+        public let options: Context.SchedulerOptions?
+
+        /// Creates a publisher that subscribes to `upstream`, requests from it and cancels it on `scheduler`.
+        public init(upstream: Upstream, scheduler: Context, options: Context.SchedulerOptions?) {
+            self.upstream = upstream
+            self.scheduler = scheduler
+            self.options = options
+        }
+
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            let inner = Inner(downstream: subscriber, scheduler: scheduler, options: options)
+            let upstream = self.upstream
+            scheduler.schedule(options: options) { upstream.subscribe(inner) }
+        }
+    }
+}
+
+extension Publishers.SubscribeOn {
+    /// The subscription of `subscribe(on:)`: passes values and the completion straight through and
+    /// hops requests and cancellation onto the scheduler.
+    ///
+    /// **Ownership:** retained by the upstream publisher and the downstream subscriber; drops both on
+    /// completion or cancel.
+    ///
+    /// **Thread safety:** safe to call from any thread.
+    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
+        CustomReflectable, @unchecked Sendable
+    where Downstream.Input == Output, Downstream.Failure == Failure {
+        // @unchecked Sendable: `state` is only touched inside `lock`; everything else is immutable.
+        typealias Input = Upstream.Output
+        typealias Failure = Upstream.Failure
+
+        private enum State {
+            /// The scheduled subscribe has not reached upstream yet. Next: `.active`, `.terminal`.
+            case awaitingSubscription(Downstream)
+            /// Relaying. Next: `.terminal`.
+            case active(upstream: any Subscription, downstream: Downstream)
+            /// Completed or cancelled. Final.
+            case terminal
+        }
+
+        private let scheduler: Context
+        private let options: Context.SchedulerOptions?
+        private let lock = Lock()
+        private var state: State  // Guarded by lock.
+
+        init(downstream: Downstream, scheduler: Context, options: Context.SchedulerOptions?) {
+            self.scheduler = scheduler
+            self.options = options
+            state = .awaitingSubscription(downstream)
+        }
+
+        var description: String { "SubscribeOn" }
+
+        var customMirror: Mirror { Mirror(self, children: []) }
+
+        func receive(subscription: any Subscription) {
+            let downstream = lock.withLock { () -> Downstream? in
+                guard case .awaitingSubscription(let downstream) = state else { return nil }
+                state = .active(upstream: subscription, downstream: downstream)
+                return downstream
+            }
+            if let downstream {
+                downstream.receive(subscription: self)
+            } else {
+                subscription.cancel()
+            }
+        }
+
+        func receive(_ input: Input) -> Subscribers.Demand {
+            let downstream = lock.withLock { () -> Downstream? in
+                guard case .active(_, let downstream) = state else { return nil }
+                return downstream
+            }
+            return downstream?.receive(input) ?? .none
+        }
+
+        func receive(completion: Subscribers.Completion<Failure>) {
+            let downstream = lock.withLock { () -> Downstream? in
+                guard case .active(_, let downstream) = state else { return nil }
+                state = .terminal
+                return downstream
+            }
+            downstream?.receive(completion: completion)
+        }
+
+        func request(_ demand: Subscribers.Demand) {
+            guard demand > 0 else { apiViolation("SubscribeOn requested a demand of zero") }
+            let upstream = lock.withLock { () -> (any Subscription)? in
+                guard case .active(let upstream, _) = state else { return nil }
+                return upstream
+            }
+            guard let upstream else { return }
+            scheduler.schedule(options: options) { upstream.request(demand) }
+        }
+
+        func cancel() {
+            let upstream = lock.withLock { () -> (any Subscription)? in
+                defer { state = .terminal }
+                guard case .active(let upstream, _) = state else { return nil }
+                return upstream
+            }
+            guard let upstream else { return }
+            scheduler.schedule(options: options) { upstream.cancel() }
+        }
+    }
+}
