@@ -2,7 +2,7 @@ import Reactive
 
 /// A publisher of the natural numbers 0, 1, 2, …, where each value equals its index.
 ///
-/// Element i is a Term with index `start + i`. It never delivers more than its subscriber requested,
+/// Element i is a ``Term`` with index `start + i`. It never delivers more than its subscriber requested,
 /// finishes after `count` elements (at once, without demand, when `count` is zero) and, with `count`
 /// `nil`, streams until cancelled. The cheapest stream: a few nanoseconds per element.
 ///
@@ -32,7 +32,7 @@ public struct Naturals: Publisher, Sendable {
     ///
     /// - Parameters:
     ///   - start: The index of the first element to deliver; zero or more. See
-    ///     SequenceKind/maxStart for what reaching it costs.
+    ///     ``SequenceKind/maxStart`` for what reaching it costs.
     ///   - count: The number of elements to deliver, zero or more; `nil` streams until cancelled.
     ///   - probe: Counters to report to, for tests.
     public init(start: Int = 0, count: Int? = nil, probe: SequenceProbe? = nil) {

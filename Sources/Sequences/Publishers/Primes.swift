@@ -2,7 +2,7 @@ import Reactive
 
 /// A publisher of the prime numbers, the n-th prime (0-based) at index n: 2, 3, 5, 7, …
 ///
-/// Element i is a Term with index `start + i`. It never delivers more than its subscriber requested,
+/// Element i is a ``Term`` with index `start + i`. It never delivers more than its subscriber requested,
 /// finishes after `count` elements (at once, without demand, when `count` is zero) and, with `count`
 /// `nil`, streams until cancelled. A segmented sieve with bounded memory produces them.
 ///
@@ -32,7 +32,7 @@ public struct Primes: Publisher, Sendable {
     ///
     /// - Parameters:
     ///   - start: The index of the first element to deliver; zero or more. See
-    ///     SequenceKind/maxStart for what reaching it costs.
+    ///     ``SequenceKind/maxStart`` for what reaching it costs.
     ///   - count: The number of elements to deliver, zero or more; `nil` streams until cancelled.
     ///   - probe: Counters to report to, for tests.
     public init(start: Int = 0, count: Int? = nil, probe: SequenceProbe? = nil) {
