@@ -55,7 +55,9 @@ import Testing
 @Suite struct PrimesValuesTests {
     @Test func firstValues() {
         #expect(
-            decimalValues(of: Primes(count: 12)) == ["2", "3", "5", "7", "11", "13", "17", "19", "23", "29", "31", "37"]
+            decimalValues(of: Primes(count: 12)) == [
+                "2", "3", "5", "7", "11", "13", "17", "19", "23", "29", "31", "37",
+            ]
         )
     }
 
@@ -75,7 +77,9 @@ import Testing
     }
 
     @Test func millionthPrime() {
-        #expect(terms(of: Primes(start: 999_999, count: 2)) == [term(999_999, 15_485_863), term(1_000_000, 15_485_867)])
+        #expect(
+            terms(of: Primes(start: 999_999, count: 2)) == [term(999_999, 15_485_863), term(1_000_000, 15_485_867)]
+        )
     }
 
     @Test(arguments: [1, 2, 3, 6_540, 6_541, 6_542, 6_543, 12_000])

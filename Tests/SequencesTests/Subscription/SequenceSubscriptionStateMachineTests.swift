@@ -28,7 +28,11 @@ import Testing
             return
         }
         _ = machine.demandRequested(.max(3))
-        guard case .continueDelivering(_, _, let pending) = machine.demandExhausted(downstream: "d", source: Self.source())
+        guard
+            case .continueDelivering(_, _, let pending) = machine.demandExhausted(
+                downstream: "d",
+                source: Self.source()
+            )
         else {
             Issue.record("expected continueDelivering")
             return

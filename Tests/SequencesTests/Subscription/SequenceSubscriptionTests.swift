@@ -33,7 +33,9 @@ import Testing
         let subscriber = TrackingSubscriber<Term, Never>(initialDemand: .unlimited)
         Naturals(start: 3, count: 4).subscribe(subscriber)
         #expect(
-            subscriber.history == [.subscription] + (3..<7).map { .value(term($0, UInt64($0))) } + [.completion(.finished)]
+            subscriber.history == [.subscription] + (3..<7).map { .value(term($0, UInt64($0))) } + [
+                .completion(.finished)
+            ]
         )
     }
 
