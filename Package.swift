@@ -29,6 +29,14 @@ let package = Package(
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout"], swiftSettings: strictSettings),
 
+        // Benchmarks: release builds only (`swift run -c release sequences-bench`), never run as tests.
+        .executableTarget(
+            name: "sequences-bench",
+            dependencies: ["Sequences", "Reactive"],
+            path: "bench/SequencesBench",
+            swiftSettings: strictSettings
+        ),
+
         // Test helpers shared by the test targets: tracking subscriber, loopback client.
         .target(
             name: "TestSupport",

@@ -13,6 +13,7 @@ extension BigUInt {
     /// The number of digits in the decimal form: 1 for zero, else the digits without leading zeros.
     ///
     /// - Complexity: O(1).
+    @inline(__always)
     public var decimalDigitCount: Int {
         guard let top = high.last else {
             return Self.decimalDigitCount(of: low)

@@ -29,15 +29,21 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// Creates the value `value`.
     ///
     /// - Complexity: O(1); allocates only when `value` is at least 10^18.
+    @inline(__always)
     public init(_ value: UInt64) {
         if value < Self.limbBase {
             low = value
             high = []
         } else {
-            // UInt64.max / 10^18 is 18, so one more limb always suffices.
-            low = value % Self.limbBase
-            high = [value / Self.limbBase]
+            (low, high) = Self.twoLimbs(value)
         }
+    }
+
+    /// The slow path of ``init(_:)``, kept out of line so that the fast path inlines.
+    @inline(never)
+    private static func twoLimbs(_ value: UInt64) -> (UInt64, [UInt64]) {
+        // UInt64.max / 10^18 is 18, so one more limb always suffices.
+        (value % limbBase, [value / limbBase])
     }
 
     public init(integerLiteral value: UInt64) {

@@ -6,7 +6,7 @@
 /// **Ownership:** a value type.
 ///
 /// **Thread safety:** value type; not shared.
-struct FactorialGenerator: TermGenerator {
+struct FactorialGenerator {
     static var skipChunk: Int { 64 }
 
     /// n!, the value of the next element unless `stepPending`.
@@ -29,7 +29,7 @@ struct FactorialGenerator: TermGenerator {
     }
 
     /// - Complexity: one multiplication by a machine word.
-    mutating func next(index: Int) -> BigUInt? {
+    mutating func next() -> BigUInt {
         if stepPending { step() }
         stepPending = true
         return current

@@ -7,7 +7,7 @@
 /// **Ownership:** a value type.
 ///
 /// **Thread safety:** value type; not shared.
-struct FibonacciGenerator: TermGenerator {
+struct FibonacciGenerator {
     static var skipChunk: Int { 1_024 }
 
     /// F(i), the value of the next element unless `stepPending`.
@@ -30,7 +30,7 @@ struct FibonacciGenerator: TermGenerator {
     }
 
     /// - Complexity: one addition.
-    mutating func next(index: Int) -> BigUInt? {
+    mutating func next() -> BigUInt {
         if stepPending { step() }
         stepPending = true
         return current

@@ -12,7 +12,7 @@
 /// **Ownership:** a value type; its two arrays are private to it.
 ///
 /// **Thread safety:** value type; not shared.
-struct PrimeSieve: TermGenerator {
+struct PrimeSieve {
     static var skipChunk: Int { 65_536 }
 
     /// Odd numbers per segment.
@@ -55,7 +55,7 @@ struct PrimeSieve: TermGenerator {
     }
 
     /// - Complexity: amortized O(log log p) per prime.
-    mutating func next(index: Int) -> BigUInt? {
+    mutating func next() -> BigUInt? {
         if !producedTwo {
             producedTwo = true
             return BigUInt(2)

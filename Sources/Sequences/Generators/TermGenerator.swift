@@ -1,24 +1,62 @@
 import Reactive
 import Synchronization
 
-/// Produces the values of one sequence in order, from index 0.
+/// Produces the values of whichever sequence a subscription streams, in order from index 0.
 ///
-/// **Ownership:** a value type, owned by the ``TermCursor`` that drives it.
+/// A struct holding every kind's generator (the unused ones are empty and allocate nothing) and
+/// switching on the kind per element, rather than a protocol: the subscription is generic over its
+/// subscriber, and Swift does not specialize a generator protocol inside code that stays generic, so a
+/// protocol would cost a witness-table call per element. A predictable switch costs well under one.
 ///
-/// **Thread safety:** value type; not shared. The subscription lets one thread at a time drive it.
-protocol TermGenerator {
+/// **Ownership:** a value type, owned by its ``TermCursor``.
+///
+/// **Thread safety:** value type; not shared.
+struct TermGenerator {
+    private let kind: SequenceKind
+    // Only the one for `kind` is ever used.
+    private var fibonacci = FibonacciGenerator()
+    private var primes = PrimeSieve()
+    private var factorial = FactorialGenerator()
+
+    init(kind: SequenceKind) {
+        self.kind = kind
+    }
+
     /// How many elements ``skip(_:)`` is asked to pass at once, so that a cancel is noticed between chunks.
-    static var skipChunk: Int { get }
+    var skipChunk: Int {
+        switch kind {
+        case .fibonacci: FibonacciGenerator.skipChunk
+        case .naturals: .max
+        case .primes: PrimeSieve.skipChunk
+        case .factorial: FactorialGenerator.skipChunk
+        }
+    }
 
     /// Moves past the next `count` elements without producing them.
     ///
     /// - Returns: `false` if the sequence ran out on the way.
-    mutating func skip(_ count: Int) -> Bool
+    mutating func skip(_ count: Int) -> Bool {
+        switch kind {
+        case .fibonacci: fibonacci.skip(count)
+        case .naturals: true
+        case .primes: primes.skip(count)
+        case .factorial: factorial.skip(count)
+        }
+    }
 
     /// Produces the value of the next element, which is at `index`.
     ///
     /// - Returns: The value, or `nil` if the sequence has no more elements.
-    mutating func next(index: Int) -> BigUInt?
+    @inline(__always)
+    mutating func next(index: Int) -> BigUInt? {
+        switch kind {
+        case .fibonacci: fibonacci.next()
+        // Indices are never negative, so the conversion is exact.
+        case .naturals: BigUInt(UInt64(truncatingIfNeeded: index))
+        case .primes: primes.next()
+        case .factorial: factorial.next()
+        }
+    }
 }
 
 /// Why a call to ``TermCursor/deliver(demand:to:cancelled:probe:)`` returned.
@@ -37,18 +75,19 @@ enum DeliveryOutcome {
 /// thread while it delivers.
 ///
 /// **Thread safety:** value type; not shared.
-struct TermCursor<Generator: TermGenerator> {
-    private var generator: Generator
+struct TermCursor {
+    private var generator: TermGenerator
     /// Elements before `start` that have not been skipped yet; skipped lazily, on the first demand.
     private var pendingSkip: Int
     private var nextIndex: Int
     private let lastIndex: Int
 
     /// - Parameters:
+    ///   - kind: The sequence.
     ///   - start: The index of the first element to deliver; not negative.
     ///   - lastIndex: The index of the last element to deliver; at least `start`.
-    init(_ generator: Generator, start: Int, lastIndex: Int) {
-        self.generator = generator
+    init(kind: SequenceKind, start: Int, lastIndex: Int) {
+        generator = TermGenerator(kind: kind)
         pendingSkip = start
         nextIndex = start
         self.lastIndex = lastIndex
@@ -57,89 +96,44 @@ struct TermCursor<Generator: TermGenerator> {
     /// Delivers up to `demand` elements (plus whatever `receive(_:)` asks for on the way) to `downstream`.
     ///
     /// The hot loop: per element it reads the cancelled flag (a relaxed atomic load), produces the value and
-    /// calls the subscriber. It takes no lock.
-    @inline(__always)
-    mutating func deliver<Downstream: Subscriber>(
-        demand initialDemand: Subscribers.Demand,
-        to downstream: Downstream,
-        cancelled: borrowing Atomic<Bool>,
-        probe: SequenceProbe?
-    ) -> DeliveryOutcome where Downstream.Input == Term, Downstream.Failure == Never {
-        while pendingSkip > 0 {
-            if cancelled.load(ordering: .relaxed) { return .cancelled }
-            let chunk = min(pendingSkip, Generator.skipChunk)
-            guard generator.skip(chunk) else { return .ended }
-            pendingSkip -= chunk
-        }
-        var demand = initialDemand
-        while demand > 0 {
-            if cancelled.load(ordering: .relaxed) { return .cancelled }
-            let index = nextIndex
-            guard let value = generator.next(index: index) else { return .ended }
-            probe?.recordProduced()
-            demand -= 1
-            let additional = downstream.receive(Term(index: index, value: value))
-            if additional != .none {
-                demand += additional
-                probe?.recordRequested(additional)
-            }
-            if index == lastIndex { return .ended }
-            // index < lastIndex <= Int.max, so this cannot overflow.
-            nextIndex = index &+ 1
-        }
-        return .demandExhausted
-    }
-}
-
-/// The cursor of whichever sequence a subscription streams: one case per ``SequenceKind``.
-///
-/// An enum rather than an existential so that each kind's delivery loop is compiled for its concrete
-/// generator, with no dynamic dispatch per element.
-///
-/// **Ownership:** a value type, moved between the state machine and the delivering thread.
-///
-/// **Thread safety:** value type; not shared.
-enum TermSource {
-    case fibonacci(TermCursor<FibonacciGenerator>)
-    case naturals(TermCursor<NaturalsGenerator>)
-    case primes(TermCursor<PrimeSieve>)
-    case factorial(TermCursor<FactorialGenerator>)
-
-    /// The source for `kind`, positioned before `start`, ending after `lastIndex`.
-    init(kind: SequenceKind, start: Int, lastIndex: Int) {
-        switch kind {
-        case .fibonacci: self = .fibonacci(TermCursor(FibonacciGenerator(), start: start, lastIndex: lastIndex))
-        case .naturals: self = .naturals(TermCursor(NaturalsGenerator(), start: start, lastIndex: lastIndex))
-        case .primes: self = .primes(TermCursor(PrimeSieve(), start: start, lastIndex: lastIndex))
-        case .factorial: self = .factorial(TermCursor(FactorialGenerator(), start: start, lastIndex: lastIndex))
-        }
-    }
-
-    /// Delivers through the cursor of this source's kind; see ``TermCursor/deliver(demand:to:cancelled:probe:)``.
+    /// calls the subscriber. It takes no lock, and counts demand in a plain integer: `Demand`'s operators
+    /// read its `.none` and `.unlimited` globals through accessors that cannot be inlined across modules.
     mutating func deliver<Downstream: Subscriber>(
         demand: Subscribers.Demand,
         to downstream: Downstream,
         cancelled: borrowing Atomic<Bool>,
         probe: SequenceProbe?
     ) -> DeliveryOutcome where Downstream.Input == Term, Downstream.Failure == Never {
-        // Each case moves its cursor out, drives it, and puts it back: one copy per window, not per element.
-        switch self {
-        case .fibonacci(var cursor):
-            let outcome = cursor.deliver(demand: demand, to: downstream, cancelled: cancelled, probe: probe)
-            self = .fibonacci(cursor)
-            return outcome
-        case .naturals(var cursor):
-            let outcome = cursor.deliver(demand: demand, to: downstream, cancelled: cancelled, probe: probe)
-            self = .naturals(cursor)
-            return outcome
-        case .primes(var cursor):
-            let outcome = cursor.deliver(demand: demand, to: downstream, cancelled: cancelled, probe: probe)
-            self = .primes(cursor)
-            return outcome
-        case .factorial(var cursor):
-            let outcome = cursor.deliver(demand: demand, to: downstream, cancelled: cancelled, probe: probe)
-            self = .factorial(cursor)
-            return outcome
+        while pendingSkip > 0 {
+            if cancelled.load(ordering: .relaxed) { return .cancelled }
+            let chunk = min(pendingSkip, generator.skipChunk)
+            guard generator.skip(chunk) else { return .ended }
+            pendingSkip -= chunk
         }
+        // `budget` is meaningless while `unlimited`.
+        var unlimited = demand.max == nil
+        var budget = demand.max ?? 0
+        while unlimited || budget > 0 {
+            if cancelled.load(ordering: .relaxed) { return .cancelled }
+            let index = nextIndex
+            guard let value = generator.next(index: index) else { return .ended }
+            if let probe { probe.recordProduced() }
+            if !unlimited { budget &-= 1 }
+            let additional = downstream.receive(Term(index: index, value: value))
+            if additional > 0 {
+                if let extra = additional.max {
+                    let (sum, overflow) = budget.addingReportingOverflow(extra)
+                    budget = sum
+                    unlimited = unlimited || overflow
+                } else {
+                    unlimited = true
+                }
+                if let probe { probe.recordRequested(additional) }
+            }
+            if index == lastIndex { return .ended }
+            // index < lastIndex <= Int.max, so this cannot overflow.
+            nextIndex = index &+ 1
+        }
+        return .demandExhausted
     }
 }

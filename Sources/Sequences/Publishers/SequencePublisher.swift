@@ -6,7 +6,7 @@ import Reactive
 /// It delivers the elements with indices `start`, `start + 1`, … (at most `count` of them, or until
 /// cancelled when `count` is `nil`), never more than its subscriber requested, and finishes after the
 /// last one; with `count == 0` it finishes at once, without demand. A stream whose indices would pass
-/// `Int.max` stops there. Its subscription holds the concrete generator for the kind, so nothing is
+/// `Int.max` stops there. Its subscription holds the generator for the kind, so nothing is
 /// type-erased per element.
 ///
 ///     let cancellable = SequencePublisher(kind: .primes, start: 3, count: 3)
@@ -68,7 +68,7 @@ public struct SequencePublisher: Publisher, Sendable {
         let subscription = SequenceSubscription(
             kind: kind,
             downstream: subscriber,
-            source: TermSource(kind: kind, start: start, lastIndex: lastIndex),
+            cursor: TermCursor(kind: kind, start: start, lastIndex: lastIndex),
             probe: probe
         )
         subscriber.receive(subscription: subscription)

@@ -16,20 +16,24 @@ import Synchronization
 /// **Thread safety:** safe to call from any thread, concurrently and re-entrantly.
 final class SequenceSubscription<Downstream: Subscriber>: Subscription, CustomStringConvertible, @unchecked Sendable
 where Downstream.Input == Term, Downstream.Failure == Never {
-    // @unchecked Sendable: `machine` is only touched inside `lock`; while delivering, the downstream and the
-    // source belong to the one emitter thread that the machine handed them to; the rest is immutable or atomic.
+    // @unchecked Sendable: `machine` is only touched inside `lock`. `downstream` and `cursor` are touched
+    // inside `lock` while the machine is idle, and only by the emitter thread while it is delivering (the
+    // machine hands them over inside the lock, so each hand-over is ordered). The rest is immutable or atomic.
 
     private let lock = Lock()
-    private var machine: SequenceSubscriptionStateMachine<Downstream>  // Guarded by lock.
+    private var machine = SequenceSubscriptionStateMachine()  // Guarded by lock.
     /// Set (inside the lock) by the first effective cancel; read per element by the emitter, without it.
     private let cancelledFlag = Atomic<Bool>(false)
     private let probe: SequenceProbe?  // Immutable.
     private let kind: SequenceKind  // Immutable.
+    private var cursor: TermCursor  // Guarded by lock while idle; emitter-confined while delivering.
+    private var downstream: Downstream?  // Guarded by lock while idle; emitter-confined while delivering.
 
-    init(kind: SequenceKind, downstream: Downstream, source: TermSource, probe: SequenceProbe?) {
+    init(kind: SequenceKind, downstream: Downstream, cursor: TermCursor, probe: SequenceProbe?) {
         self.kind = kind
         self.probe = probe
-        machine = SequenceSubscriptionStateMachine(downstream: downstream, source: source)
+        self.cursor = cursor
+        self.downstream = downstream
     }
 
     var description: String { kind.displayName }
@@ -43,58 +47,64 @@ where Downstream.Input == Term, Downstream.Failure == Never {
         switch action {
         case .none:
             break
-        case .startDelivering(let downstream, let source, let demand):
-            deliver(to: downstream, from: source, demand: demand)
+        case .startDelivering(let demand):
+            deliver(demand: demand)
         }
     }
 
     func cancel() {
-        let action = lock.withLock { () -> SequenceSubscriptionStateMachine<Downstream>.CancelAction in
+        var released: Downstream?
+        let action = lock.withLock { () -> SequenceSubscriptionStateMachine.CancelAction in
             let action = machine.cancelled()
             switch action {
             case .none:
                 break
-            case .stopEmitter, .release:
+            case .stopEmitter:
                 cancelledFlag.store(true, ordering: .relaxed)
+            case .release:
+                cancelledFlag.store(true, ordering: .relaxed)
+                swap(&released, &downstream)
             }
             return action
         }
-        switch action {
-        case .none:
-            break
-        case .stopEmitter:
-            probe?.recordCancelled()
-        case .release:
-            // The downstream and source go out of scope here, outside the lock: a subscriber's deinit may
-            // call back into this subscription.
+        if action != .none {
             probe?.recordCancelled()
         }
+        // `released` goes out of scope here, outside the lock: a subscriber's deinit may call back in.
+        _ = released
     }
 
     /// Runs the emitter: delivers until demand runs out with none collected, the sequence ends, or a cancel.
-    private func deliver(to downstream: Downstream, from source: TermSource, demand: Subscribers.Demand) {
-        var downstream = downstream
-        var source = source
+    ///
+    /// Called only by the thread the machine just made the emitter, which owns `downstream` and `cursor`.
+    private func deliver(demand: Subscribers.Demand) {
+        guard let downstream else {
+            internalInconsistency("an emitter started without a downstream")
+        }
         var demand = demand
         while true {
-            switch source.deliver(demand: demand, to: downstream, cancelled: cancelledFlag, probe: probe) {
+            switch cursor.deliver(demand: demand, to: downstream, cancelled: cancelledFlag, probe: probe) {
             case .cancelled:
+                // The cancel that set the flag left the downstream to this emitter.
+                self.downstream = nil
                 return
             case .ended:
                 let action = lock.withLock { machine.sequenceEnded() }
-                if case .finish = action {
+                self.downstream = nil
+                if action == .finish {
                     probe?.recordFinished()
                     downstream.receive(completion: .finished)
                 }
                 return
             case .demandExhausted:
-                let action = lock.withLock { machine.demandExhausted(downstream: downstream, source: source) }
+                let action = lock.withLock { machine.demandExhausted() }
                 switch action {
-                case .continueDelivering(let nextDownstream, let nextSource, let more):
-                    downstream = nextDownstream
-                    source = nextSource
+                case .continueDelivering(let more):
                     demand = more
-                case .stop, .release:
+                case .stop:
+                    return
+                case .release:
+                    self.downstream = nil
                     return
                 }
             }

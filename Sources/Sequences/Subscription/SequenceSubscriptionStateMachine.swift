@@ -2,69 +2,71 @@ import Reactive
 
 /// The demand-and-delivery state of one sequence subscription: who may deliver, and how much.
 ///
-/// At most one thread, the *emitter*, delivers at a time. It takes the downstream and the source out of
-/// the machine when it starts, so it needs no lock per element, and hands them back when its demand runs
-/// out. Demand requested meanwhile, from inside `receive(_:)` or from another thread, only adds to
-/// `pending`, which the emitter collects when its own demand is used up: a subscriber that requests one
-/// more from inside each `receive(_:)` makes the emitter loop, never recurse.
+/// At most one thread, the *emitter*, delivers at a time. While it does, it alone touches the
+/// subscription's downstream and cursor, so it needs no lock per element. Demand requested meanwhile,
+/// from inside `receive(_:)` or from another thread, only adds to `pending`, which the emitter collects
+/// when its own demand is used up: a subscriber that requests one more from inside each `receive(_:)`
+/// makes the emitter loop, never recurse.
+///
+/// The machine says who owns the downstream and the cursor but does not carry them: they stay in the
+/// subscription. Cases with payloads generic over the subscriber would make every `request(_:)` build
+/// generic metadata at run time (the subscription is compiled unspecialized), which measured at about
+/// 700 ns per request against some 30 ns for this shape.
 ///
 /// **Ownership:** stored inline in its ``SequenceSubscription``.
 ///
 /// **Thread safety:** value type; its owner calls it only with its lock held.
-struct SequenceSubscriptionStateMachine<Downstream> {
+struct SequenceSubscriptionStateMachine {
     private enum State {
-        /// Subscribed, nobody delivering, no demand outstanding. Holds what the next emitter needs.
+        /// Subscribed, nobody delivering, no demand outstanding; the lock guards the downstream and cursor.
         /// Next: `.delivering` (demand requested) or `.terminal` (cancelled).
-        case idle(downstream: Downstream, source: TermSource)
-        /// One thread is delivering and holds the downstream and the source; `pending` is the demand
-        /// requested since it last collected. Next: `.delivering` (it collected), `.idle` (demand used up)
-        /// or `.terminal` (finished or cancelled).
+        case idle
+        /// One thread is delivering and owns the downstream and cursor; `pending` is the demand requested
+        /// since it last collected. Next: `.delivering` (it collected), `.idle` (demand used up) or
+        /// `.terminal` (finished or cancelled).
         case delivering(pending: Subscribers.Demand)
-        /// Finished or cancelled: nothing more is delivered and nothing is held. Final.
+        /// Finished or cancelled: nothing more is delivered. Whoever moved the machine here (or the running
+        /// emitter, on a cancel) releases the downstream. Final.
         case terminal
     }
 
     /// What to do after ``demandRequested(_:)``.
-    enum RequestAction {
+    enum RequestAction: Equatable {
         /// Nothing: an emitter will pick the demand up, or the subscription is over.
         case none
-        /// Become the emitter: deliver `demand` elements from `source` to `downstream`.
-        case startDelivering(downstream: Downstream, source: TermSource, demand: Subscribers.Demand)
+        /// Become the emitter and deliver `demand` elements.
+        case startDelivering(demand: Subscribers.Demand)
     }
 
-    /// What the emitter does after ``demandExhausted(downstream:source:)``.
-    enum ExhaustedAction {
-        /// Keep delivering: `demand` more was requested meanwhile. Hands the downstream and source back.
-        case continueDelivering(downstream: Downstream, source: TermSource, demand: Subscribers.Demand)
-        /// Stop: the machine holds the downstream and source again, idle.
+    /// What the emitter does after ``demandExhausted()``.
+    enum ExhaustedAction: Equatable {
+        /// Keep delivering `demand` more elements, requested meanwhile.
+        case continueDelivering(demand: Subscribers.Demand)
+        /// Stop: the machine is idle and the lock guards the downstream and cursor again.
         case stop
-        /// Stop and drop them (outside the lock): the subscription was cancelled meanwhile.
-        case release(downstream: Downstream, source: TermSource)
+        /// Stop and release the downstream: the subscription was cancelled meanwhile.
+        case release
     }
 
     /// What to do after ``cancelled()``.
-    enum CancelAction {
+    enum CancelAction: Equatable {
         /// Nothing: the subscription had already finished or been cancelled.
         case none
-        /// Nothing more here: the running emitter notices the cancelled flag and drops what it holds.
+        /// Nothing more here: the running emitter notices the cancelled flag and releases the downstream.
         case stopEmitter
-        /// Drop the downstream and source (outside the lock).
-        case release(downstream: Downstream, source: TermSource)
+        /// Release the downstream (take it inside the lock, drop it outside).
+        case release
     }
 
     /// What the emitter does after ``sequenceEnded()``.
-    enum EndAction {
-        /// Send `.finished` downstream.
+    enum EndAction: Equatable {
+        /// Release the downstream, after sending it `.finished`.
         case finish
-        /// Send nothing: the subscription was cancelled meanwhile.
-        case none
+        /// Release the downstream without a completion: the subscription was cancelled meanwhile.
+        case release
     }
 
-    private var state: State
-
-    init(downstream: Downstream, source: TermSource) {
-        state = .idle(downstream: downstream, source: source)
-    }
+    private var state: State = .idle
 
     /// Whether the subscription is over (finished or cancelled).
     var isTerminal: Bool {
@@ -75,9 +77,9 @@ struct SequenceSubscriptionStateMachine<Downstream> {
     /// The subscriber requested `demand` (more than zero).
     mutating func demandRequested(_ demand: Subscribers.Demand) -> RequestAction {
         switch state {
-        case .idle(let downstream, let source):
+        case .idle:
             state = .delivering(pending: .none)
-            return .startDelivering(downstream: downstream, source: source, demand: demand)
+            return .startDelivering(demand: demand)
         case .delivering(let pending):
             state = .delivering(pending: pending + demand)
             return .none
@@ -86,17 +88,17 @@ struct SequenceSubscriptionStateMachine<Downstream> {
         }
     }
 
-    /// The emitter delivered all the demand it had; it hands back the downstream and the source.
-    mutating func demandExhausted(downstream: Downstream, source: TermSource) -> ExhaustedAction {
+    /// The emitter delivered all the demand it had.
+    mutating func demandExhausted() -> ExhaustedAction {
         switch state {
         case .delivering(let pending) where pending > 0:
             state = .delivering(pending: .none)
-            return .continueDelivering(downstream: downstream, source: source, demand: pending)
+            return .continueDelivering(demand: pending)
         case .delivering:
-            state = .idle(downstream: downstream, source: source)
+            state = .idle
             return .stop
         case .terminal:
-            return .release(downstream: downstream, source: source)
+            return .release
         case .idle:
             internalInconsistency("demandExhausted() in \(state)")
         }
@@ -109,7 +111,7 @@ struct SequenceSubscriptionStateMachine<Downstream> {
             state = .terminal
             return .finish
         case .terminal:
-            return .none
+            return .release
         case .idle:
             internalInconsistency("sequenceEnded() in \(state)")
         }
@@ -118,9 +120,9 @@ struct SequenceSubscriptionStateMachine<Downstream> {
     /// The subscriber cancelled.
     mutating func cancelled() -> CancelAction {
         switch state {
-        case .idle(let downstream, let source):
+        case .idle:
             state = .terminal
-            return .release(downstream: downstream, source: source)
+            return .release
         case .delivering:
             state = .terminal
             return .stopEmitter
