@@ -37,6 +37,13 @@ let package = Package(
             path: "bench/HTTPServerBench",
             swiftSettings: strictSettings
         ),
+        // Benchmarks: release builds only (`swift run -c release sequences-bench`), never run as tests.
+        .executableTarget(
+            name: "sequences-bench",
+            dependencies: ["Sequences", "Reactive"],
+            path: "bench/SequencesBench",
+            swiftSettings: strictSettings
+        ),
 
         // Test helpers shared by the test targets: tracking subscriber, loopback client.
         .target(

@@ -1,0 +1,139 @@
+import Reactive
+import Synchronization
+
+/// Produces the values of whichever sequence a subscription streams, in order from index 0.
+///
+/// A struct holding every kind's generator (the unused ones are empty and allocate nothing) and
+/// switching on the kind per element, rather than a protocol: the subscription is generic over its
+/// subscriber, and Swift does not specialize a generator protocol inside code that stays generic, so a
+/// protocol would cost a witness-table call per element. A predictable switch costs well under one.
+///
+/// **Ownership:** a value type, owned by its ``TermCursor``.
+///
+/// **Thread safety:** value type; not shared.
+struct TermGenerator {
+    private let kind: SequenceKind
+    // Only the one for `kind` is ever used.
+    private var fibonacci = FibonacciGenerator()
+    private var primes = PrimeSieve()
+    private var factorial = FactorialGenerator()
+
+    init(kind: SequenceKind) {
+        self.kind = kind
+    }
+
+    /// How many elements ``skip(_:)`` is asked to pass at once, so that a cancel is noticed between chunks.
+    var skipChunk: Int {
+        switch kind {
+        case .fibonacci: FibonacciGenerator.skipChunk
+        case .naturals: .max
+        case .primes: PrimeSieve.skipChunk
+        case .factorial: FactorialGenerator.skipChunk
+        }
+    }
+
+    /// Moves past the next `count` elements without producing them.
+    ///
+    /// - Returns: `false` if the sequence ran out on the way.
+    mutating func skip(_ count: Int) -> Bool {
+        switch kind {
+        case .fibonacci: fibonacci.skip(count)
+        case .naturals: true
+        case .primes: primes.skip(count)
+        case .factorial: factorial.skip(count)
+        }
+    }
+
+    /// Produces the value of the next element, which is at `index`.
+    ///
+    /// - Returns: The value, or `nil` if the sequence has no more elements.
+    @inline(__always)
+    mutating func next(index: Int) -> BigUInt? {
+        switch kind {
+        case .fibonacci: fibonacci.next()
+        // Indices are never negative, so the conversion is exact.
+        case .naturals: BigUInt(UInt64(truncatingIfNeeded: index))
+        case .primes: primes.next()
+        case .factorial: factorial.next()
+        }
+    }
+}
+
+/// Why a call to ``TermCursor/deliver(demand:to:cancelled:probe:)`` returned.
+enum DeliveryOutcome {
+    /// Every requested element was delivered; more need more demand.
+    case demandExhausted
+    /// The last element was delivered (or the sequence ran out): time to finish.
+    case ended
+    /// The subscription was cancelled; deliver nothing more.
+    case cancelled
+}
+
+/// A position in one sequence: the generator, the index of the next element and the last index to deliver.
+///
+/// **Ownership:** a value type, held by its subscription's state machine while idle and by the delivering
+/// thread while it delivers.
+///
+/// **Thread safety:** value type; not shared.
+struct TermCursor {
+    private var generator: TermGenerator
+    /// Elements before `start` that have not been skipped yet; skipped lazily, on the first demand.
+    private var pendingSkip: Int
+    private var nextIndex: Int
+    private let lastIndex: Int
+
+    /// - Parameters:
+    ///   - kind: The sequence.
+    ///   - start: The index of the first element to deliver; not negative.
+    ///   - lastIndex: The index of the last element to deliver; at least `start`.
+    init(kind: SequenceKind, start: Int, lastIndex: Int) {
+        generator = TermGenerator(kind: kind)
+        pendingSkip = start
+        nextIndex = start
+        self.lastIndex = lastIndex
+    }
+
+    /// Delivers up to `demand` elements (plus whatever `receive(_:)` asks for on the way) to `downstream`.
+    ///
+    /// The hot loop: per element it reads the cancelled flag (a relaxed atomic load), produces the value and
+    /// calls the subscriber. It takes no lock, and counts demand in a plain integer: `Demand`'s operators
+    /// read its `.none` and `.unlimited` globals through accessors that cannot be inlined across modules.
+    mutating func deliver<Downstream: Subscriber>(
+        demand: Subscribers.Demand,
+        to downstream: Downstream,
+        cancelled: borrowing Atomic<Bool>,
+        probe: SequenceProbe?
+    ) -> DeliveryOutcome where Downstream.Input == Term, Downstream.Failure == Never {
+        while pendingSkip > 0 {
+            if cancelled.load(ordering: .relaxed) { return .cancelled }
+            let chunk = min(pendingSkip, generator.skipChunk)
+            guard generator.skip(chunk) else { return .ended }
+            pendingSkip -= chunk
+        }
+        // `budget` is meaningless while `unlimited`.
+        var unlimited = demand.max == nil
+        var budget = demand.max ?? 0
+        while unlimited || budget > 0 {
+            if cancelled.load(ordering: .relaxed) { return .cancelled }
+            let index = nextIndex
+            guard let value = generator.next(index: index) else { return .ended }
+            if let probe { probe.recordProduced() }
+            if !unlimited { budget &-= 1 }
+            let additional = downstream.receive(Term(index: index, value: value))
+            if additional > 0 {
+                if let extra = additional.max {
+                    let (sum, overflow) = budget.addingReportingOverflow(extra)
+                    budget = sum
+                    unlimited = unlimited || overflow
+                } else {
+                    unlimited = true
+                }
+                if let probe { probe.recordRequested(additional) }
+            }
+            if index == lastIndex { return .ended }
+            // index < lastIndex <= Int.max, so this cannot overflow.
+            nextIndex = index &+ 1
+        }
+        return .demandExhausted
+    }
+}
