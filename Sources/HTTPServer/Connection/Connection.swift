@@ -1,0 +1,512 @@
+import Dispatch
+
+/// One accepted socket: reads requests into the parser, hands each to the handler, writes responses.
+///
+/// The lifecycle is ``ConnectionStateMachine``'s; this class carries out its actions against the socket,
+/// the Dispatch sources and the ``OutboundBuffer``. Responses to pipelined requests that the handler
+/// answers within the same loop turn are coalesced into one `send(2)`.
+///
+/// **Ownership:** Retained by its loop's ``LoopContext`` registry while open and by its Dispatch sources'
+/// handlers until they are cancelled; ``Responder``s and ``BodyWriter``s hold it strongly too, so a late
+/// answer finds a closed connection rather than freed memory.
+///
+/// **Thread safety:** Confined to its connection's loop queue; every entry point checks it.
+final class Connection: @unchecked Sendable {  // All mutable state is confined to `loop.queue`.
+    let fd: Int32  // Immutable.
+    let loop: EventLoop  // Immutable.
+    let context: LoopContext  // Immutable.
+    /// The position in the loop's registry (maintained by the registry). // Loop-confined.
+    var registryIndex = -1
+
+    private var machine = ConnectionStateMachine()  // Loop-confined.
+    private var parser: RequestParser  // Loop-confined.
+    private var outbound = OutboundBuffer()  // Loop-confined.
+    private var chunked = ChunkedEncoder()  // Loop-confined.
+    private var readSource: (any DispatchSourceRead)?  // Loop-confined.
+    private var writeSource: (any DispatchSourceWrite)?  // Loop-confined.
+    private var sources = SourceStates()  // Loop-confined.
+    private var requestHead: RequestHead?  // Loop-confined.
+    private var requestBody: [UInt8] = []  // Loop-confined.
+    /// Increments per delivered request, so a responder for an old request is recognised. // Loop-confined.
+    private(set) var requestID: UInt64 = 0
+    /// The streaming response's writer, while one is open. // Loop-confined.
+    private var writer: BodyWriter?
+    /// The response-delivery phase: whether we are inside the parse loop (answers are flushed by it) or
+    /// a flush is already scheduled for the end of this loop turn. // Loop-confined.
+    private var phase = Phase.resting
+    /// When the current timer started (monotonic ns). // Loop-confined.
+    private var timerStart: UInt64
+    /// When the kernel last accepted a byte, or output became pending (monotonic ns). // Loop-confined.
+    private var lastWriteProgress: UInt64
+    /// The writability signal and current high watermark of a streaming response. // Loop-confined.
+    private var writability = Writability()
+
+    /// Whether we are inside the parse loop, or have scheduled a flush; re-entrancy as a state.
+    private enum Phase {
+        /// Neither: an answer arriving now must flush (and resume parsing) itself.
+        case resting
+        /// Inside ``Connection/processBufferedRequests()``: answers are flushed when it ends.
+        case parsing
+        /// A flush is scheduled for the end of the current loop turn.
+        case flushScheduled
+    }
+
+    /// Whether each source is running (Dispatch requires balanced suspend/resume, and a suspended source
+    /// never delivers its cancellation).
+    private struct SourceStates {
+        var readRunning = false
+        var writeRunning = false
+        var pendingCancellations = 0
+    }
+
+    /// The writer-facing flow-control signal.
+    struct Writability {
+        var isWritable = true
+        var highWatermark = 0
+        var lowWatermark = 0
+    }
+
+    init(fd: Int32, context: LoopContext) {
+        self.fd = fd
+        self.context = context
+        self.loop = context.loop
+        self.parser = RequestParser(configuration: context.configuration.parser)
+        let now = SystemEnvironment.monotonicNanoseconds()
+        timerStart = now
+        lastWriteProgress = now
+    }
+
+    /// Registers the read source and starts reading. Call once, on the loop.
+    func start() {
+        loop.preconditionInEventLoop()
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
+        source.setEventHandler { [self] in readable() }
+        source.setCancelHandler { [self] in sourceCancelled() }
+        readSource = source
+        sources.readRunning = true
+        source.activate()
+        if context.isShuttingDown { handle(machine.shutdownRequested()) }
+    }
+
+    // MARK: Reading
+
+    private func readable() {
+        guard machine.wantsToRead else { return }
+        let buffer = loop.readBuffer
+        let count: Int
+        do {
+            switch try Socket.read(fd, into: buffer) {
+            case .wouldBlock:
+                return
+            case .processed(let read):
+                count = read
+            }
+        } catch {
+            handle(machine.mustClose())
+            return
+        }
+        if count == 0 {
+            handle(machine.peerClosed())
+            return
+        }
+        let now = SystemEnvironment.monotonicNanoseconds()
+        switch machine.timerKind {
+        case .idle:
+            timerStart = now
+        case .bodyRead:
+            timerStart = now  // any body byte is progress
+        case .headRead, .linger, .none:
+            break
+        }
+        if machine.state == .lingering { return }  // discarding input until the peer closes
+        parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        processBufferedRequests()
+        flush()
+    }
+
+    /// Pulls parser events and delivers requests until the parser needs more bytes or a response is pending.
+    private func processBufferedRequests() {
+        let outerPhase = phase
+        phase = .parsing
+        defer { if case .parsing = phase { phase = outerPhase } }
+        while machine.isReadingRequest {
+            if machine.state == .idle && parser.bufferedByteCount > 0 {
+                machine.requestBytesReceived()
+                timerStart = SystemEnvironment.monotonicNanoseconds()
+            }
+            let event: ParseEvent
+            do {
+                event = try parser.next()
+            } catch {
+                handle(machine.parseFailed(error.status), reason: error.description)
+                return
+            }
+            switch event {
+            case .needMoreData:
+                if parser.bufferedByteCount > 0 { machine.requestBytesReceived() }
+                resumeReading()
+                return
+            case .head(let head):
+                let action = machine.headReceived(
+                    isSupportedMethod: head.method == .get || context.configuration.supportedMethods.contains(head.method),
+                    isHead: head.method == .head,
+                    version: head.version,
+                    keepAlive: head.keepAlive,
+                    expectsContinue: head.expectsContinue
+                )
+                requestHead = head
+                timerStart = SystemEnvironment.monotonicNanoseconds()
+                handle(action, reason: "method \(head.method.rawValue) is not implemented")
+            case .body(let bytes):
+                if requestBody.isEmpty { requestBody = Array(bytes) } else { requestBody.append(contentsOf: bytes) }
+            case .end:
+                handle(machine.requestEnded())
+            }
+        }
+        if machine.awaitingContext != nil || machine.streamingContext != nil { pauseReading() }
+    }
+
+    private func deliverRequest() {
+        guard let head = requestHead else { preconditionFailure("internal inconsistency: request without head") }
+        let request = Request(head: head, body: requestBody)
+        requestHead = nil
+        requestBody = []
+        requestID &+= 1
+        context.handler(request, Responder(connection: self, requestID: requestID))
+    }
+
+    // MARK: Actions
+
+    private func handle(_ action: ConnectionStateMachine.Action, reason: String = "") {
+        switch action {
+        case .none:
+            break
+        case .sendContinue:
+            prepareOutbound()
+            outbound.append("HTTP/1.1 100 Continue\r\n\r\n" as StaticString)
+            flush()
+        case .deliverRequest:
+            deliverRequest()
+        case .readNextRequest:
+            timerStart = SystemEnvironment.monotonicNanoseconds()
+            if case .parsing = phase { return }  // the parse loop goes on by itself
+            processBufferedRequests()
+            scheduleFlush()
+        case .closeAfterFlush:
+            pauseReading()
+            scheduleFlush()
+        case .sendErrorAndClose(let status):
+            pauseReading()
+            writeErrorResponse(status, reason: reason)
+            scheduleFlush()
+        case .startLingering:
+            Socket.shutdownWrite(fd)
+            timerStart = SystemEnvironment.monotonicNanoseconds()
+            resumeReading()
+        case .notifyStreamOfShutdown:
+            writer?.shutdownRequested()
+        case .close:
+            tearDown()
+        }
+    }
+
+    private func writeErrorResponse(_ status: Status, reason: String) {
+        prepareOutbound()
+        var body = reason
+        body.append("\n")
+        let length = body.utf8.count
+        ResponseHead.write(
+            status: status,
+            headers: ["Content-Type": "text/plain; charset=utf-8"],
+            framing: .contentLength(length),
+            connection: .close,
+            into: &outbound,
+            loop: loop
+        )
+        outbound.append(body)
+    }
+
+    // MARK: Responding (called through Responder and BodyWriter)
+
+    /// Whether `id` names the request currently awaiting its response.
+    func isAwaiting(_ id: UInt64) -> Bool {
+        id == requestID && machine.awaitingContext != nil
+    }
+
+    func respond(to id: UInt64, status: Status, headers: Headers, body: UnsafeRawBufferPointer) {
+        loop.preconditionInEventLoop()
+        guard let context = awaitingContext(for: id) else { return }
+        prepareOutbound()
+        let closes = machine.responseCloses(context)
+        let hasBody = status.allowsBody
+        ResponseHead.write(
+            status: status,
+            headers: headers,
+            framing: hasBody ? .contentLength(body.count) : .none,
+            connection: closes ? .close : (context.isHTTP1_0 ? .keepAlive : .omitted),
+            into: &outbound,
+            loop: loop
+        )
+        if hasBody && !context.isHead { outbound.append(body) }
+        markOutputPending()
+        handle(machine.fixedResponseWritten())
+        scheduleFlush()
+    }
+
+    func startStream(for id: UInt64, status: Status, headers: Headers) -> BodyWriter {
+        loop.preconditionInEventLoop()
+        guard let context = awaitingContext(for: id) else { return BodyWriter(closedOn: loop) }
+        machine.streamStarted()
+        guard let streaming = machine.streamingContext else { preconditionFailure("internal inconsistency") }
+        let closes = machine.responseCloses(streaming)
+        let framing: BodyFraming = !status.allowsBody ? .none : (context.isHTTP1_0 ? .untilClose : .chunked)
+        prepareOutbound()
+        ResponseHead.write(
+            status: status,
+            headers: headers,
+            framing: framing,
+            connection: closes ? .close : (context.isHTTP1_0 ? .keepAlive : .omitted),
+            into: &outbound,
+            loop: loop
+        )
+        markOutputPending()
+        chunked.reset()
+        let mode: BodyWriter.Mode =
+            context.isHead || !status.allowsBody ? .discard : (framing == .chunked ? .chunked : .raw)
+        let writer = BodyWriter(connection: self, mode: mode)
+        self.writer = writer
+        updateHighWatermark()
+        writability.isWritable = true
+        scheduleFlush()
+        return writer
+    }
+
+    private func awaitingContext(for id: UInt64) -> ConnectionStateMachine.RequestContext? {
+        guard id == requestID else { return nil }  // an answer to a request this connection moved past
+        if let context = machine.awaitingContext { return context }
+        if machine.state == .closed { return nil }  // the peer left before the answer
+        preconditionFailure("API violation: request \(id) was already answered")
+    }
+
+    // MARK: Streaming body (called by BodyWriter on the loop)
+
+    /// Makes sure the outbound buffer has storage (the loop's spare when there is one).
+    @inline(__always)
+    func prepareOutbound() {
+        if outbound.storageCapacity == 0 { loop.lendSpareStorage(to: &outbound) }
+    }
+
+    /// Runs `body` with the outbound buffer positioned for body bytes (inside an open chunk).
+    @inline(__always)
+    func appendBody<R>(chunked isChunked: Bool, _ body: (inout OutboundBuffer) throws -> R) rethrows -> R {
+        prepareOutbound()
+        if outbound.isEmpty { markOutputPending() }
+        if isChunked { chunked.openChunkIfNeeded(in: &outbound) }
+        let result = try body(&outbound)
+        if outbound.count >= writability.highWatermark { writability.isWritable = false }
+        scheduleFlush()
+        return result
+    }
+
+    func finishStream(_ writer: BodyWriter) {
+        guard self.writer === writer else { return }
+        if writer.mode == .chunked {
+            prepareOutbound()
+            chunked.finish(in: &outbound)
+        }
+        self.writer = nil
+        markOutputPending()
+        handle(machine.streamFinished())
+        scheduleFlush()
+    }
+
+    var isWritable: Bool { writability.isWritable }
+
+    var writableBytes: Int { max(0, writability.highWatermark &- outbound.count) }
+
+    // MARK: Flushing
+
+    private func markOutputPending() {
+        if outbound.isEmpty || sources.writeRunning == false {
+            lastWriteProgress = SystemEnvironment.monotonicNanoseconds()
+        }
+    }
+
+    /// Flushes at the end of the current loop turn, unless the parse loop will flush anyway.
+    private func scheduleFlush() {
+        switch phase {
+        case .parsing, .flushScheduled:
+            return
+        case .resting:
+            phase = .flushScheduled
+            loop.queue.async { [self] in
+                if case .flushScheduled = phase { phase = .resting }
+                flush()
+            }
+        }
+    }
+
+    /// Sends what is queued: one `send(2)`; on a short write the write source takes over.
+    private func flush() {
+        guard machine.state != .closed else { return }
+        if chunked.hasOpenChunk { chunked.closeChunk(in: &outbound) }
+        if !outbound.isEmpty {
+            let bytes = outbound.readableBytes
+            let sent: Int
+            do {
+                switch try Socket.send(fd, bytes) {
+                case .processed(let count):
+                    sent = count
+                case .wouldBlock:
+                    sent = 0
+                }
+            } catch {
+                handle(machine.mustClose())
+                return
+            }
+            if sent > 0 {
+                outbound.consume(sent)
+                lastWriteProgress = SystemEnvironment.monotonicNanoseconds()
+            }
+        }
+        if outbound.isEmpty {
+            pauseWriting()
+            if let storage = outbound.takeStorageIfEmpty() { loop.reclaim(storage) }
+            if writer != nil { updateHighWatermark() }
+            handle(machine.outboundFlushed())
+        } else {
+            resumeWriting()
+            if let storage = outbound.shrink(keepingAtMost: 4, minimumCapacity: 16 * 1024) { loop.reclaim(storage) }
+            if writer != nil { updateHighWatermark() }
+        }
+        if let writer, !writability.isWritable, outbound.count <= writability.lowWatermark {
+            writability.isWritable = true
+            writer.becameWritable()
+        }
+    }
+
+    private func writable() {
+        flush()
+    }
+
+    /// Re-derives the high watermark from the kernel's free send space (see ``Server/Configuration``).
+    private func updateHighWatermark() {
+        let configuration = context.configuration
+        var high = configuration.highWatermarkBytes
+        if configuration.sizesWatermarksByKernelSendSpace,
+            let sendBuffer = Socket.sendBufferSize(fd),
+            let unsent = Socket.unsentByteCount(fd)
+        {
+            // SO_SNDBUF counts the kernel's per-segment overhead too; about half of it holds data.
+            let free = max(0, sendBuffer / 2 &- unsent)
+            high = min(high, max(configuration.minimumHighWatermarkBytes, free))
+        }
+        writability.highWatermark = max(1, high)
+        writability.lowWatermark = min(configuration.lowWatermarkBytes, high / 2)
+        if outbound.count >= writability.highWatermark { writability.isWritable = false }
+    }
+
+    // MARK: Sources
+
+    private func pauseReading() {
+        guard sources.readRunning, let readSource else { return }
+        sources.readRunning = false
+        readSource.suspend()
+    }
+
+    private func resumeReading() {
+        guard !sources.readRunning, machine.wantsToRead, let readSource else { return }
+        sources.readRunning = true
+        readSource.resume()
+    }
+
+    private func resumeWriting() {
+        guard !sources.writeRunning else { return }
+        sources.writeRunning = true
+        if let writeSource {
+            writeSource.resume()
+        } else {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
+            source.setEventHandler { [self] in writable() }
+            source.setCancelHandler { [self] in sourceCancelled() }
+            writeSource = source
+            source.activate()
+        }
+    }
+
+    private func pauseWriting() {
+        guard sources.writeRunning, let writeSource else { return }
+        sources.writeRunning = false
+        writeSource.suspend()
+    }
+
+    // MARK: Timers and shutdown (called by LoopContext)
+
+    /// Checks this connection's deadlines; called by the loop's coarse timer.
+    func checkTimers(now: UInt64) {
+        let configuration = context.configuration
+        let limit: UInt64?
+        switch machine.timerKind {
+        case .none: limit = nil
+        case .idle: limit = context.idleTimeoutNanoseconds
+        case .headRead: limit = context.headReadTimeoutNanoseconds
+        case .bodyRead: limit = context.idleTimeoutNanoseconds
+        case .linger: limit = configuration.lingerTimeout.clampedNanoseconds
+        }
+        if let limit, now &- timerStart >= limit, now >= timerStart {
+            handle(machine.timedOut(), reason: "request head not received in time")
+            return
+        }
+        if !outbound.isEmpty, now >= lastWriteProgress, now &- lastWriteProgress >= context.writeStallTimeoutNanoseconds {
+            handle(machine.mustClose())
+        }
+    }
+
+    func shutdownRequested() {
+        handle(machine.shutdownRequested())
+    }
+
+    func forceClose() {
+        handle(machine.mustClose())
+    }
+
+    /// Releases everything; the descriptor closes once both sources are cancelled.
+    private func tearDown() {
+        context.remove(self)
+        requestHead = nil
+        requestBody = []
+        if let writer {
+            self.writer = nil
+            writer.connectionClosed()
+        }
+        parser = RequestParser(configuration: context.configuration.parser)
+        chunked.reset()
+        outbound.consume(outbound.count)
+        if let storage = outbound.takeStorageIfEmpty() { storage.deallocate() }
+        if let readSource {
+            sources.pendingCancellations &+= 1
+            if !sources.readRunning { readSource.resume() }
+            sources.readRunning = true
+            readSource.cancel()
+        }
+        if let writeSource {
+            sources.pendingCancellations &+= 1
+            if !sources.writeRunning { writeSource.resume() }
+            sources.writeRunning = true
+            writeSource.cancel()
+        }
+        if sources.pendingCancellations == 0 { closeDescriptor() }
+    }
+
+    private func sourceCancelled() {
+        sources.pendingCancellations &-= 1
+        if sources.pendingCancellations == 0 { closeDescriptor() }
+    }
+
+    private func closeDescriptor() {
+        Socket.close(fd)
+        readSource = nil
+        writeSource = nil
+        context.connectionClosed()
+    }
+}

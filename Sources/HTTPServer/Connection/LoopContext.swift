@@ -1,0 +1,115 @@
+import Dispatch
+
+/// A server's share of one event loop: the registry of its connections there and their coarse timer.
+///
+/// One timer per loop (not per connection) scans the registry at ``tickInterval``; each connection
+/// compares its own deadlines, so 10,000 connections cost one Dispatch timer and a linear scan a second.
+///
+/// **Ownership:** Created and retained by the ``Server``; connections retain it.
+///
+/// **Thread safety:** Confined to ``loop``'s queue, except the immutable settings.
+final class LoopContext: @unchecked Sendable {  // Mutable state is confined to `loop.queue`.
+    let loop: EventLoop  // Immutable.
+    let configuration: Server.Configuration  // Immutable.
+    let handler: Server.Handler  // Immutable.
+    let idleTimeoutNanoseconds: UInt64  // Immutable.
+    let headReadTimeoutNanoseconds: UInt64  // Immutable.
+    let writeStallTimeoutNanoseconds: UInt64  // Immutable.
+    /// Called (on this loop) each time a connection's descriptor is closed. // Immutable.
+    private let closedCallback: @Sendable () -> Void
+
+    private var connections: [Connection] = []  // Loop-confined.
+    private var timer: (any DispatchSourceTimer)?  // Loop-confined.
+    /// Set when the server begins a graceful shutdown; new connections start quiescing. // Loop-confined.
+    private(set) var isShuttingDown = false
+
+    init(
+        loop: EventLoop,
+        configuration: Server.Configuration,
+        handler: @escaping Server.Handler,
+        connectionClosed: @escaping @Sendable () -> Void
+    ) {
+        self.loop = loop
+        self.configuration = configuration
+        self.handler = handler
+        self.closedCallback = connectionClosed
+        idleTimeoutNanoseconds = configuration.idleTimeout.clampedNanoseconds
+        headReadTimeoutNanoseconds = configuration.headReadTimeout.clampedNanoseconds
+        writeStallTimeoutNanoseconds = configuration.writeStallTimeout.clampedNanoseconds
+    }
+
+    /// How often the timer scans: a quarter of the shortest timeout, between 10 ms and 1 s.
+    var tickInterval: DispatchTimeInterval {
+        let shortest = [idleTimeoutNanoseconds, headReadTimeoutNanoseconds, writeStallTimeoutNanoseconds,
+            configuration.lingerTimeout.clampedNanoseconds].min() ?? 1_000_000_000
+        let quarter = min(max(shortest / 4, 10_000_000), 1_000_000_000)
+        return .nanoseconds(Int(quarter))
+    }
+
+    /// The number of open connections on this loop.
+    var count: Int {
+        loop.preconditionInEventLoop()
+        return connections.count
+    }
+
+    func startTimer() {
+        loop.preconditionInEventLoop()
+        let source = DispatchSource.makeTimerSource(queue: loop.queue)
+        let interval = tickInterval
+        source.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
+        source.setEventHandler { [self] in tick() }
+        timer = source
+        source.activate()
+    }
+
+    func stopTimer() {
+        loop.preconditionInEventLoop()
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// Creates, registers and starts a connection for an accepted descriptor.
+    func open(_ fd: Int32) {
+        loop.preconditionInEventLoop()
+        let connection = Connection(fd: fd, context: self)
+        connection.registryIndex = connections.count
+        connections.append(connection)
+        connection.start()
+    }
+
+    func remove(_ connection: Connection) {
+        let index = connection.registryIndex
+        guard index >= 0, index < connections.count, connections[index] === connection else { return }
+        let last = connections.removeLast()
+        if index < connections.count {
+            connections[index] = last
+            last.registryIndex = index
+        }
+        connection.registryIndex = -1
+    }
+
+    func connectionClosed() {
+        closedCallback()
+    }
+
+    private func tick() {
+        let now = SystemEnvironment.monotonicNanoseconds()
+        // Backwards, so a connection that closes (swap-remove) only moves an already-checked one.
+        var index = connections.count
+        while index > 0 {
+            index -= 1
+            if index < connections.count { connections[index].checkTimers(now: now) }
+        }
+    }
+
+    func shutdown() {
+        loop.preconditionInEventLoop()
+        isShuttingDown = true
+        for connection in connections { connection.shutdownRequested() }
+    }
+
+    func forceCloseAll() {
+        loop.preconditionInEventLoop()
+        for connection in connections { connection.forceClose() }
+    }
+}

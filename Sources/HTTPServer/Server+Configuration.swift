@@ -1,0 +1,79 @@
+extension Server {
+    /// Everything a ``Server`` can be tuned with. Each field documents its default and unit.
+    ///
+    /// **Ownership:** A value, copied into the server at start.
+    ///
+    /// **Thread safety:** Value type; not shared.
+    ///
+    /// ## Watermarks: memory per connection versus throughput
+    ///
+    /// A streaming response's ``BodyWriter`` accepts bytes into user space up to a *high watermark*, then
+    /// reports not writable until the buffer drains to the *low watermark*. A fast reader wants large
+    /// batches (one `send(2)` per ``highWatermarkBytes``); a slow or stalled reader must not pin that much
+    /// heap. With ``sizesWatermarksByKernelSendSpace`` on (the default) the high watermark is re-derived at
+    /// every flush from the kernel's free send space (`SO_SNDBUF` − `SIOCOUTQ`), clamped to
+    /// ``minimumHighWatermarkBytes``…``highWatermarkBytes``: while the kernel can take a batch the writer
+    /// takes one, and once the socket is full the writer holds at most a few KiB, which storage is
+    /// released when it drains. Off, the high watermark is always ``highWatermarkBytes``.
+    public struct Configuration: Sendable {
+        /// The address to bind: a numeric IPv4 or IPv6 address or a host name. Default `"127.0.0.1"`;
+        /// `"0.0.0.0"` or `"::"` for every interface.
+        public var host: String = "127.0.0.1"
+        /// The TCP port. Default `8080`; `0` lets the kernel choose (see ``Server/port``).
+        public var port: Int = 8080
+        /// The `listen(2)` backlog, in connections. Default `1024`.
+        public var backlog: Int = 1024
+        /// The parser's limits (header bytes, header count, body bytes, …), passed through unchanged.
+        public var parser: RequestParser.Configuration = .init()
+        /// Open connections beyond which a new one gets `503 Service Unavailable` and is closed.
+        /// Default `16_384` connections.
+        public var maxConnections: Int = 16_384
+        /// How long a request head may take from its first byte to its last (slowloris guard); then
+        /// `408 Request Timeout` and close. Default 10 s.
+        public var headReadTimeout: Duration = .seconds(10)
+        /// How long a keep-alive connection may wait for the next request, and how long a request body
+        /// may go without a byte arriving. Default 60 s.
+        public var idleTimeout: Duration = .seconds(60)
+        /// How long queued response bytes may sit without the kernel accepting a single one before the
+        /// connection is closed. Any accepted byte resets it, so slow readers are never cut. Default 300 s.
+        public var writeStallTimeout: Duration = .seconds(300)
+        /// How long a closing connection keeps reading and discarding input after its last response,
+        /// so the peer sees the response rather than a reset. Default 2 s.
+        public var lingerTimeout: Duration = .seconds(2)
+        /// The largest batch a streaming response buffers before it reports not writable, in bytes.
+        /// Default 256 KiB.
+        public var highWatermarkBytes: Int = 256 * 1024
+        /// The high watermark while the kernel send buffer is full, in bytes. Default 4 KiB.
+        public var minimumHighWatermarkBytes: Int = 4 * 1024
+        /// The buffered bytes at or below which a not-writable stream becomes writable again (capped at
+        /// half the current high watermark), in bytes. Default 1 KiB.
+        public var lowWatermarkBytes: Int = 1024
+        /// Whether the high watermark follows the kernel's free send space (see the type's discussion).
+        /// Default `true`.
+        public var sizesWatermarksByKernelSendSpace: Bool = true
+        /// Methods the server hands to the handler; any other gets `501 Not Implemented`. Default: GET,
+        /// HEAD, POST, PUT, DELETE, OPTIONS, PATCH (CONNECT and TRACE are not served).
+        public var supportedMethods: Set<Method> = [.get, .head, .post, .put, .delete, .options, .patch]
+
+        /// Creates the default configuration.
+        public init() {}
+
+        /// Creates the default configuration listening on `host:port`.
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating at 0 and `UInt64.max`.
+    var clampedNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return .max }
+        let (total, sumOverflow) = whole.addingReportingOverflow(UInt64(max(0, attoseconds / 1_000_000_000)))
+        return sumOverflow ? .max : total
+    }
+}

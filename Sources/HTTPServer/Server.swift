@@ -1,0 +1,221 @@
+import Dispatch
+
+/// An HTTP/1.1 server: a listening socket and connections spread over a fixed set of event loops.
+///
+/// ```swift
+/// let server = try Server.start(configuration: .init(host: "127.0.0.1", port: 8080)) { request, responder in
+///     responder.respond(headers: ["Content-Type": "text/plain"], body: "hello\n")
+/// }
+/// ```
+///
+/// The handler is called on the connection's loop with each complete request and a ``Responder``.
+///
+/// **Ownership:** The caller retains it; its accept source keeps it alive until ``shutdown(deadline:completion:)``
+/// has completed.
+///
+/// **Thread safety:** Safe to call from any thread; the mutable state is confined to the accept loop's queue.
+public final class Server: @unchecked Sendable {  // Mutable state is confined to `acceptLoop.queue`.
+    /// Handles one request on the connection's loop; answer through the ``Responder`` (now or later).
+    public typealias Handler = @Sendable (Request, Responder) -> Void
+
+    /// The port the listener is bound to (the kernel's choice when configured as 0). // Immutable.
+    public let port: Int
+    /// The configuration the server runs with. // Immutable.
+    public let configuration: Configuration
+    /// The loops connections run on. // Immutable.
+    public let group: EventLoopGroup
+
+    private let acceptLoop: EventLoop  // Immutable.
+    private let listener: Int32  // Immutable.
+    private var contexts: [LoopContext] = []  // Set once in start; then immutable.
+    private var acceptSource: (any DispatchSourceRead)?  // Accept-loop-confined.
+    private var acceptSuspended = false  // Accept-loop-confined.
+    private var nextContext = 0  // Accept-loop-confined.
+    private var openConnections = 0  // Accept-loop-confined.
+    private var lifecycle = Lifecycle.running  // Accept-loop-confined.
+
+    /// Where the server is in its life.
+    private enum Lifecycle {
+        /// Accepting. Next: `shuttingDown`.
+        case running
+        /// Not accepting; waiting for connections to finish, then calling these. Next: `stopped`.
+        case shuttingDown(completions: [@Sendable () -> Void])
+        /// Every connection closed, timers stopped. Final.
+        case stopped
+    }
+
+    private init(port: Int, listener: Int32, configuration: Configuration, group: EventLoopGroup) {
+        self.port = port
+        self.listener = listener
+        self.configuration = configuration
+        self.group = group
+        self.acceptLoop = group.loops[0]
+    }
+
+    /// Binds, listens and starts accepting.
+    ///
+    /// Also, once per process: ignores `SIGPIPE` and raises the open-file soft limit to the hard limit.
+    /// - Parameters:
+    ///   - configuration: Address, limits, timeouts and watermarks.
+    ///   - group: The loops to run connections on; by default a new group with one loop per core.
+    ///   - handler: Called on the connection's loop for every request.
+    /// - Returns: The running server; ``port`` tells the bound port.
+    /// - Throws: ``IOError`` if the address cannot be bound.
+    public static func start(
+        configuration: Configuration = .init(),
+        group: EventLoopGroup? = nil,
+        handler: @escaping Handler
+    ) throws(IOError) -> Server {
+        SystemEnvironment.ignoreBrokenPipeSignal()
+        SystemEnvironment.raiseOpenFileLimit()
+        let backlog = Int32(clamping: configuration.backlog)
+        let (fd, port) = try Socket.makeListener(host: configuration.host, port: configuration.port, backlog: backlog)
+        let server = Server(port: port, listener: fd, configuration: configuration, group: group ?? EventLoopGroup())
+        server.contexts = server.group.loops.map { loop in
+            LoopContext(loop: loop, configuration: configuration, handler: handler) { [server] in
+                server.acceptLoop.execute { server.connectionClosed() }
+            }
+        }
+        for context in server.contexts {
+            context.loop.queue.async { context.startTimer() }
+        }
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.acceptLoop.queue)
+        source.setEventHandler { [server] in server.acceptConnections() }
+        source.setCancelHandler { Socket.close(fd) }
+        server.acceptSource = source
+        source.activate()
+        return server
+    }
+
+    // MARK: Accepting (accept loop)
+
+    private func acceptConnections() {
+        for _ in 0..<128 {
+            let fd: Int32
+            do {
+                switch try Socket.accept(listener) {
+                case .wouldBlock:
+                    return
+                case .processed(let accepted):
+                    fd = accepted
+                }
+            } catch {
+                backOffAfterAcceptFailure(error)
+                return
+            }
+            guard case .running = lifecycle, openConnections < configuration.maxConnections else {
+                rejectOverCapacity(fd)
+                continue
+            }
+            openConnections += 1
+            let context = contexts[nextContext]
+            nextContext = nextContext + 1 == contexts.count ? 0 : nextContext + 1
+            if context.loop === acceptLoop {
+                context.open(fd)
+            } else {
+                context.loop.execute { context.open(fd) }
+            }
+        }
+    }
+
+    /// Out of descriptors (or another accept failure): pause accepting briefly instead of spinning.
+    private func backOffAfterAcceptFailure(_ error: IOError) {
+        _ = error  // EMFILE, ENFILE, ENOBUFS…: all mean "not now"; the peer's connection waits in the backlog.
+        guard let acceptSource, !acceptSuspended else { return }
+        acceptSuspended = true
+        acceptSource.suspend()
+        acceptLoop.queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
+            resumeAccepting()
+        }
+    }
+
+    private func resumeAccepting() {
+        guard acceptSuspended else { return }
+        acceptSuspended = false
+        acceptSource?.resume()
+    }
+
+    /// Answers `503` without reading the request and closes.
+    private func rejectOverCapacity(_ fd: Int32) {
+        var buffer = OutboundBuffer()
+        let body = "too many connections\n"
+        ResponseHead.write(
+            status: .serviceUnavailable,
+            headers: ["Content-Type": "text/plain; charset=utf-8"],
+            framing: .contentLength(body.utf8.count),
+            connection: .close,
+            into: &buffer,
+            loop: acceptLoop
+        )
+        buffer.append(body)
+        _ = try? Socket.send(fd, buffer.readableBytes)
+        Socket.shutdownWrite(fd)
+        Socket.close(fd)
+    }
+
+    private func connectionClosed() {
+        openConnections -= 1
+        if openConnections == 0, case .shuttingDown = lifecycle { finishShutdown() }
+    }
+
+    // MARK: Shutdown
+
+    /// Shuts down gracefully: stops accepting, lets in-flight requests finish, closes idle keep-alive
+    /// connections, calls streaming responses' ``BodyWriter/onShutdown``, and force-closes whatever is
+    /// still open after `deadline`. Then calls `completion` (on the accept loop).
+    ///
+    /// Calling it again while shutting down only adds the completion; after the server stopped, the
+    /// completion is called at once.
+    public func shutdown(deadline: Duration = .seconds(10), completion: (@Sendable () -> Void)? = nil) {
+        acceptLoop.execute { [self] in
+            switch lifecycle {
+            case .stopped:
+                completion?()
+                return
+            case .shuttingDown(var completions):
+                if let completion { completions.append(completion) }
+                lifecycle = .shuttingDown(completions: completions)
+                return
+            case .running:
+                lifecycle = .shuttingDown(completions: completion.map { [$0] } ?? [])
+            }
+            resumeAccepting()  // a suspended source never completes its cancellation
+            acceptSource?.cancel()
+            acceptSource = nil
+            for context in contexts {
+                context.loop.execute { context.shutdown() }
+            }
+            let nanoseconds = Int(clamping: deadline.clampedNanoseconds)
+            acceptLoop.queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+                guard case .shuttingDown = lifecycle else { return }
+                for context in contexts {
+                    context.loop.execute { context.forceCloseAll() }
+                }
+            }
+            if openConnections == 0 { finishShutdown() }
+        }
+    }
+
+    /// Shuts down gracefully (see ``shutdown(deadline:completion:)``) and returns once it completed.
+    public func shutdown(deadline: Duration = .seconds(10)) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            shutdown(deadline: deadline) { continuation.resume() }
+        }
+    }
+
+    private func finishShutdown() {
+        guard case .shuttingDown(let completions) = lifecycle else { return }
+        lifecycle = .stopped
+        let group = DispatchGroup()
+        for context in contexts {
+            group.enter()
+            context.loop.execute {
+                context.stopTimer()
+                group.leave()
+            }
+        }
+        group.notify(queue: acceptLoop.queue) {
+            for completion in completions { completion() }
+        }
+    }
+}

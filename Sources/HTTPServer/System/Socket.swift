@@ -1,0 +1,181 @@
+import Glibc
+
+/// Thin, typed wrappers over the socket calls the server makes.
+///
+/// Every call goes through ``Syscall``; descriptors are plain `Int32`s owned by the caller
+/// (the listener by ``Server``, accepted sockets by their connection).
+///
+/// **Ownership:** Stateless namespace.
+///
+/// **Thread safety:** Safe to call from any thread; a descriptor must be used by one queue at a time.
+package enum Socket {
+    /// Creates a non-blocking listening TCP socket with `SO_REUSEADDR` on `host:port`.
+    /// - Parameters:
+    ///   - host: A numeric IPv4 or IPv6 address (`127.0.0.1`, `0.0.0.0`, `::`, `::1`) or a host name.
+    ///   - port: The TCP port; `0` lets the kernel pick one.
+    ///   - backlog: The accept queue length passed to `listen(2)`.
+    /// - Returns: The descriptor and the port actually bound.
+    /// - Throws: ``IOError`` from `getaddrinfo`, `socket`, `bind` or `listen`.
+    package static func makeListener(host: String, port: Int, backlog: Int32) throws(IOError) -> (fd: Int32, port: Int) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw IOError(errno: status == EAI_SYSTEM ? Glibc.errno : EINVAL, call: "getaddrinfo(\(host))")
+        }
+        defer { freeaddrinfo(list) }
+        let info = first.pointee
+        let fd = Int32(
+            try Syscall.blocking("socket") {
+                Int(socket(info.ai_family, info.ai_socktype | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0))
+            }
+        )
+        do {
+            try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+            try Syscall.blocking("bind") { Int(bind(fd, info.ai_addr, info.ai_addrlen)) }
+            try Syscall.blocking("listen") { Int(listen(fd, backlog)) }
+            return (fd, try boundPort(fd))
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    /// The local port a socket is bound to.
+    package static func boundPort(_ fd: Int32) throws(IOError) -> Int {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = try withUnsafeMutablePointer(to: &storage) { (pointer) throws(IOError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (address) throws(IOError) in
+                try Syscall.blocking("getsockname") { Int(getsockname(fd, address, &length)) }
+            }
+        }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafeBytes(of: storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
+        case AF_INET6:
+            return withUnsafeBytes(of: storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
+        default:
+            throw IOError(errno: EAFNOSUPPORT, call: "getsockname")
+        }
+    }
+
+    /// Accepts one pending connection as a non-blocking, close-on-exec socket with `TCP_NODELAY`.
+    /// - Returns: The new descriptor, or ``IOResult/wouldBlock`` when the queue is empty.
+    package static func accept(_ listener: Int32) throws(IOError) -> IOResult<Int32> {
+        let flags = Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
+        switch try Syscall.run("accept4", { Int(systemAccept4(listener, nil, nil, flags)) }) {
+        case .processed(let fd):
+            let client = Int32(fd)
+            // Small responses must leave at once; Nagle would hold them for the peer's delayed ACK.
+            try? setOption(client, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            return .processed(client)
+        case .wouldBlock:
+            return .wouldBlock
+        }
+    }
+
+    /// Reads into `buffer`. `0` means the peer closed its side.
+    @inline(__always)
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(IOError) -> IOResult<Int> {
+        try Syscall.run("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Sends `bytes` with `MSG_NOSIGNAL`, so a closed peer yields `EPIPE` rather than `SIGPIPE`.
+    @inline(__always)
+    package static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
+        try Syscall.run("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Half-closes the sending side (`shutdown(SHUT_WR)`); errors are irrelevant at this point.
+    package static func shutdownWrite(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Closes a descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
+    package static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    /// Bytes queued in the kernel send buffer, not yet acknowledged by the peer (`SIOCOUTQ`).
+    package static func unsentByteCount(_ fd: Int32) -> Int? {
+        var count: Int32 = 0
+        // SIOCOUTQ has the same number as TIOCOUTQ on Linux.
+        guard ioctl(fd, UInt(TIOCOUTQ), &count) == 0 else { return nil }
+        return Int(count)
+    }
+
+    /// The kernel send buffer size (`SO_SNDBUF`), which includes the kernel's bookkeeping overhead.
+    package static func sendBufferSize(_ fd: Int32) -> Int? {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, &length) == 0 else { return nil }
+        return Int(value)
+    }
+
+    private static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(IOError) {
+        var value = value
+        try Syscall.blocking("setsockopt") {
+            Int(setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)))
+        }
+    }
+}
+
+// Glibc declares accept4 only under _GNU_SOURCE, which the Swift module map does not set.
+@_silgen_name("accept4")
+private func systemAccept4(
+    _ fd: Int32,
+    _ address: UnsafeMutablePointer<sockaddr>?,
+    _ length: UnsafeMutablePointer<socklen_t>?,
+    _ flags: Int32
+) -> Int32
+
+/// Process-wide settings and clocks the server needs.
+///
+/// **Ownership:** Stateless namespace.
+///
+/// **Thread safety:** Safe to call from any thread.
+package enum SystemEnvironment {
+    /// Ignores `SIGPIPE` for the whole process: a peer that closes mid-write must not kill the server.
+    package static func ignoreBrokenPipeSignal() {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Raises the soft `RLIMIT_NOFILE` to the hard limit, so thousands of sockets can be open.
+    /// - Returns: The soft limit now in force.
+    @discardableResult
+    package static func raiseOpenFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return Int(clamping: raised.rlim_cur) }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// The number of online processors (at least 1).
+    package static var processorCount: Int {
+        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+
+    /// A monotonic clock in nanoseconds (`CLOCK_MONOTONIC_COARSE`, millisecond-ish resolution).
+    @inline(__always)
+    package static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+    }
+
+    /// Wall-clock seconds since the Unix epoch (`CLOCK_REALTIME_COARSE`).
+    @inline(__always)
+    package static func wallClockSeconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &spec)
+        return Int64(spec.tv_sec)
+    }
+}

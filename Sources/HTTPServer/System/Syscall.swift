@@ -1,0 +1,45 @@
+import Glibc
+
+/// The outcome of a non-blocking system call that did not fail.
+package enum IOResult<Value> {
+    /// The call completed and returned `Value`.
+    case processed(Value)
+    /// The call would have blocked (`EAGAIN` / `EWOULDBLOCK`).
+    case wouldBlock
+}
+
+/// The one wrapper every system call in HTTPServer goes through.
+///
+/// It retries `EINTR`, reports `EAGAIN` as ``IOResult/wouldBlock`` and turns every other failure
+/// into an ``IOError``.
+///
+/// **Ownership:** Stateless namespace.
+///
+/// **Thread safety:** Safe to call from any thread.
+package enum Syscall {
+    /// Runs `body` (a call returning `-1` on failure) until it does not fail with `EINTR`.
+    /// - Throws: ``IOError`` for every failure but `EINTR` and `EAGAIN`.
+    @inline(__always)
+    package static func run(_ call: StaticString, _ body: () -> Int) throws(IOError) -> IOResult<Int> {
+        while true {
+            let result = body()
+            if result >= 0 { return .processed(result) }
+            let code = Glibc.errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
+            throw IOError(errno: code, call: "\(call)")
+        }
+    }
+
+    /// Like ``run(_:_:)`` for calls that can never block (`bind`, `setsockopt`, …).
+    @inline(__always)
+    @discardableResult
+    package static func blocking(_ call: StaticString, _ body: () -> Int) throws(IOError) -> Int {
+        switch try run(call, body) {
+        case .processed(let value):
+            return value
+        case .wouldBlock:
+            throw IOError(errno: EAGAIN, call: "\(call)")
+        }
+    }
+}

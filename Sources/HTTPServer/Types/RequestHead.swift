@@ -1,0 +1,152 @@
+/// The parsed start line and header section of one HTTP/1.x request.
+///
+/// **Ownership:** A value; produced by ``RequestParser`` and owned by whoever handles the request.
+/// **Thread safety:** Value type; not shared.
+public struct RequestHead: Sendable, Equatable {
+    /// The request method, case-sensitive.
+    public var method: Method
+    /// The request-target exactly as it appeared on the request line.
+    public var target: String
+    /// The path part of the target, not percent-decoded: the origin-form path, the path of an absolute-form target
+    /// (`/` when it has none), `*` for the asterisk form, and the whole target for the authority form.
+    public var path: String
+    /// The raw query after the first `?`, without the `?`, not decoded; nil when the target has no `?`.
+    public var query: String?
+    /// The protocol version from the request line.
+    public var version: Version
+    /// The header fields in the order received.
+    public var headers: Headers
+    /// Whether the connection may carry another request after this one: HTTP/1.1 unless `Connection: close`,
+    /// HTTP/1.0 only with `Connection: keep-alive`.
+    public var keepAlive: Bool
+    /// Whether the client sent `Expect: 100-continue` on an HTTP/1.1 request and waits for `100 Continue`.
+    public var expectsContinue: Bool
+
+    /// Creates a head, deriving ``path``, ``query``, ``keepAlive`` and ``expectsContinue`` from the other values.
+    public init(method: Method, target: String, version: Version = .http1_1, headers: Headers = [:]) {
+        var target = target
+        let parts = target.withUTF8 { bytes in
+            let split = RequestTarget(splitting: bytes)
+            let path = split.path.isEmpty ? "/" : String(decoding: UnsafeBufferPointer(rebasing: bytes[split.path]), as: UTF8.self)
+            let query = split.query.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+            return (path, query)
+        }
+        var close = false
+        var keepAliveToken = false
+        for value in headers.values(for: "connection") {
+            for token in value.split(separator: ",") {
+                let trimmed = token.trimmingOWS()
+                if ASCII.caseInsensitiveEquals(trimmed, "close") { close = true }
+                if ASCII.caseInsensitiveEquals(trimmed, "keep-alive") { keepAliveToken = true }
+            }
+        }
+        let atLeast1_1 = version.major > 1 || (version.major == 1 && version.minor >= 1)
+        let expects = atLeast1_1 && headers.values(for: "expect").contains {
+            ASCII.caseInsensitiveEquals(String($0.trimmingOWS()), "100-continue")
+        }
+        self.init(
+            method: method,
+            target: target,
+            path: parts.0,
+            query: parts.1,
+            version: version,
+            headers: headers,
+            keepAlive: !close && (atLeast1_1 || keepAliveToken),
+            expectsContinue: expects
+        )
+    }
+
+    /// Memberwise initializer used by the parser, which has already computed every field.
+    init(
+        method: Method,
+        target: String,
+        path: String,
+        query: String?,
+        version: Version,
+        headers: Headers,
+        keepAlive: Bool,
+        expectsContinue: Bool
+    ) {
+        self.method = method
+        self.target = target
+        self.path = path
+        self.query = query
+        self.version = version
+        self.headers = headers
+        self.keepAlive = keepAlive
+        self.expectsContinue = expectsContinue
+    }
+
+    /// The query's `name=value` pairs, split on `&`, with `+` read as a space and `%XX` escapes decoded.
+    ///
+    /// Empty pairs are skipped, a pair without `=` has an empty value, a malformed escape (`%zz`, a trailing `%`)
+    /// is kept literally, and bytes that are not UTF-8 after decoding become U+FFFD. Never traps.
+    public var queryItems: [(name: String, value: String)] {
+        guard let query else { return [] }
+        return QueryDecoder.items(in: query)
+    }
+}
+
+extension StringProtocol {
+    /// The string without leading and trailing SP and HTAB.
+    fileprivate func trimmingOWS() -> String {
+        var start = startIndex
+        var end = endIndex
+        while start < end, self[start] == " " || self[start] == "\t" {
+            start = index(after: start)
+        }
+        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" {
+            end = index(before: end)
+        }
+        return String(self[start..<end])
+    }
+}
+
+/// Decodes `application/x-www-form-urlencoded`-style query strings.
+///
+/// **Ownership:** Stateless namespace.
+/// **Thread safety:** Value type; not shared.
+enum QueryDecoder {
+    /// Splits and decodes `query`; see ``RequestHead/queryItems``.
+    static func items(in query: String) -> [(name: String, value: String)] {
+        var items: [(name: String, value: String)] = []
+        for pair in query.utf8.split(separator: ASCII.ampersand, omittingEmptySubsequences: true) {
+            if let equals = pair.firstIndex(of: ASCII.equals) {
+                items.append((decode(pair[pair.startIndex..<equals]), decode(pair[pair.index(after: equals)...])))
+            } else {
+                items.append((decode(pair), ""))
+            }
+        }
+        return items
+    }
+
+    /// Percent-decodes `bytes`, reading `+` as a space and keeping malformed escapes as they are.
+    static func decode(_ bytes: Substring.UTF8View) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            index = bytes.index(after: index)
+            switch byte {
+            case ASCII.plus:
+                output.append(ASCII.space)
+            case ASCII.percent:
+                guard index < bytes.endIndex, let high = ASCII.hexValue(bytes[index]) else {
+                    output.append(byte)
+                    continue
+                }
+                let next = bytes.index(after: index)
+                guard next < bytes.endIndex, let low = ASCII.hexValue(bytes[next]) else {
+                    output.append(byte)
+                    continue
+                }
+                output.append(high &<< 4 | low)
+                index = bytes.index(after: next)
+            default:
+                output.append(byte)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

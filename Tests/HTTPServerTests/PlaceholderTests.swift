@@ -1,9 +1,0 @@
-import Testing
-
-@testable import HTTPServer
-
-@Suite struct HTTPServerPlaceholderTests {
-    @Test func moduleLinks() {
-        #expect(Bool(true))
-    }
-}
