@@ -1,0 +1,81 @@
+import Reactive
+import Synchronization
+
+/// Counters that let tests watch a sequence subscription's producer: how many elements it produced,
+/// how much demand it was given, and whether it was cancelled or finished.
+///
+/// Pass one to a publisher's initializer; every subscription made from that publisher reports to it.
+/// Counters only grow, so a test can read them at any time, from any thread. A subscription with no
+/// probe pays nothing for this.
+///
+/// **Ownership:** retained by the publisher and by each subscription made from it, until the
+/// subscription ends.
+///
+/// **Thread safety:** safe to call from any thread.
+public final class SequenceProbe: Sendable {
+    private let producedCount = Atomic<Int>(0)
+    /// Total demand; `unlimitedDemand` once any demand was unlimited or the sum passed `Int.max`.
+    private let requestedDemand = Atomic<UInt>(0)
+    private let cancelledFlag = Atomic<Bool>(false)
+    private let finishedFlag = Atomic<Bool>(false)
+
+    private static let unlimitedDemand = UInt.max
+
+    /// Creates a probe with every counter at zero.
+    public init() {}
+
+    /// The number of elements handed to subscribers so far. It counts an element just before the
+    /// subscriber's `receive(_:)` is called, so inside that call it already includes that element.
+    public var produced: Int {
+        producedCount.load(ordering: .acquiring)
+    }
+
+    /// The total demand subscribers asked for: every `request(_:)` plus every demand returned from
+    /// `receive(_:)`, with `.unlimited` absorbing.
+    public var requested: Subscribers.Demand {
+        let raw = requestedDemand.load(ordering: .acquiring)
+        return raw == Self.unlimitedDemand ? .unlimited : .max(Int(raw))
+    }
+
+    /// Whether a cancel reached the producer (of any subscription made with this probe).
+    public var isCancelled: Bool {
+        cancelledFlag.load(ordering: .acquiring)
+    }
+
+    /// Whether the producer sent `.finished` (to any subscription made with this probe).
+    public var isFinished: Bool {
+        finishedFlag.load(ordering: .acquiring)
+    }
+
+    func recordProduced() {
+        producedCount.wrappingAdd(1, ordering: .releasing)
+    }
+
+    func recordRequested(_ demand: Subscribers.Demand) {
+        var current = requestedDemand.load(ordering: .relaxed)
+        while current != Self.unlimitedDemand {
+            let next: UInt
+            if let finite = demand.max {
+                let (sum, overflow) = current.addingReportingOverflow(UInt(finite))
+                next = overflow || sum > UInt(Int.max) ? Self.unlimitedDemand : sum
+            } else {
+                next = Self.unlimitedDemand
+            }
+            let (exchanged, original) = requestedDemand.compareExchange(
+                expected: current,
+                desired: next,
+                ordering: .acquiringAndReleasing
+            )
+            if exchanged { return }
+            current = original
+        }
+    }
+
+    func recordCancelled() {
+        cancelledFlag.store(true, ordering: .releasing)
+    }
+
+    func recordFinished() {
+        finishedFlag.store(true, ordering: .releasing)
+    }
+}
