@@ -74,9 +74,11 @@ extension BigUInt {
     @inline(__always)
     static func decimalDigitCount(of value: UInt64) -> Int {
         // floor(bits * log10(2)) is the digit count or one less; one comparison with a power of ten decides.
-        let bits = UInt64.bitWidth - (value | 1).leadingZeroBitCount
+        // Setting the lowest bit changes no comparison with 10^k for k > 0 and makes zero count as one digit.
+        let odd = value | 1
+        let bits = UInt64.bitWidth - odd.leadingZeroBitCount
         let guess = (bits &* 1233) &>> 12
-        return guess &+ (value >= powerOfTen(guess) ? 1 : 0)
+        return guess &+ (odd >= powerOfTen(guess) ? 1 : 0)
     }
 
     /// 10^exponent for exponents 0 through 19 (the powers a `UInt64` holds).

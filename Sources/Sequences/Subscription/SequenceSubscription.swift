@@ -51,7 +51,10 @@ where Downstream.Input == Term, Downstream.Failure == Never {
     func cancel() {
         let action = lock.withLock { () -> SequenceSubscriptionStateMachine<Downstream>.CancelAction in
             let action = machine.cancelled()
-            if case .none = action {} else {
+            switch action {
+            case .none:
+                break
+            case .stopEmitter, .release:
                 cancelledFlag.store(true, ordering: .relaxed)
             }
             return action
