@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "Spout", targets: ["Spout"]),
         .executable(name: "spout", targets: ["SpoutServer"]),
+        .executable(name: "http-bench-server", targets: ["HTTPServerBench"]),
     ],
     targets: [
         // Layers, lowest first. Arrows point down only (see DESIGN.md).
@@ -28,6 +29,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout"], swiftSettings: strictSettings),
+
+        // Benchmark server for bench/http_rps.sh: HTTPServer alone, no service layer.
+        .executableTarget(
+            name: "HTTPServerBench",
+            dependencies: ["HTTPServer"],
+            path: "bench/HTTPServerBench",
+            swiftSettings: strictSettings
+        ),
 
         // Test helpers shared by the test targets: tracking subscriber, loopback client.
         .target(

@@ -6,12 +6,12 @@ import Dispatch
 /// the Dispatch sources and the ``OutboundBuffer``. Responses to pipelined requests that the handler
 /// answers within the same loop turn are coalesced into one `send(2)`.
 ///
-/// **Ownership:** Retained by its loop's ``LoopContext`` registry while open and by its Dispatch sources'
-/// handlers until they are cancelled; ``Responder``s and ``BodyWriter``s hold it strongly too, so a late
+/// **Ownership:** Retained by its loop's ``LoopContext`` registry and the loop's poll registration while
+/// open; ``Responder``s and ``BodyWriter``s hold it strongly too, so a late
 /// answer finds a closed connection rather than freed memory.
 ///
 /// **Thread safety:** Confined to its connection's loop queue; every entry point checks it.
-final class Connection: @unchecked Sendable {  // All mutable state is confined to `loop.queue`.
+final class Connection: PollTarget, @unchecked Sendable {  // All mutable state is confined to `loop.queue`.
     let fd: Int32  // Immutable.
     let loop: EventLoop  // Immutable.
     let context: LoopContext  // Immutable.
@@ -22,9 +22,10 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
     private var parser: RequestParser  // Loop-confined.
     private var outbound = OutboundBuffer()  // Loop-confined.
     private var chunked = ChunkedEncoder()  // Loop-confined.
-    private var readSource: (any DispatchSourceRead)?  // Loop-confined.
-    private var writeSource: (any DispatchSourceWrite)?  // Loop-confined.
-    private var sources = SourceStates()  // Loop-confined.
+    /// What the loop's poller watches this socket for. // Loop-confined.
+    private var interest = PollInterest(readable: true)
+    /// Whether a send came back short, so the socket is watched for room. // Loop-confined.
+    private var awaitsWritable = false
     private var requestHead: RequestHead?  // Loop-confined.
     private var requestBody: [UInt8] = []  // Loop-confined.
     /// Increments per delivered request, so a responder for an old request is recognised. // Loop-confined.
@@ -51,14 +52,6 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
         case flushScheduled
     }
 
-    /// Whether each source is running (Dispatch requires balanced suspend/resume, and a suspended source
-    /// never delivers its cancellation).
-    private struct SourceStates {
-        var readRunning = false
-        var writeRunning = false
-        var pendingCancellations = 0
-    }
-
     /// The writer-facing flow-control signal.
     struct Writability {
         var isWritable = true
@@ -76,22 +69,36 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
         lastWriteProgress = now
     }
 
-    /// Registers the read source and starts reading. Call once, on the loop.
+    /// Registers with the loop's poller and starts reading. Call once, on the loop.
     func start() {
         loop.preconditionInEventLoop()
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
-        source.setEventHandler { [self] in readable() }
-        source.setCancelHandler { [self] in sourceCancelled() }
-        readSource = source
-        sources.readRunning = true
-        source.activate()
+        do {
+            try loop.register(fd, self, interest: interest)
+        } catch {
+            handle(machine.mustClose())
+            return
+        }
         if context.isShuttingDown { handle(machine.shutdownRequested()) }
+    }
+
+    func pollReady(_ event: PollEvent) {
+        if event.failed {
+            handle(machine.mustClose())
+            return
+        }
+        if event.readable { readable() }
+        if event.peerHalfClosed, machine.streamingContext != nil {
+            handle(machine.peerClosed())  // the reader of a stream left
+            return
+        }
+        if event.writable { flush() }
     }
 
     // MARK: Reading
 
     private func readable() {
         guard machine.wantsToRead else { return }
+        defer { updateInterest() }
         let buffer = loop.readBuffer
         let count: Int
         do {
@@ -144,7 +151,6 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
             switch event {
             case .needMoreData:
                 if parser.bufferedByteCount > 0 { machine.requestBytesReceived() }
-                resumeReading()
                 return
             case .head(let head):
                 let action = machine.headReceived(
@@ -163,7 +169,6 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
                 handle(machine.requestEnded())
             }
         }
-        if machine.awaitingContext != nil || machine.streamingContext != nil { pauseReading() }
     }
 
     private func deliverRequest() {
@@ -193,16 +198,13 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
             processBufferedRequests()
             scheduleFlush()
         case .closeAfterFlush:
-            pauseReading()
             scheduleFlush()
         case .sendErrorAndClose(let status):
-            pauseReading()
             writeErrorResponse(status, reason: reason)
             scheduleFlush()
         case .startLingering:
             Socket.shutdownWrite(fd)
             timerStart = SystemEnvironment.monotonicNanoseconds()
-            resumeReading()
         case .notifyStreamOfShutdown:
             writer?.shutdownRequested()
         case .close:
@@ -327,7 +329,7 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
     // MARK: Flushing
 
     private func markOutputPending() {
-        if outbound.isEmpty || sources.writeRunning == false {
+        if outbound.isEmpty || !awaitsWritable {
             lastWriteProgress = SystemEnvironment.monotonicNanoseconds()
         }
     }
@@ -346,9 +348,10 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
         }
     }
 
-    /// Sends what is queued: one `send(2)`; on a short write the write source takes over.
+    /// Sends what is queued: one `send(2)`; after a short write the poller watches for room.
     private func flush() {
         guard machine.state != .closed else { return }
+        defer { if machine.state != .closed { updateInterest() } }
         if chunked.hasOpenChunk { chunked.closeChunk(in: &outbound) }
         if !outbound.isEmpty {
             let bytes = outbound.readableBytes
@@ -370,12 +373,12 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
             }
         }
         if outbound.isEmpty {
-            pauseWriting()
+            awaitsWritable = false
             if let storage = outbound.takeStorageIfEmpty() { loop.reclaim(storage) }
             if writer != nil { updateHighWatermark() }
             handle(machine.outboundFlushed())
         } else {
-            resumeWriting()
+            awaitsWritable = true
             if let storage = outbound.shrink(keepingAtMost: 4, minimumCapacity: 16 * 1024) { loop.reclaim(storage) }
             if writer != nil { updateHighWatermark() }
         }
@@ -383,10 +386,6 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
             writability.isWritable = true
             writer.becameWritable()
         }
-    }
-
-    private func writable() {
-        flush()
     }
 
     /// Re-derives the high watermark from the kernel's free send space (see ``Server/Configuration``).
@@ -406,38 +405,24 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
         if outbound.count >= writability.highWatermark { writability.isWritable = false }
     }
 
-    // MARK: Sources
+    // MARK: Readiness
 
-    private func pauseReading() {
-        guard sources.readRunning, let readSource else { return }
-        sources.readRunning = false
-        readSource.suspend()
-    }
-
-    private func resumeReading() {
-        guard !sources.readRunning, machine.wantsToRead, let readSource else { return }
-        sources.readRunning = true
-        readSource.resume()
-    }
-
-    private func resumeWriting() {
-        guard !sources.writeRunning else { return }
-        sources.writeRunning = true
-        if let writeSource {
-            writeSource.resume()
-        } else {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
-            source.setEventHandler { [self] in writable() }
-            source.setCancelHandler { [self] in sourceCancelled() }
-            writeSource = source
-            source.activate()
+    /// Tells the poller what this socket now waits for, if that changed: bytes while a request is being
+    /// read (or while lingering), room while a send is incomplete, and the reader leaving while a stream
+    /// is open. Reads pause by dropping `readable` while a response is pending.
+    private func updateInterest() {
+        let desired = PollInterest(
+            readable: machine.wantsToRead,
+            writable: awaitsWritable,
+            peerHalfClose: machine.streamingContext != nil
+        )
+        guard desired != interest else { return }
+        interest = desired
+        do {
+            try loop.updateInterest(fd, desired)
+        } catch {
+            handle(machine.mustClose())
         }
-    }
-
-    private func pauseWriting() {
-        guard sources.writeRunning, let writeSource else { return }
-        sources.writeRunning = false
-        writeSource.suspend()
     }
 
     // MARK: Timers and shutdown (called by LoopContext)
@@ -470,7 +455,7 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
         handle(machine.mustClose())
     }
 
-    /// Releases everything; the descriptor closes once both sources are cancelled.
+    /// Releases everything and closes the descriptor.
     private func tearDown() {
         context.remove(self)
         requestHead = nil
@@ -483,30 +468,12 @@ final class Connection: @unchecked Sendable {  // All mutable state is confined 
         chunked.reset()
         outbound.consume(outbound.count)
         if let storage = outbound.takeStorageIfEmpty() { storage.deallocate() }
-        if let readSource {
-            sources.pendingCancellations &+= 1
-            if !sources.readRunning { readSource.resume() }
-            sources.readRunning = true
-            readSource.cancel()
-        }
-        if let writeSource {
-            sources.pendingCancellations &+= 1
-            if !sources.writeRunning { writeSource.resume() }
-            sources.writeRunning = true
-            writeSource.cancel()
-        }
-        if sources.pendingCancellations == 0 { closeDescriptor() }
-    }
-
-    private func sourceCancelled() {
-        sources.pendingCancellations &-= 1
-        if sources.pendingCancellations == 0 { closeDescriptor() }
+        closeDescriptor()
     }
 
     private func closeDescriptor() {
+        loop.deregister(fd)
         Socket.close(fd)
-        readSource = nil
-        writeSource = nil
         context.connectionClosed()
     }
 }

@@ -2,8 +2,10 @@ import Dispatch
 
 /// One serial `DispatchQueue` that owns a share of the server's connections.
 ///
-/// Every connection is pinned to one loop; its sockets' Dispatch sources fire on the loop's queue, and
-/// all of its state is touched only there. Work arriving from another thread (a URLSession callback,
+/// Every connection is pinned to one loop and all of its state is touched only on the loop's queue.
+/// Socket readiness reaches the loop through one Dispatch read source on the loop's ``Poller`` (a
+/// level-triggered epoll set holding every connection of the loop): a single Dispatch wake-up drains all
+/// connections that became ready, rather than paying a wake-up and a thread hand-off per socket event. Work arriving from another thread (a URLSession callback,
 /// a timer on another queue) hops on with ``execute(_:)``. The loop also keeps the per-loop resources
 /// connections borrow instead of owning: the read buffer, a spare outbound storage, the `Date` cache.
 ///
@@ -37,7 +39,15 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         queue.setSpecific(key: key, value: ObjectIdentifier(self))
     }
 
+    /// The epoll set of this loop's sockets, created on first registration. // Loop-confined.
+    private var poller: Poller?
+    /// The Dispatch source watching the poller's descriptor. // Loop-confined.
+    private var pollSource: (any DispatchSourceRead)?
+    /// Registered targets, indexed by descriptor. // Loop-confined.
+    private var targets: [(any PollTarget)?] = []
+
     deinit {
+        pollSource?.cancel()
         readBuffer.deallocate()
         spareStorage?.deallocate()
     }
@@ -56,6 +66,56 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     @inline(__always)
     public func preconditionInEventLoop() {
         dispatchPrecondition(condition: .onQueue(queue))
+    }
+
+    // MARK: Readiness (loop-confined)
+
+    /// Starts delivering readiness of `fd` to `target` (on this loop).
+    /// - Throws: ``IOError`` if the epoll set cannot be created or the descriptor added.
+    package func register(_ fd: Int32, _ target: any PollTarget, interest: PollInterest) throws(IOError) {
+        preconditionInEventLoop()
+        let poller = try activePoller()
+        let index = Int(fd)
+        if index >= targets.count {
+            targets.append(contentsOf: repeatElement(nil, count: max(index + 1, targets.count * 2) - targets.count))
+        }
+        try poller.add(fd, interest)
+        targets[index] = target
+    }
+
+    /// Changes what `fd` is watched for.
+    package func updateInterest(_ fd: Int32, _ interest: PollInterest) throws(IOError) {
+        try poller?.modify(fd, interest)
+    }
+
+    /// Stops delivering readiness of `fd`. Call before closing it.
+    package func deregister(_ fd: Int32) {
+        poller?.remove(fd)
+        if Int(fd) < targets.count { targets[Int(fd)] = nil }
+    }
+
+    private func activePoller() throws(IOError) -> Poller {
+        if let poller { return poller }
+        let created = try Poller()
+        let source = DispatchSource.makeReadSource(fileDescriptor: created.fd, queue: queue)
+        source.setEventHandler { [unowned self] in drainReadyEvents() }
+        poller = created
+        pollSource = source
+        source.activate()
+        return created
+    }
+
+    /// Serves every ready descriptor, polling again while there is more (bounded, so work queued with
+    /// ``execute(_:)`` is not starved).
+    private func drainReadyEvents() {
+        guard let poller else { return }
+        for _ in 0..<8 {
+            let ready = poller.poll { event in
+                let index = Int(event.fd)
+                if index < targets.count, let target = targets[index] { target.pollReady(event) }
+            }
+            if ready == 0 { break }
+        }
     }
 
     // MARK: Spare outbound storage (loop-confined)
@@ -88,6 +148,12 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     package func appendDateLine(to buffer: inout OutboundBuffer) {
         dateCache.appendLine(to: &buffer, now: SystemEnvironment.wallClockSeconds())
     }
+}
+
+/// Something registered with an ``EventLoop`` for socket readiness (a connection).
+package protocol PollTarget: AnyObject {
+    /// Called on the loop when the descriptor is ready.
+    func pollReady(_ event: PollEvent)
 }
 
 /// A fixed set of ``EventLoop``s, by default one per processor core; connections are spread round-robin.

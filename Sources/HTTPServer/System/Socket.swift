@@ -67,7 +67,7 @@ package enum Socket {
     /// - Returns: The new descriptor, or ``IOResult/wouldBlock`` when the queue is empty.
     package static func accept(_ listener: Int32) throws(IOError) -> IOResult<Int32> {
         let flags = Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
-        switch try Syscall.run("accept4", { Int(systemAccept4(listener, nil, nil, flags)) }) {
+        switch try Syscall.run("accept4", { Int(LinuxSymbols.accept4(listener, nil, nil, flags)) }) {
         case .processed(let fd):
             let client = Int32(fd)
             // Small responses must leave at once; Nagle would hold them for the peer's delayed ACK.
@@ -123,15 +123,6 @@ package enum Socket {
         }
     }
 }
-
-// Glibc declares accept4 only under _GNU_SOURCE, which the Swift module map does not set.
-@_silgen_name("accept4")
-private func systemAccept4(
-    _ fd: Int32,
-    _ address: UnsafeMutablePointer<sockaddr>?,
-    _ length: UnsafeMutablePointer<socklen_t>?,
-    _ flags: Int32
-) -> Int32
 
 /// Process-wide settings and clocks the server needs.
 ///
