@@ -100,7 +100,7 @@ public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedVersion(let version):
             return "only HTTP/1.0 and HTTP/1.1 are supported, got \"\(version)\""
         case .http2Preface:
-            return "HTTP/2 prior knowledge is not supported; use HTTP/1.1"
+            return "prior-knowledge HTTP/2 is not supported; use HTTP/1.1"
         case .tlsHandshake:
             return "received a TLS handshake; this port speaks plain HTTP"
         case .bareLineFeed:
@@ -116,7 +116,7 @@ public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
         case .obsoleteLineFolding:
             return "header line starts with whitespace; obsolete line folding is not allowed"
         case .missingHost:
-            return "HTTP/1.1 request must have a host header"
+            return "an HTTP/1.1 request must have a host header"
         case .multipleHosts:
             return "request must not have more than one host header"
         case .invalidContentLength(let value):

@@ -10,7 +10,8 @@ public enum ParseEvent: Equatable, Sendable {
     case needMoreData
     /// The request line and header section of the next request.
     case head(RequestHead)
-    /// The next piece of the body, chunked framing removed. Never empty.
+    /// The next piece of the body, chunked framing removed. Never empty. The slice shares the parser's buffer and
+    /// keeps its indices, so it does not start at 0: use `startIndex`, or copy it with `Array(slice)`.
     case body(ArraySlice<UInt8>)
     /// The request is complete. `trailers` holds the chunked trailer section, or nil when there was none.
     case end(trailers: Headers?)

@@ -1,8 +1,9 @@
 /// The HTTP/1.x request framing state machine behind ``RequestParser``: it reads the unconsumed bytes and says how
 /// many it consumed and what they meant.
 ///
-/// It never stores bytes. Every offset kept in ``State`` counts from the first byte not yet consumed, so the owner
-/// may move or compact its buffer between calls as long as it hands back the same unconsumed bytes plus any new ones.
+/// It never stores bytes. Every offset kept in ``State`` counts from the first byte not yet consumed (the header
+/// section's from the end of the still-buffered request line), so the owner may move or compact its buffer between
+/// calls as long as it hands back the same unconsumed bytes plus any new ones.
 ///
 /// Line endings: every line (request line, field lines, chunk-size lines, the CRLF after chunk data) must end in
 /// CRLF. A bare LF is rejected with ``ParseError/bareLineFeed`` everywhere; it is never tolerated, because a
@@ -17,10 +18,11 @@ struct ParserStateMachine {
         /// empty lines before the request line were ignored (RFC 9112 §2.2) and count against the line limit.
         /// Follows: `.headerSection`, `.failed`.
         case requestLine(scanned: Int, skipped: Int)
-        /// Request line parsed; waiting for the empty line that ends the header section. `lineStart` is where the
-        /// current, incomplete field line starts; `lines` counts the complete field lines so far.
+        /// Request line validated but kept buffered (so the state holds no strings to copy); waiting for the empty
+        /// line that ends the header section. `lineStart` and `scanned` count from the start of the header section;
+        /// `lines` counts the complete field lines so far.
         /// Follows: `.fixedBody`, `.chunkSize`, `.failed`.
-        case headerSection(RequestLine, lineStart: Int, scanned: Int, lines: Int)
+        case headerSection(RequestLineLayout, lineStart: Int, scanned: Int, lines: Int)
         /// Head delivered; `remaining` body bytes still to deliver before `.end`.
         /// Follows: `.requestLine` (after `.end`), `.failed`.
         case fixedBody(remaining: Int)
@@ -40,14 +42,17 @@ struct ParserStateMachine {
         case failed(ParseError)
     }
 
-    /// The parts of a request line, valid once the whole line was read.
-    struct RequestLine {
-        var method: Method
-        var target: String
-        var form: RequestTarget.Form
-        var path: String
-        var query: String?
+    /// Where the parts of a validated request line sit, counting from its first byte.
+    struct RequestLineLayout {
+        /// Bytes of the method token.
+        var methodLength: Int
+        /// The request-target.
+        var target: Range<Int>
+        /// How the target splits; its ranges count from the target's first byte.
+        var split: RequestTarget
         var version: Version
+        /// Bytes of the whole line including its CRLF.
+        var length: Int
     }
 
     /// What the owner must do after ``advance(over:)``.
@@ -83,9 +88,10 @@ struct ParserStateMachine {
         self.configuration = configuration
     }
 
-    /// Whether the machine is waiting for a new request and has not seen any of it yet.
+    /// Whether the machine is waiting for a new request and has seen none of its request line (empty lines
+    /// before it may have been skipped).
     var isAwaitingRequest: Bool {
-        if case .requestLine(scanned: 0, skipped: 0) = state {
+        if case .requestLine(scanned: 0, _) = state {
             return true
         }
         return false
@@ -96,8 +102,8 @@ struct ParserStateMachine {
     /// - Throws: The ``ParseError`` that made the request unparseable; the machine then stays failed.
     mutating func advance(over buffer: UnsafeBufferPointer<UInt8>) throws(ParseError) -> Action {
         var offset = 0
-        // Every pass consumes bytes, changes state, or returns, and each state can be entered from the previous
-        // one only by consuming at least one byte, so the loop ends.
+        // Every pass returns, throws, or moves on: it consumes bytes, or it goes from the request line to the
+        // header section, whose pass always returns. So the loop ends.
         while true {
             switch state {
             case .failed(let error):
@@ -132,17 +138,16 @@ struct ParserStateMachine {
                     offset = lf &+ 1
                     continue
                 }
-                let line: RequestLine
+                let layout: RequestLineLayout
                 do throws(ParseError) {
-                    line = try parseRequestLine(UnsafeBufferPointer(rebasing: buffer[offset..<(lf &- 1)]))
+                    layout = try parseRequestLine(UnsafeBufferPointer(rebasing: buffer[offset..<(lf &- 1)]))
                 } catch {
                     throw fail(error)
                 }
-                offset = lf &+ 1
-                state = .headerSection(line, lineStart: 0, scanned: 0, lines: 0)
+                state = .headerSection(layout, lineStart: 0, scanned: 0, lines: 0)
 
-            case .headerSection(let line, let lineStart, let scanned, let lines):
-                let section = UnsafeBufferPointer(rebasing: buffer[offset...])
+            case .headerSection(let layout, let lineStart, let scanned, let lines):
+                let section = UnsafeBufferPointer(rebasing: buffer[(offset &+ layout.length)...])
                 let scan: SectionScan
                 do throws(ParseError) {
                     scan = try scanFieldSection(section, lineStart: lineStart, scanned: scanned, lines: lines)
@@ -151,14 +156,15 @@ struct ParserStateMachine {
                 }
                 switch scan {
                 case .incomplete(let lineStart, let scanned, let lines):
-                    state = .headerSection(line, lineStart: lineStart, scanned: scanned, lines: lines)
+                    state = .headerSection(layout, lineStart: lineStart, scanned: scanned, lines: lines)
                     return .needMoreData(consumed: offset)
                 case .complete(let length, let lines):
                     let head: RequestHead
                     let framing: Framing
                     do throws(ParseError) {
                         (head, framing) = try makeHead(
-                            line,
+                            line: UnsafeBufferPointer(rebasing: buffer[offset..<(offset &+ layout.length)]),
+                            layout: layout,
                             section: UnsafeBufferPointer(rebasing: section[0..<length]),
                             lines: lines
                         )
@@ -171,7 +177,7 @@ struct ParserStateMachine {
                     case .chunked:
                         state = .chunkSize(received: 0, scanned: 0)
                     }
-                    return .head(head, consumed: offset &+ length)
+                    return .head(head, consumed: offset &+ layout.length &+ length)
                 }
 
             case .fixedBody(let remaining):
@@ -257,11 +263,13 @@ struct ParserStateMachine {
                 do throws(ParseError) {
                     scan = try scanFieldSection(section, lineStart: lineStart, scanned: scanned, lines: lines)
                     if case .complete(let length, let lines) = scan, lines > 0 {
-                        var fields = Headers(minimumCapacity: lines)
-                        try forEachField(in: UnsafeBufferPointer(rebasing: section[0..<length])) { name, value in
-                            fields.add(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+                        let fieldSection = UnsafeBufferPointer(rebasing: section[0..<length])
+                        var fields: [Headers.Field] = []
+                        fields.reserveCapacity(lines)
+                        try forEachField(in: fieldSection) { name, value in
+                            fields.append(Headers.Field(name: name, value: value))
                         }
-                        trailers = fields
+                        trailers = Headers(bytes: Array(fieldSection), fields: fields)
                     }
                 } catch {
                     throw fail(error)
@@ -287,7 +295,7 @@ struct ParserStateMachine {
     // MARK: - Request line
 
     /// Parses `method SP request-target SP HTTP-version` (CRLF already removed).
-    private func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(ParseError) -> RequestLine {
+    private func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(ParseError) -> RequestLineLayout {
         guard let firstSpace = ASCII.firstIndex(of: ASCII.space, in: line, from: 0),
             let secondSpace = ASCII.firstIndex(of: ASCII.space, in: line, from: firstSpace &+ 1)
         else {
@@ -302,39 +310,33 @@ struct ParserStateMachine {
             throw .invalidRequestLine(ParseError.quoted(line))
         }
         let versionBytes = UnsafeBufferPointer(rebasing: line[(secondSpace &+ 1)...])
-        if methodBytes.elementsEqual("PRI".utf8), targetBytes.count == 1,
-            targetBytes[0] == ASCII.asterisk, versionBytes.elementsEqual("HTTP/2.0".utf8)
-        {
+        if ASCII.equals(methodBytes, "PRI"), ASCII.equals(targetBytes, "*"), ASCII.equals(versionBytes, "HTTP/2.0") {
             throw .http2Preface
         }
         let version = try parseVersion(versionBytes)
-        guard targetBytes.allSatisfy(ASCII.isTargetChar) else {
+        guard ASCII.allTargetChars(targetBytes) else {
             throw .invalidTarget(ParseError.quoted(targetBytes))
         }
-        let method = Method(rawValue: String(decoding: methodBytes, as: UTF8.self))
         let split = RequestTarget(splitting: targetBytes)
         switch split.form {
-        case .asterisk where method != .options, .authority where method != .connect:
+        case .asterisk where !ASCII.equals(methodBytes, "OPTIONS"),
+            .authority where !ASCII.equals(methodBytes, "CONNECT"):
             throw .invalidTarget(ParseError.quoted(targetBytes))
         default:
             break
         }
-        let target = String(decoding: targetBytes, as: UTF8.self)
-        let path: String
-        if split.path == 0..<targetBytes.count {
-            path = target
-        } else if split.path.isEmpty {
-            path = "/"
-        } else {
-            path = String(decoding: UnsafeBufferPointer(rebasing: targetBytes[split.path]), as: UTF8.self)
-        }
-        let query = split.query.map { String(decoding: UnsafeBufferPointer(rebasing: targetBytes[$0]), as: UTF8.self) }
-        return RequestLine(method: method, target: target, form: split.form, path: path, query: query, version: version)
+        return RequestLineLayout(
+            methodLength: firstSpace,
+            target: (firstSpace &+ 1)..<secondSpace,
+            split: split,
+            version: version,
+            length: line.count &+ 2
+        )
     }
 
     /// Parses `HTTP/D.D`, accepting any HTTP/1.x (a higher minor version is handled as 1.1, RFC 9110 §2.5).
     private func parseVersion(_ bytes: UnsafeBufferPointer<UInt8>) throws(ParseError) -> Version {
-        guard bytes.count == 8, bytes[0..<5].elementsEqual("HTTP/".utf8), bytes[6] == 0x2E,
+        guard bytes.count == 8, ASCII.equals(UnsafeBufferPointer(rebasing: bytes[0..<5]), "HTTP/"), bytes[6] == 0x2E,
             bytes[5] &- 0x30 < 10, bytes[7] &- 0x30 < 10
         else {
             throw .invalidVersion(ParseError.quoted(bytes))
@@ -385,10 +387,10 @@ struct ParserStateMachine {
         }
     }
 
-    /// Validates each field line of a complete section and hands its name and trimmed value to `body`.
+    /// Validates each field line of a complete section and hands where its name and trimmed value sit to `body`.
     private func forEachField(
         in section: UnsafeBufferPointer<UInt8>,
-        _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws(ParseError) -> Void
+        _ body: (Range<Int>, Range<Int>) throws(ParseError) -> Void
     ) throws(ParseError) {
         var position = 0
         while let lf = ASCII.firstIndex(of: ASCII.lf, in: section, from: position) {
@@ -416,28 +418,34 @@ struct ParserStateMachine {
             while valueEnd > valueStart && ASCII.isWhitespace(section[valueEnd &- 1]) {
                 valueEnd &-= 1
             }
-            for index in valueStart..<valueEnd where !ASCII.isFieldValueChar(section[index]) {
+            let value = UnsafeBufferPointer(rebasing: section[valueStart..<valueEnd])
+            guard ASCII.allFieldValueChars(value) else {
                 throw .invalidHeaderValue(name: ParseError.quoted(name))
             }
-            try body(name, UnsafeBufferPointer(rebasing: section[valueStart..<valueEnd]))
+            try body(position..<nameEnd, valueStart..<valueEnd)
             position = lf &+ 1
         }
     }
 
-    /// Builds the head from a parsed request line and a complete header section, and decides the body framing.
+    /// Builds the head from a validated request line and a complete header section, and decides the body framing.
     private func makeHead(
-        _ line: RequestLine,
+        line: UnsafeBufferPointer<UInt8>,
+        layout: RequestLineLayout,
         section: UnsafeBufferPointer<UInt8>,
         lines: Int
     ) throws(ParseError) -> (RequestHead, Framing) {
-        var headers = Headers(minimumCapacity: lines)
+        var fields: [Headers.Field] = []
+        fields.reserveCapacity(lines)
         var contentLength: ContentLength?
         var transferEncoding: TransferEncoding?
         var close = false
         var keepAlive = false
         var expectsContinue = false
         var hosts = 0
-        try forEachField(in: section) { name, value throws(ParseError) in
+        try forEachField(in: section) { nameRange, valueRange throws(ParseError) in
+            fields.append(Headers.Field(name: nameRange, value: valueRange))
+            let name = UnsafeBufferPointer(rebasing: section[nameRange])
+            let value = UnsafeBufferPointer(rebasing: section[valueRange])
             switch name.count {
             case 4 where ASCII.caseInsensitiveEquals(name, lowercaseLiteral: "host"):
                 hosts &+= 1
@@ -462,10 +470,10 @@ struct ParserStateMachine {
             default:
                 break
             }
-            headers.add(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
         }
+        let headers = Headers(bytes: Array(section), fields: fields)
 
-        let version = line.version
+        let version = layout.version
         let atLeast1_1 = version.minor >= 1
         if hosts > 1 {
             throw .multipleHosts
@@ -495,11 +503,25 @@ struct ParserStateMachine {
             framing = .length(0)
         }
 
+        let methodBytes = UnsafeBufferPointer(rebasing: line[0..<layout.methodLength])
+        let method = Method.common(methodBytes) ?? Method(rawValue: String(decoding: methodBytes, as: UTF8.self))
+        let targetBytes = UnsafeBufferPointer(rebasing: line[layout.target])
+        let target = String(decoding: targetBytes, as: UTF8.self)
+        let split = layout.split
+        let path: String
+        if split.path == 0..<targetBytes.count {
+            path = target
+        } else if split.path.isEmpty {
+            path = "/"
+        } else {
+            path = String(decoding: UnsafeBufferPointer(rebasing: targetBytes[split.path]), as: UTF8.self)
+        }
+        let query = split.query.map { String(decoding: UnsafeBufferPointer(rebasing: targetBytes[$0]), as: UTF8.self) }
         let head = RequestHead(
-            method: line.method,
-            target: line.target,
-            path: line.path,
-            query: line.query,
+            method: method,
+            target: target,
+            path: path,
+            query: query,
             version: version,
             headers: headers,
             keepAlive: !close && (atLeast1_1 || keepAlive),
@@ -510,9 +532,9 @@ struct ParserStateMachine {
 
     // MARK: - Chunked framing
 
-    /// Parses `chunk-size [ BWS ";" chunk-ext ]` (CRLF removed) and checks the running body total.
+    /// Parses `chunk-size *chunk-ext` (CRLF removed) and checks the running body total.
     ///
-    /// Extensions are not interpreted; they only have to be free of control bytes other than HTAB.
+    /// Extensions are validated against RFC 9112 §7.1.1 but not interpreted.
     private func parseChunkSize(_ line: UnsafeBufferPointer<UInt8>, received: Int) throws(ParseError) -> Int {
         var size = 0
         var overflow = false
@@ -529,23 +551,91 @@ struct ParserStateMachine {
         guard index > 0 else {
             throw .invalidChunkSize(ParseError.quoted(line))
         }
-        var rest = index
-        while rest < line.count && ASCII.isWhitespace(line[rest]) {
-            rest &+= 1
-        }
-        if rest < line.count {
-            guard line[rest] == ASCII.semicolon else {
-                throw .invalidChunkSize(ParseError.quoted(line))
-            }
-            for position in (rest &+ 1)..<line.count where !ASCII.isFieldValueChar(line[position]) {
-                throw .invalidChunkExtension
-            }
+        if index < line.count {
+            try validateChunkExtensions(line, from: index)
         }
         let limit = configuration.maxBodyBytes
         if overflow || size > limit &- received {
             throw .bodyTooLarge(limit: limit)
         }
         return size
+    }
+}
+
+extension ParserStateMachine {
+    /// Checks `*( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )` from `start` to the end of `line`.
+    ///
+    /// Anything but whitespace and `;` right after the size is ``ParseError/invalidChunkSize(_:)``; a malformed
+    /// extension is ``ParseError/invalidChunkExtension``. Whitespace at the end of the line is not allowed.
+    fileprivate func validateChunkExtensions(_ line: UnsafeBufferPointer<UInt8>, from start: Int) throws(ParseError) {
+        let count = line.count
+        var index = start
+        var sawExtension = false
+        func skipWhitespace() {
+            while index < count && ASCII.isWhitespace(line[index]) {
+                index &+= 1
+            }
+        }
+        func skipToken() -> Bool {
+            let tokenStart = index
+            while index < count && ASCII.isTokenChar(line[index]) {
+                index &+= 1
+            }
+            return index > tokenStart
+        }
+        while index < count {
+            skipWhitespace()
+            guard index < count, line[index] == ASCII.semicolon else {
+                throw sawExtension ? .invalidChunkExtension : .invalidChunkSize(ParseError.quoted(line))
+            }
+            sawExtension = true
+            index &+= 1
+            skipWhitespace()
+            guard skipToken() else {
+                throw .invalidChunkExtension
+            }
+            let afterName = index
+            skipWhitespace()
+            guard index < count, line[index] == ASCII.equals else {
+                index = afterName
+                continue
+            }
+            index &+= 1
+            skipWhitespace()
+            if index < count && line[index] == ASCII.quote {
+                index &+= 1
+                guard ASCII.skipQuotedStringBody(line, from: &index) else {
+                    throw .invalidChunkExtension
+                }
+            } else if !skipToken() {
+                throw .invalidChunkExtension
+            }
+        }
+    }
+}
+
+extension ASCII {
+    static let quote: UInt8 = 0x22
+    static let backslash: UInt8 = 0x5C
+
+    /// Advances `index` past the rest of a quoted-string whose opening quote was already read, including the
+    /// closing quote. False when the string is unterminated or holds a byte it may not.
+    static func skipQuotedStringBody(_ bytes: UnsafeBufferPointer<UInt8>, from index: inout Int) -> Bool {
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == quote {
+                index &+= 1
+                return true
+            }
+            if byte == backslash {
+                guard index &+ 1 < bytes.count, isFieldValueChar(bytes[index &+ 1]) else { return false }
+                index &+= 2
+                continue
+            }
+            guard isFieldValueChar(byte) else { return false }
+            index &+= 1
+        }
+        return false
     }
 }
 
@@ -563,7 +653,9 @@ private enum ContentLength: Equatable {
     case tooLarge
 
     /// Merges one field line's list of lengths into `existing`.
-    static func merging(_ bytes: UnsafeBufferPointer<UInt8>, into existing: ContentLength?) throws(ParseError) -> ContentLength {
+    static func merging(_ bytes: UnsafeBufferPointer<UInt8>, into existing: ContentLength?) throws(ParseError)
+        -> ContentLength
+    {
         var merged = existing
         var sawElement = false
         var failure: ParseError?
@@ -666,5 +758,23 @@ extension ASCII {
             }
             start = end &+ 1
         }
+    }
+}
+
+extension Method {
+    /// The shared instance for the most frequent methods, so parsing them builds no string.
+    @inline(__always)
+    fileprivate static func common(_ bytes: UnsafeBufferPointer<UInt8>) -> Method? {
+        switch bytes.count {
+        case 3:
+            if ASCII.equals(bytes, "GET") { return .get }
+            if ASCII.equals(bytes, "PUT") { return .put }
+        case 4:
+            if ASCII.equals(bytes, "POST") { return .post }
+            if ASCII.equals(bytes, "HEAD") { return .head }
+        default:
+            break
+        }
+        return nil
     }
 }

@@ -41,7 +41,8 @@ public struct RequestParser: Sendable {
         /// RFC 9112 §3.2 requires. Default true. More than one `Host` is always rejected.
         public var requiresHost: Bool
 
-        /// Creates a configuration; every argument defaults to the value documented on its property.
+        /// Creates a configuration; every argument defaults to the value documented on its property, and a
+        /// negative limit counts as zero.
         public init(
             maxRequestLineBytes: Int = 8192,
             maxHeaderBytes: Int = 16384,

@@ -27,7 +27,9 @@ public struct RequestHead: Sendable, Equatable {
         var target = target
         let parts = target.withUTF8 { bytes in
             let split = RequestTarget(splitting: bytes)
-            let path = split.path.isEmpty ? "/" : String(decoding: UnsafeBufferPointer(rebasing: bytes[split.path]), as: UTF8.self)
+            let path =
+                split.path.isEmpty
+                ? "/" : String(decoding: UnsafeBufferPointer(rebasing: bytes[split.path]), as: UTF8.self)
             let query = split.query.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
             return (path, query)
         }
@@ -40,10 +42,14 @@ public struct RequestHead: Sendable, Equatable {
                 if ASCII.caseInsensitiveEquals(trimmed, "keep-alive") { keepAliveToken = true }
             }
         }
-        let atLeast1_1 = version.major > 1 || (version.major == 1 && version.minor >= 1)
-        let expects = atLeast1_1 && headers.values(for: "expect").contains {
-            ASCII.caseInsensitiveEquals(String($0.trimmingOWS()), "100-continue")
-        }
+        let atLeast1_1 = version >= .http1_1
+        let expects =
+            atLeast1_1
+            && headers.values(for: "expect").contains { value in
+                value.split(separator: ",").contains {
+                    ASCII.caseInsensitiveEquals($0.trimmingOWS(), "100-continue")
+                }
+            }
         self.init(
             method: method,
             target: target,

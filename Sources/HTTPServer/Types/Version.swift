@@ -2,7 +2,7 @@
 ///
 /// **Ownership:** A value; owned by whoever holds it.
 /// **Thread safety:** Value type; not shared.
-public struct Version: Hashable, Sendable, CustomStringConvertible {
+public struct Version: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The major version digit.
     public var major: Int
     /// The minor version digit.
@@ -21,4 +21,9 @@ public struct Version: Hashable, Sendable, CustomStringConvertible {
 
     /// The version as written on a start line, e.g. `HTTP/1.1`.
     public var description: String { "HTTP/\(major).\(minor)" }
+
+    /// Orders by major, then minor version, so `version >= .http1_1` reads as expected.
+    public static func < (lhs: Version, rhs: Version) -> Bool {
+        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+    }
 }
