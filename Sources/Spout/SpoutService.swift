@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Sequences
 import Synchronization
 
 /// Whether the service should receive traffic: false while starting and once draining.
@@ -60,6 +61,15 @@ public final class SpoutService: Sendable {
     ///   - log: Where request log lines go; `nil` for none.
     /// - Throws: `IOError` when the address cannot be bound.
     public static func start(configuration: SpoutConfiguration, log: (any LogSink)? = nil) throws -> SpoutService {
+        try start(configuration: configuration, log: log, hooks: ServiceHooks())
+    }
+
+    /// Starts with test hooks (see ``ServiceHooks``).
+    package static func start(
+        configuration: SpoutConfiguration,
+        log: (any LogSink)?,
+        hooks: ServiceHooks
+    ) throws -> SpoutService {
         let loopCount = configuration.eventLoops > 0 ? configuration.eventLoops : EventLoopGroup.defaultLoopCount
         let group = EventLoopGroup(loopCount: loopCount)
         let metrics = SpoutMetrics()
@@ -69,7 +79,8 @@ public final class SpoutService: Sendable {
             metrics: metrics,
             log: configuration.log.requests ? log : nil,
             readiness: readiness,
-            loops: group.loops
+            loops: group.loops,
+            hooks: hooks
         )
         let router = Routes.makeRouter()
         let server = try Server.start(configuration: Server.Configuration(spout: configuration), group: group) {
@@ -94,6 +105,18 @@ public final class SpoutService: Sendable {
         let grace = Duration.milliseconds(Int64((context.configuration.shutdown.graceSeconds * 1000).rounded()))
         await server.shutdown(deadline: grace)
         context.stopTimers()
+    }
+}
+
+/// Places where tests observe the service from inside.
+///
+/// **Thread safety:** immutable; the closures are called from event loops.
+package struct ServiceHooks: Sendable {
+    /// Called for each sequence stream; the probe it returns watches that stream's producer.
+    package var makeSequenceProbe: (@Sendable (SequenceKind) -> SequenceProbe?)?
+
+    package init(makeSequenceProbe: (@Sendable (SequenceKind) -> SequenceProbe?)? = nil) {
+        self.makeSequenceProbe = makeSequenceProbe
     }
 }
 

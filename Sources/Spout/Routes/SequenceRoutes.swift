@@ -112,6 +112,7 @@ struct SequencePlan {
     /// Whether `Last-Event-ID` moved the start.
     let isResume: Bool
     let retryMilliseconds: Int
+    let probe: SequenceProbe?
 
     init(context: RequestContext) throws(Problem) {
         let settings = context.service.configuration.sequences
@@ -159,10 +160,11 @@ struct SequencePlan {
         self.intervalMilliseconds = interval
         self.isResume = isResume
         self.retryMilliseconds = context.service.configuration.sse.retryMilliseconds
+        self.probe = context.service.hooks.makeSequenceProbe?(kind)
     }
 
     /// The sequence from `start`, `count` long.
     var publisher: SequencePublisher {
-        SequencePublisher(kind: kind, start: start, count: count)
+        SequencePublisher(kind: kind, start: start, count: count, probe: probe)
     }
 }

@@ -43,7 +43,7 @@ public struct RequestContext: Sendable {
     /// Answers with an `application/problem+json` body; the instance is this request's path.
     public func respond(problem: Problem, headers: Headers = [:]) {
         var problem = problem
-        if problem.instance == nil { problem.instance = request.path }
+        if problem.instance == nil { problem.instance = Routes.clip(request.path) }
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
         respond(status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
@@ -97,6 +97,7 @@ final class ServiceContext: Sendable {
     let log: (any LogSink)?
     let cors: CORSPolicy
     let readiness: Readiness
+    let hooks: ServiceHooks
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
 
     init(
@@ -104,8 +105,10 @@ final class ServiceContext: Sendable {
         metrics: SpoutMetrics,
         log: (any LogSink)?,
         readiness: Readiness,
-        loops: [EventLoop]
+        loops: [EventLoop],
+        hooks: ServiceHooks = ServiceHooks()
     ) {
+        self.hooks = hooks
         self.configuration = configuration
         self.metrics = metrics
         self.log = log
