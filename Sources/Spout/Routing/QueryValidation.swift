@@ -33,7 +33,8 @@ public struct QueryParameters: Sendable {
         let suffix = unit.isEmpty ? "" : " \(unit)"
         guard !text.isEmpty, text.utf8.count <= 40, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             let kind = range.lowerBound > 0 ? "a positive integer" : "a non-negative integer"
-            throw .invalidParameter(name, "\(name) must be \(kind)\(suffix), got \"\(Self.clip(text))\"")
+            let what = unit.isEmpty ? kind : "\(kind) number of \(unit)"
+            throw .invalidParameter(name, "\(name) must be \(what), got \"\(Self.clip(text))\"")
         }
         guard let value = Int(text), range.contains(value) else {
             throw .invalidParameter(

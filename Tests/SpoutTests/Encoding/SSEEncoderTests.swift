@@ -19,20 +19,31 @@ struct EventStreamParser {
     private var type = ""
     private var lastEventID = ""
 
+    private var pending = ""
+
+    /// Feeds more of the stream; a line is processed once its terminator has arrived.
     mutating func feed(_ text: String) {
+        pending += text
         var lines: [Substring] = []
         var current = Substring()
-        var index = text.startIndex
-        while index < text.endIndex {
-            let character = text[index]
+        var consumed = pending.startIndex
+        var index = pending.startIndex
+        while index < pending.endIndex {
+            let character = pending[index]
+            let next = pending.index(after: index)
+            if character == "\r" && next == pending.endIndex {
+                break  // a CR at the end may be the first half of CRLF
+            }
             if character == "\r\n" || character == "\n" || character == "\r" {
                 lines.append(current)
                 current = Substring()
+                consumed = next
             } else {
                 current.append(character)
             }
-            index = text.index(after: index)
+            index = next
         }
+        pending = String(pending[consumed...])
         for line in lines { process(line) }
     }
 

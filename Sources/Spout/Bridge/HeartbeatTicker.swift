@@ -1,0 +1,74 @@
+import Dispatch
+import HTTPServer
+
+/// Something that wants a tick from its loop's heartbeat timer.
+protocol HeartbeatParticipant: AnyObject {
+    /// Called on the loop every tick; writes a keep-alive after `ticksPerHeartbeat` ticks without output.
+    func heartbeatTick(ticksPerHeartbeat: Int)
+}
+
+/// One timer per event loop that ticks every open stream on that loop, so that 10,000 idle
+/// streams cost one timer, not 10,000.
+///
+/// A stream that wrote nothing for `ticksPerHeartbeat` consecutive ticks writes a comment. The
+/// tick is half the heartbeat interval (at most a second), so a keep-alive goes out between one
+/// and one-and-a-half intervals after the last output.
+///
+/// **Ownership:** created by the service for each loop at start; cancelled at shutdown.
+///
+/// **Thread safety:** confined to its loop's queue, except ``cancel()``.
+final class HeartbeatTicker: @unchecked Sendable {
+    // @unchecked Sendable: `participants` is confined to `loop.queue`; the timer source is thread-safe.
+    private let loop: EventLoop  // Immutable.
+    private let timer: any DispatchSourceTimer  // Immutable.
+    private let ticksPerHeartbeat: Int  // Immutable.
+    private var participants: [ObjectIdentifier: any HeartbeatParticipant] = [:]  // Loop-confined.
+
+    init(loop: EventLoop, heartbeat: Duration) {
+        self.loop = loop
+        let heartbeatNanoseconds = max(heartbeat.nanoseconds, 2_000_000)
+        let tickNanoseconds = min(heartbeatNanoseconds / 2, 1_000_000_000)
+        ticksPerHeartbeat = max(1, Int((heartbeatNanoseconds + tickNanoseconds - 1) / tickNanoseconds))
+        timer = DispatchSource.makeTimerSource(queue: loop.queue)
+        timer.schedule(
+            deadline: .now() + .nanoseconds(Int(tickNanoseconds)),
+            repeating: .nanoseconds(Int(tickNanoseconds)),
+            leeway: .nanoseconds(Int(tickNanoseconds / 10))
+        )
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.activate()
+    }
+
+    /// Starts ticking `participant` until ``remove(_:)``.
+    func add(_ participant: any HeartbeatParticipant) {
+        loop.preconditionInEventLoop()
+        participants[ObjectIdentifier(participant)] = participant
+    }
+
+    /// Stops ticking `participant`.
+    func remove(_ participant: any HeartbeatParticipant) {
+        loop.preconditionInEventLoop()
+        participants[ObjectIdentifier(participant)] = nil
+    }
+
+    /// Stops the timer for good.
+    func cancel() {
+        timer.cancel()
+    }
+
+    private func tick() {
+        for participant in participants.values {
+            participant.heartbeatTick(ticksPerHeartbeat: ticksPerHeartbeat)
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, saturating.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+}

@@ -1,0 +1,138 @@
+import HTTPServer
+import Sequences
+
+/// Turns the elements of one stream into body bytes: the framing of one format.
+///
+/// The demand bridge calls it on the connection's loop, writing straight into the outbound buffer.
+///
+/// **Thread safety:** value type; used on one loop at a time.
+public protocol StreamEncoder: Sendable {
+    /// The kind of element encoded.
+    associatedtype Element
+
+    /// Bytes written once, before the first element (SSE: the `retry:` field).
+    func appendPrologue(to buffer: inout OutboundBuffer)
+
+    /// Appends one element.
+    func append(_ element: Element, to buffer: inout OutboundBuffer)
+
+    /// Appends the final frame for a stream that ended without failing.
+    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer)
+
+    /// Appends the frame for a stream whose producer failed.
+    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer)
+
+    /// Appends a keep-alive that clients ignore, or nothing if the format has none.
+    func appendHeartbeat(to buffer: inout OutboundBuffer)
+}
+
+extension OutboundBuffer {
+    /// Appends a small byte array (the rare frames: prologue, end, heartbeat).
+    mutating func append(bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// Appends the bytes of a literal.
+    @inline(__always)
+    mutating func append(literal: StaticString) {
+        append(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Appends `value` in decimal, writing in place with no intermediate array.
+    @inline(__always)
+    mutating func appendDecimal(_ value: BigUInt) {
+        let digits = value.decimalDigitCount
+        _ = withUnsafeWritableBytes(minimumCapacity: digits) { space in
+            value.writeDecimal(into: space)
+        }
+    }
+}
+
+/// Server-sent events: `id: <index>` and `data: <value>` per element, `event: end` at the end.
+public struct SSETermEncoder: StreamEncoder {
+    /// The reconnection delay sent in the `retry:` field, in milliseconds.
+    public var retryMilliseconds: Int
+
+    public init(retryMilliseconds: Int) {
+        self.retryMilliseconds = retryMilliseconds
+    }
+
+    public func appendPrologue(to buffer: inout OutboundBuffer) {
+        var bytes: [UInt8] = []
+        SSEEncoder.appendRetry(milliseconds: retryMilliseconds, to: &bytes)
+        buffer.append(bytes: bytes)
+    }
+
+    @inline(__always)
+    public func append(_ term: Term, to buffer: inout OutboundBuffer) {
+        // The value is a decimal number, so it can never contain a line break: no splitting needed.
+        buffer.append(literal: "id: ")
+        buffer.appendDecimal(term.index)
+        buffer.append(literal: "\ndata: ")
+        buffer.appendDecimal(term.value)
+        buffer.append(literal: "\n\n")
+    }
+
+    public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
+        buffer.append(bytes: SSETermEncoder.endFrame(reason))
+    }
+
+    public func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
+        buffer.append(bytes: SSETermEncoder.failureFrame(problem))
+    }
+
+    public func appendHeartbeat(to buffer: inout OutboundBuffer) {
+        buffer.append(bytes: SSETermEncoder.heartbeat)
+    }
+
+    /// `event: end` with the reason as JSON data.
+    static func endFrame(_ reason: StreamEnd) -> [UInt8] {
+        var bytes: [UInt8] = []
+        SSEEncoder.appendEvent(event: "end", data: #"{"reason":"\#(reason.rawValue)"}"#, to: &bytes)
+        return bytes
+    }
+
+    /// `event: error` with the problem as JSON data.
+    static func failureFrame(_ problem: Problem) -> [UInt8] {
+        var bytes: [UInt8] = []
+        SSEEncoder.appendEvent(event: "error", data: String(decoding: problem.jsonBytes, as: UTF8.self), to: &bytes)
+        return bytes
+    }
+
+    static let heartbeat: [UInt8] = Array(": keep-alive\n\n".utf8)
+}
+
+/// Newline-delimited JSON: `{"index":5,"value":"5"}` per line; a failure is a last `{"error":…}` line.
+public struct NDJSONTermEncoder: StreamEncoder {
+    public init() {}
+
+    public func appendPrologue(to buffer: inout OutboundBuffer) {}
+
+    @inline(__always)
+    public func append(_ term: Term, to buffer: inout OutboundBuffer) {
+        buffer.append(literal: "{\"index\":")
+        buffer.appendDecimal(term.index)
+        buffer.append(literal: ",\"value\":\"")
+        buffer.appendDecimal(term.value)
+        buffer.append(literal: "\"}\n")
+    }
+
+    /// The end of an NDJSON stream is the end of the body; no marker line is added.
+    public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {}
+
+    public func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
+        buffer.append(bytes: NDJSONTermEncoder.failureLine(problem))
+    }
+
+    /// NDJSON has no comment syntax and blank lines trip strict parsers, so no heartbeat is sent.
+    public func appendHeartbeat(to buffer: inout OutboundBuffer) {}
+
+    /// `{"error":{…problem…}}` and a newline.
+    static func failureLine(_ problem: Problem) -> [UInt8] {
+        var object = JSONObjectWriter()
+        object.addRaw("error", json: problem.jsonBytes)
+        var bytes = object.finish()
+        bytes.append(0x0A)
+        return bytes
+    }
+}

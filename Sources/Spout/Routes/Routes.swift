@@ -1,0 +1,102 @@
+import Dispatch
+import Foundation
+import HTTPServer
+
+/// The table of Spout's routes and the dispatch of one request through it.
+enum Routes {
+    typealias Handler = @Sendable (RequestContext) -> Void
+
+    static func makeRouter() -> Router<Handler> {
+        var router = Router<Handler>()
+        router.add("GET", "/health", HealthRoutes.health)
+        router.add("GET", "/ready", HealthRoutes.ready)
+        router.add("GET", "/metrics", HealthRoutes.metrics)
+        router.add("GET", "/sequences", SequenceRoutes.list)
+        router.add("GET", "/sequences/{name}", SequenceRoutes.stream)
+        return router
+    }
+
+    /// Routes one request: CORS preflight, 404 and 405 as problems, otherwise the route's handler.
+    static func dispatch(_ request: Request, responder: Responder, router: Router<Handler>, context: ServiceContext) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let method = request.method.rawValue
+        let lookupMethod = method == "OPTIONS" ? "GET" : method
+        let match = router.match(method: lookupMethod, path: Substring(request.path))
+        func make(_ route: String, _ parameters: [String: String] = [:]) -> RequestContext {
+            RequestContext(
+                request: request,
+                route: route,
+                parameters: parameters,
+                responder: responder,
+                service: context,
+                startNanoseconds: start,
+                receivedAt: Date()
+            )
+        }
+        switch match {
+        case .found(let route, let parameters):
+            if method == "OPTIONS" {
+                preflight(make(route.pattern, parameters))
+            } else {
+                route.handler(make(route.pattern, parameters))
+            }
+        case .methodNotAllowed(let allowed):
+            let allowedWithOptions = allowed + ["OPTIONS"]
+            make("unmatched").respond(
+                problem: .methodNotAllowed(method, allowed: allowedWithOptions),
+                headers: ["Allow": allowedWithOptions.joined(separator: ", ")]
+            )
+        case .notFound:
+            make("unmatched").respond(problem: .notFound("nothing is served at \(clip(request.path))"))
+        }
+    }
+
+    /// Answers a CORS preflight (or a plain `OPTIONS`) for an existing GET route.
+    private static func preflight(_ context: RequestContext) {
+        let headers = context.service.cors.preflightHeaders(
+            origin: context.request.headers["Origin"],
+            requestedHeaders: context.request.headers["Access-Control-Request-Headers"]
+        )
+        var all = headers
+        all.add(name: "Allow", value: "GET, HEAD, OPTIONS")
+        context.responder.respond(status: .noContent, headers: all, body: [])
+        context.service.metrics.requests.increment([context.route, "204"])
+    }
+
+    /// Cuts hostile paths to a readable length for messages.
+    static func clip(_ text: String) -> String {
+        text.count <= 128 ? text : String(text.prefix(128)) + "…"
+    }
+}
+
+/// `GET /health`, `GET /ready`, `GET /metrics`.
+enum HealthRoutes {
+    private static let healthBody = Array(#"{"status":"ok"}"#.utf8)
+
+    /// Liveness: the process serves requests. Body exactly `{"status":"ok"}`.
+    static let health: Routes.Handler = { context in
+        context.respond(json: healthBody)
+    }
+
+    /// Readiness: `200 {"ready":true}` once started, `503` while starting or draining.
+    static let ready: Routes.Handler = { context in
+        let phase = context.service.readiness.current
+        var object = JSONObjectWriter()
+        object.add("ready", phase == .ready)
+        switch phase {
+        case .ready: context.respond(json: object.finish())
+        case .starting:
+            object.add("reason", "starting")
+            context.respond(status: .serviceUnavailable, json: object.finish())
+        case .draining:
+            object.add("reason", "draining")
+            context.respond(status: .serviceUnavailable, json: object.finish())
+        }
+    }
+
+    /// Prometheus text exposition.
+    static let metrics: Routes.Handler = { context in
+        let text = context.service.metrics.registry.render()
+        context.respond(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: Array(text.utf8))
+    }
+}

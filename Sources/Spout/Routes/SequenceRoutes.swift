@@ -1,0 +1,170 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import Reactive
+import Sequences
+
+/// `GET /sequences` and `GET /sequences/{name}`: the sequences as SSE, NDJSON or JSON.
+enum SequenceRoutes {
+    /// The query parameters `/sequences/{name}` understands.
+    static let parameterNames: Set<String> = ["count", "start", "interval", "format"]
+
+    /// `GET /sequences`: every sequence with its description and path.
+    static let list: Routes.Handler = { context in
+        var bytes = Array(#"{"sequences":["#.utf8)
+        for (position, kind) in SequenceKind.allCases.enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            var object = JSONObjectWriter()
+            object.add("name", kind.rawValue)
+            object.add("description", kind.summary)
+            object.add("path", "/sequences/\(kind.rawValue)")
+            object.add("maxStart", min(kind.maxStart, context.service.configuration.sequences.maxStart))
+            bytes.append(contentsOf: object.finish())
+        }
+        bytes.append(contentsOf: Array("],\"formats\":[\"sse\",\"ndjson\",\"json\"]}".utf8))
+        context.respond(json: bytes)
+    }
+
+    /// `GET /sequences/{name}?count=&start=&interval=&format=`.
+    static let stream: Routes.Handler = { context in
+        do throws(Problem) {
+            let plan = try SequencePlan(context: context)
+            switch plan.format {
+            case .json: respondJSON(plan, context)
+            case .sse: startStream(plan, context, encoder: SSETermEncoder(retryMilliseconds: plan.retryMilliseconds))
+            case .ndjson: startStream(plan, context, encoder: NDJSONTermEncoder())
+            }
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    /// The whole bounded sequence in one JSON document, values as decimal strings.
+    private static func respondJSON(_ plan: SequencePlan, _ context: RequestContext) {
+        var object = JSONObjectWriter()
+        object.add("sequence", plan.kind.rawValue)
+        object.add("start", plan.start)
+        object.add("count", plan.count ?? 0)
+        var bytes = object.bytes
+        bytes.append(contentsOf: Array(#","values":["#.utf8))
+        var first = true
+        let collector = Subscribers.Sink<Term, Never>(
+            receiveCompletion: { _ in },
+            receiveValue: { term in
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                bytes.append(UInt8(ascii: "\""))
+                term.value.appendDecimal(to: &bytes)
+                bytes.append(UInt8(ascii: "\""))
+            }
+        )
+        // The sequence publishers deliver synchronously within `subscribe` when asked for everything.
+        plan.publisher.subscribe(collector)
+        bytes.append(contentsOf: Array("]}".utf8))
+        context.respond(json: bytes)
+    }
+
+    private static func startStream<E: StreamEncoder>(_ plan: SequencePlan, _ context: RequestContext, encoder: E)
+    where E.Element == Term {
+        if let remaining = plan.count, remaining == 0, plan.isResume {
+            // Resuming past the end of a finite stream: 204 tells EventSource to stop reconnecting.
+            context.respond(status: .noContent, body: [])
+            return
+        }
+        let headers: Headers = [
+            "Content-Type": plan.format.mediaType,
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        ]
+        let writer = context.startStream(headers: headers)
+        if context.request.method == .head {
+            writer.finish()
+            context.streamEnded(StreamSummary(events: 0, bytes: 0, end: .completed))
+            return
+        }
+        let bridge = DemandBridge<E, Never>(
+            writer: writer,
+            encoder: encoder,
+            heartbeats: context.service.heartbeats(on: context.loop),
+            onEnd: { summary in context.streamEnded(summary) }
+        )
+        if let paced = plan.pacedPublisher {
+            paced.subscribe(bridge)
+        } else {
+            // The concrete publisher, not an erased one, so its delivery loop is specialised for the bridge.
+            plan.publisher.subscribe(bridge)
+        }
+    }
+}
+
+/// A validated request for one sequence: which, from where, how many, how fast, in which format.
+///
+/// **Thread safety:** value type; not shared.
+struct SequencePlan {
+    let kind: SequenceKind
+    let format: StreamFormat
+    /// The index of the first element to send (after `Last-Event-ID` resumption).
+    let start: Int
+    /// How many elements to send from `start`; `nil` for an unbounded stream.
+    let count: Int?
+    /// Milliseconds between elements, if paced.
+    let intervalMilliseconds: Int?
+    /// Whether `Last-Event-ID` moved the start.
+    let isResume: Bool
+    let retryMilliseconds: Int
+    let probe: SequenceProbe?
+
+    init(context: RequestContext) throws(Problem) {
+        let settings = context.service.configuration.sequences
+        let name = context.parameters["name"] ?? ""
+        guard let kind = SequenceKind(rawValue: name) else {
+            let known = SequenceKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .notFound("unknown sequence \"\(Routes.clip(name))\"; known sequences: \(known)")
+        }
+        let query = try QueryParameters(context.request.queryItems, known: SequenceRoutes.parameterNames)
+        let format = try StreamFormat.negotiate(format: query["format"], accept: context.request.headers["Accept"])
+        let maxStart = min(kind.maxStart, settings.maxStart)
+        let requestedStart = try query.integer("start", in: 0...maxStart) ?? 0
+        let countLimit = format == .json ? settings.maxCount : Int.max
+        var count = try query.integer("count", in: 0...countLimit)
+        if format == .json && count == nil {
+            throw .invalidParameter("count", "count is required for JSON (at most \(settings.maxCount)); streams may omit it")
+        }
+        let interval = try query.integer("interval", in: 1...settings.maxIntervalMilliseconds, unit: "milliseconds")
+        if format == .json && interval != nil {
+            throw .invalidParameter("interval", "interval paces streams; it does not apply to JSON")
+        }
+
+        var start = requestedStart
+        var isResume = false
+        if format == .sse, let lastEventID = context.request.headers["Last-Event-ID"] {
+            let trimmed = lastEventID.trimmingCharacters(in: .whitespaces)
+            guard let lastIndex = Int(trimmed), lastIndex >= requestedStart - 1, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                throw .invalidParameter(
+                    "Last-Event-ID",
+                    "Last-Event-ID must be the index of an event of this stream, got \"\(Routes.clip(lastEventID))\""
+                )
+            }
+            let (next, overflow) = lastIndex.addingReportingOverflow(1)
+            start = overflow ? Int.max : next
+            isResume = true
+            if let total = count {
+                let (end, endOverflow) = requestedStart.addingReportingOverflow(total)
+                count = endOverflow ? nil : max(0, end - start)
+            }
+        }
+        self.kind = kind
+        self.format = format
+        self.start = start
+        self.count = count
+        self.intervalMilliseconds = interval
+        self.isResume = isResume
+        self.retryMilliseconds = context.service.configuration.sse.retryMilliseconds
+        self.probe = context.service.hooks.makeSequenceProbe?(kind)
+    }
+
+    /// The sequence from `start`, `count` long.
+    var publisher: SequencePublisher {
+        SequencePublisher(kind: kind, start: start, count: count, probe: probe)
+    }
+}

@@ -1,0 +1,45 @@
+import HTTPServer
+
+/// Which origins may read Spout's responses from a browser, and the headers that say so.
+///
+/// With `*` allowed, every response carries `Access-Control-Allow-Origin: *`. With a list, a
+/// request whose `Origin` is on it gets that origin echoed back with `Vary: Origin`; others get
+/// no CORS headers, so the browser refuses to hand the response to the page.
+///
+/// **Thread safety:** immutable; shared freely.
+struct CORSPolicy: Sendable {
+    let allowsAny: Bool
+    let allowed: Set<String>
+
+    init(allowedOrigins: [String]) {
+        allowsAny = allowedOrigins.contains("*")
+        allowed = Set(allowedOrigins)
+    }
+
+    /// The value of `Access-Control-Allow-Origin` for a request from `origin`, if any.
+    func allowOrigin(for origin: String?) -> String? {
+        if allowsAny { return "*" }
+        guard let origin, allowed.contains(origin) else { return nil }
+        return origin
+    }
+
+    /// Adds the CORS headers for a response to a request from `origin`.
+    func apply(to headers: inout Headers, origin: String?) {
+        guard let value = allowOrigin(for: origin) else { return }
+        headers.replaceOrAdd(name: "Access-Control-Allow-Origin", value: value)
+        if !allowsAny { headers.add(name: "Vary", value: "Origin") }
+    }
+
+    /// Headers answering a preflight (`OPTIONS` with `Access-Control-Request-Method`).
+    func preflightHeaders(origin: String?, requestedHeaders: String?) -> Headers {
+        var headers: Headers = [
+            "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+            "Access-Control-Max-Age": "600",
+        ]
+        // Echo what was asked for (e.g. Last-Event-ID, Accept); values are tokens, so cap the length.
+        let allowHeaders = requestedHeaders.map { String($0.prefix(512)) } ?? "Accept, Last-Event-ID"
+        headers.add(name: "Access-Control-Allow-Headers", value: allowHeaders)
+        apply(to: &headers, origin: origin)
+        return headers
+    }
+}

@@ -1,0 +1,153 @@
+import Dispatch
+import Foundation
+import HTTPServer
+
+/// One request on its way through a route: the request, its responder, the matched route and the
+/// helpers that answer it while keeping the log and metrics right.
+///
+/// Every answer goes through ``respond(status:headers:body:)``, ``respond(problem:)`` or
+/// ``startStream(headers:)`` so that CORS headers, the request log line and the metrics are never
+/// forgotten by a route.
+///
+/// **Ownership:** created per request by the service; routes may capture it in callbacks.
+///
+/// **Thread safety:** confined to the connection's loop, like the responder it wraps.
+public struct RequestContext: Sendable {
+    /// The request.
+    public let request: Request
+    /// The matched route's pattern (`/sequences/{name}`), or a fixed label for unmatched requests.
+    public let route: String
+    /// The `{name}` segments of the matched pattern.
+    public let parameters: [String: String]
+    let responder: Responder
+    let service: ServiceContext
+    let startNanoseconds: UInt64
+    let receivedAt: Date
+
+    /// The loop the request arrived on.
+    public var loop: EventLoop { responder.loop }
+
+    /// Answers with a complete body.
+    public func respond(status: Status = .ok, headers: Headers = [:], body: [UInt8]) {
+        var headers = headers
+        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        responder.respond(status: status, headers: headers, body: body)
+        record(status: status.code, bytes: request.method == .head ? 0 : body.count)
+    }
+
+    /// Answers with a JSON body.
+    public func respond(status: Status = .ok, json body: [UInt8]) {
+        respond(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    /// Answers with an `application/problem+json` body; the instance is this request's path.
+    public func respond(problem: Problem, headers: Headers = [:]) {
+        var problem = problem
+        if problem.instance == nil { problem.instance = Routes.clip(request.path) }
+        var headers = headers
+        headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
+        respond(status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
+            headers: headers, body: problem.jsonBytes)
+    }
+
+    /// Starts a `200` streamed response; the caller reports its end with ``streamEnded(_:)``.
+    public func startStream(headers: Headers) -> BodyWriter {
+        var headers = headers
+        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        service.metrics.activeStreams.add(1)
+        return responder.startStreaming(status: .ok, headers: headers)
+    }
+
+    /// Records a streamed response that ended.
+    public func streamEnded(_ summary: StreamSummary) {
+        service.metrics.activeStreams.add(-1)
+        service.metrics.eventsSent.increment(by: summary.events)
+        service.metrics.streamsEnded.increment([summary.end.rawValue])
+        record(status: 200, bytes: summary.bytes, events: summary.events, end: summary.end)
+    }
+
+    private func record(status: Int, bytes: Int, events: Int? = nil, end: StreamEnd? = nil) {
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- startNanoseconds) / 1e9
+        service.metrics.requests.increment([route, String(status)])
+        service.metrics.requestDuration.observe(elapsed, [route])
+        guard let sink = service.log else { return }
+        let entry = RequestLogEntry(
+            time: receivedAt,
+            method: request.method.rawValue,
+            path: request.path,
+            status: status,
+            durationSeconds: elapsed,
+            bytes: bytes,
+            events: events,
+            end: end
+        )
+        sink.write(line: entry.jsonBytes)
+    }
+}
+
+/// What every route shares: configuration, metrics, the log, CORS policy and per-loop timers.
+///
+/// **Ownership:** created once by ``SpoutService``.
+///
+/// **Thread safety:** immutable references to thread-safe objects; the tickers are loop-confined
+/// and looked up by loop.
+final class ServiceContext: Sendable {
+    let configuration: SpoutConfiguration
+    let metrics: SpoutMetrics
+    let log: (any LogSink)?
+    let cors: CORSPolicy
+    let readiness: Readiness
+    let hooks: ServiceHooks
+    private let tickers: [ObjectIdentifier: HeartbeatTicker]
+
+    init(
+        configuration: SpoutConfiguration,
+        metrics: SpoutMetrics,
+        log: (any LogSink)?,
+        readiness: Readiness,
+        loops: [EventLoop],
+        hooks: ServiceHooks = ServiceHooks()
+    ) {
+        self.hooks = hooks
+        self.configuration = configuration
+        self.metrics = metrics
+        self.log = log
+        self.cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
+        self.readiness = readiness
+        let heartbeat = Duration.milliseconds(Int64((configuration.sse.heartbeatSeconds * 1000).rounded()))
+        var tickers: [ObjectIdentifier: HeartbeatTicker] = [:]
+        for loop in loops {
+            tickers[ObjectIdentifier(loop)] = HeartbeatTicker(loop: loop, heartbeat: heartbeat)
+        }
+        self.tickers = tickers
+    }
+
+    /// The heartbeat ticker of `loop`.
+    func heartbeats(on loop: EventLoop) -> HeartbeatTicker? {
+        tickers[ObjectIdentifier(loop)]
+    }
+
+    func stopTimers() {
+        for ticker in tickers.values { ticker.cancel() }
+    }
+}
+
+extension Status {
+    /// The standard reason phrase for the codes Spout answers with.
+    static func reasonPhrase(for code: Int) -> String {
+        switch code {
+        case 200: "OK"
+        case 204: "No Content"
+        case 400: "Bad Request"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 413: "Content Too Large"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: "Status \(code)"
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Sequences
+import Testing
+import TestSupport
+
+@testable import Spout
+
+@Suite struct SequenceStreamTests {
+    @Test func sseStreamHasHeadersRetryIdsAndAnEndEvent() async throws {
+        let server = try SpoutTestServer()
+        let stream = try StreamClient(port: server.port, path: "/sequences/fibonacci?count=12")
+        #expect(stream.status == 200)
+        #expect(stream.header("Content-Type") == "text/event-stream")
+        #expect(stream.header("Cache-Control") == "no-cache")
+        #expect(stream.header("X-Accel-Buffering") == "no")
+        let events = try stream.remainingEvents()
+        #expect(stream.retry == 3000)
+        let expected = ["0", "1", "1", "2", "3", "5", "8", "13", "21", "34", "55", "89"]
+        #expect(events.dropLast().map(\.data) == expected)
+        #expect(events.dropLast().map(\.lastEventID) == (0..<12).map(String.init))
+        #expect(events.last?.type == "end")
+        #expect(events.last?.data == #"{"reason":"completed"}"#)
+        stream.close()
+        await server.stop()
+    }
+
+    @Test func bigValuesAreExact() async throws {
+        let server = try SpoutTestServer()
+        let stream = try StreamClient(port: server.port, path: "/sequences/fibonacci?start=1000&count=1")
+        let value = try #require(try stream.nextEvents(1).first)
+        #expect(value.lastEventID == "1000")
+        #expect(value.data.count == 209)
+        #expect(value.data.hasPrefix("43466557686937456435688527675040625802564660517371780402481729089536555417949051"))
+        let json = try server.get("/sequences/fibonacci?start=93&count=1&format=json")
+        #expect(json.text == #"{"sequence":"fibonacci","start":93,"count":1,"values":["12200160415121876738"]}"#)
+        stream.close()
+        await server.stop()
+    }
+
+    @Test func ndjsonAndJSONFollowAcceptAndFormat() async throws {
+        let server = try SpoutTestServer()
+        let ndjson = try StreamClient(port: server.port, path: "/sequences/primes?count=4", headers: ["Accept: application/x-ndjson"])
+        #expect(ndjson.header("Content-Type") == "application/x-ndjson")
+        let text = String(decoding: try ndjson.readToEnd(), as: UTF8.self)
+        #expect(text == "{\"index\":0,\"value\":\"2\"}\n{\"index\":1,\"value\":\"3\"}\n{\"index\":2,\"value\":\"5\"}\n{\"index\":3,\"value\":\"7\"}\n")
+        ndjson.close()
+
+        let json = try server.get("/sequences/fibonacci?count=10", headers: ["Accept: application/json"])
+        #expect(json.header("Content-Type") == "application/json")
+        #expect(json.text == #"{"sequence":"fibonacci","start":0,"count":10,"values":["0","1","1","2","3","5","8","13","21","34"]}"#)
+
+        let overridden = try server.get("/sequences/factorial?count=3&format=json", headers: ["Accept: text/event-stream"])
+        #expect(overridden.text == #"{"sequence":"factorial","start":0,"count":3,"values":["1","1","2"]}"#)
+
+        let weighted = try server.get(
+            "/sequences/naturals?count=2",
+            headers: ["Accept: text/event-stream;q=0.2, application/json;q=0.9"]
+        )
+        #expect(weighted.text == #"{"sequence":"naturals","start":0,"count":2,"values":["0","1"]}"#)
+
+        let refused = try server.get("/sequences/naturals?count=2", headers: ["Accept: image/png"])
+        #expect(refused.status == 406)
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    @Test func lastEventIDResumesAtTheNextIndexAndPastTheEndIs204() async throws {
+        let server = try SpoutTestServer()
+        let resumed = try StreamClient(port: server.port, path: "/sequences/naturals?start=10&count=10", headers: ["Last-Event-ID: 14"])
+        let events = try resumed.remainingEvents()
+        #expect(events.dropLast().map(\.lastEventID) == ["15", "16", "17", "18", "19"])
+        #expect(events.last?.type == "end")
+        resumed.close()
+
+        let done = try server.get("/sequences/naturals?start=10&count=10", headers: ["Last-Event-ID: 19"])
+        #expect(done.status == 204)
+        #expect(done.body.isEmpty)
+
+        let bogus = try server.get("/sequences/naturals?count=10", headers: ["Last-Event-ID: x\u{1}y"])
+        #expect(bogus.status == 400)
+        #expect(bogus.text.contains("Last-Event-ID"))
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    @Test func anUnboundedStreamRunsUntilTheClientLeavesAndThenIsCancelled() async throws {
+        let server = try SpoutTestServer()
+        let stream = try StreamClient(port: server.port, path: "/sequences/naturals")
+        let events = try stream.nextEvents(10_000)
+        #expect(events.map(\.lastEventID) == (0..<10_000).map(String.init))
+        let probe = try #require(server.sequenceProbes.first)
+        #expect(!probe.isCancelled)
+        stream.close()
+        #expect(eventually { probe.isCancelled })
+        #expect(eventually { server.service.metrics.activeStreams.value == 0 })
+        #expect(eventually { server.service.metrics.streamsEnded.value(["client_gone"]) == 1 })
+        #expect(eventually { server.log.lines.contains { $0.contains(#""end":"client_gone""#) } })
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    @Test func headOfAStreamGetsTheHeadersOnly() async throws {
+        let server = try SpoutTestServer()
+        let client = try server.connect()
+        try client.send("HEAD /sequences/naturals HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try client.readResponse(isHead: true)
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "text/event-stream")
+        client.close()
+        #expect(server.sequenceProbes.allSatisfy { $0.produced == 0 })
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+}

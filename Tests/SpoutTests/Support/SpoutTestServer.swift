@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import Sequences
+import Synchronization
+import TestSupport
+
+@testable import Spout
+
+/// A Spout service on an ephemeral loopback port, with its log kept in memory and its sequence
+/// producers watched by probes.
+final class SpoutTestServer: Sendable {
+    let service: SpoutService
+    let log: MemoryLogSink
+    private let probes = TestBox<[SequenceProbe]>([])
+
+    init(_ configure: (inout SpoutConfiguration) -> Void = { _ in }) throws {
+        var configuration = SpoutConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 2
+        configure(&configuration)
+        let log = MemoryLogSink()
+        let probes = self.probes
+        self.log = log
+        service = try SpoutService.start(
+            configuration: configuration,
+            log: log,
+            hooks: ServiceHooks(makeSequenceProbe: { _ in
+                let probe = SequenceProbe()
+                probes.update { $0.append(probe) }
+                return probe
+            })
+        )
+    }
+
+    var port: Int { service.port }
+
+    /// The probes of the sequence streams started so far, oldest first.
+    var sequenceProbes: [SequenceProbe] { probes.value }
+
+    /// Opens a connection.
+    func connect(receiveBufferBytes: Int? = nil) throws -> LoopbackClient {
+        try LoopbackClient(port: port, receiveBufferBytes: receiveBufferBytes)
+    }
+
+    /// One GET on a fresh connection, read to the end.
+    func get(_ path: String, headers: [String] = [], timeout: Duration = .seconds(10)) throws -> LoopbackClient.Response {
+        let client = try connect()
+        defer { client.close() }
+        try client.sendGet(path, headers: headers)
+        return try client.readResponse(timeout: timeout, isHead: false)
+    }
+
+    /// Checks the server still answers `/health` correctly.
+    func isHealthy() -> Bool {
+        guard let response = try? get("/health") else { return false }
+        return response.status == 200 && response.text == #"{"status":"ok"}"#
+    }
+
+    func stop() async {
+        await service.shutdown()
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; for states observed through probes,
+/// which signal nothing. Each wait is a bounded `poll(2)` on nothing, never a sleep of fixed length
+/// that a test relies on.
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout.components.seconds) * 1_000_000_000
+        + UInt64(timeout.components.attoseconds / 1_000_000_000)
+    let signal = TestSignal()
+    while DispatchTime.now().uptimeNanoseconds < deadline {
+        if condition() { return true }
+        _ = signal.wait(timeout: .milliseconds(5))
+    }
+    return condition()
+}
