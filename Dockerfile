@@ -1,0 +1,36 @@
+# Spout in a container: build with the Swift 6 toolchain image, run on a slim Debian with only
+# the runtime libraries. The Swift standard library and Foundation are linked statically, so the
+# runtime image needs just libcurl (FoundationNetworking's HTTP client) and CA certificates.
+#
+#   docker build -t spout .
+#   docker run --rm -p 8080:8080 spout
+#
+ARG SWIFT_IMAGE=swift:6.1-bookworm
+FROM ${SWIFT_IMAGE} AS build
+WORKDIR /src
+# The manifest first, so dependency resolution (there is none beyond the toolchain) caches.
+COPY Package.swift ./
+COPY Sources Sources
+COPY Tests Tests
+COPY bench bench
+COPY config config
+RUN swift build -c release --product spout --static-swift-stdlib -Xswiftc -cross-module-optimization \
+    && install -D "$(swift build -c release --show-bin-path)/spout" /out/usr/local/bin/spout \
+    && install -D -m 0644 config/spout.json /out/etc/spout/spout.json \
+    && install -D -m 0644 config/demo-data.json /out/etc/spout/demo-data.json
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libcurl4 ca-certificates tzdata curl \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin spout
+COPY --from=build /out/ /
+USER spout
+ENV SPOUT_CONFIG=/etc/spout/spout.json \
+    SPOUT_HOST=0.0.0.0 \
+    SPOUT_PORT=8080
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+    CMD curl -fsS http://127.0.0.1:8080/health || exit 1
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/local/bin/spout"]
