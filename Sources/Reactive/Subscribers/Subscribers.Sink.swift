@@ -85,9 +85,11 @@ extension Subscribers {
         }
 
         public func receive(_ value: Input) -> Subscribers.Demand {
-            let handler = lock.withLock { () -> ((Input) -> Void)? in
-                guard case .subscribed = state else { return nil }
-                return valueHandler
+            // The hot path: copy the handler out inside the lock into a concrete local, so no
+            // reabstraction thunk is allocated per value, then call it outside the lock.
+            var handler: ((Input) -> Void)?
+            lock.withLock {
+                if case .subscribed = state { handler = valueHandler }
             }
             handler?(value)
             return .none

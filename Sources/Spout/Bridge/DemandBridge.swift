@@ -261,11 +261,10 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
 
     private func hop(_ work: @escaping (DemandBridge) -> Void) {
         hops.wrappingAdd(1, ordering: .relaxed)
-        let box = UncheckedSendableBox((self, work))
-        loop.execute {
-            let (bridge, work) = box.value
-            work(bridge)
-            bridge.hops.wrappingSubtract(1, ordering: .relaxed)
+        let box = UncheckedSendableBox(work)
+        loop.execute { [self] in
+            box.value(self)
+            hops.wrappingSubtract(1, ordering: .relaxed)
         }
     }
 }
