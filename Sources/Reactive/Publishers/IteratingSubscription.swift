@@ -25,6 +25,9 @@ where Elements.Element == Downstream.Input {
     private let cancelRequested = Atomic<Bool>(false)
     private let completion: Subscribers.Completion<Downstream.Failure>
     private let name: String
+    /// `request(_:)` forwards here. The closure is made in `init`, which the subscribing code calls
+    /// with concrete types, so its body is specialized; a protocol witness of a generic class never is.
+    private var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
     private init(
         iterator: Elements,
@@ -36,6 +39,7 @@ where Elements.Element == Downstream.Input {
         machine = IteratingStateMachine(iterator: iterator, next: next, downstream: downstream)
         self.completion = completion
         self.name = name
+        requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
     }
 
     /// Subscribes `downstream` to the elements of `iterator`, then `completion`.
@@ -68,6 +72,10 @@ where Elements.Element == Downstream.Input {
     internal var customMirror: Mirror { Mirror(self, children: []) }
 
     internal func request(_ demand: Subscribers.Demand) {
+        requestThunk(demand)
+    }
+
+    private func requestSpecialized(_ demand: Subscribers.Demand) {
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
