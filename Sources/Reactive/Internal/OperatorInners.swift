@@ -469,7 +469,12 @@ internal struct ReplacingStateMachine<Downstream> {
     mutating func demandRequested(_ demand: Subscribers.Demand) -> RequestAction {
         switch state {
         case .forwarding(let upstream, let downstream, let outstanding, let sawValue):
-            state = .forwarding(upstream: upstream, downstream: downstream, demand: outstanding + demand, sawValue: sawValue)
+            state = .forwarding(
+                upstream: upstream,
+                downstream: downstream,
+                demand: outstanding + demand,
+                sawValue: sawValue
+            )
             return .request(upstream, demand)
         case .holding(let downstream):
             state = .terminal
@@ -489,7 +494,12 @@ internal struct ReplacingStateMachine<Downstream> {
     /// Downstream returned more demand from `receive(_:)`.
     mutating func demandReturned(_ demand: Subscribers.Demand) {
         guard case .forwarding(let upstream, let downstream, let outstanding, let sawValue) = state else { return }
-        state = .forwarding(upstream: upstream, downstream: downstream, demand: outstanding + demand, sawValue: sawValue)
+        state = .forwarding(
+            upstream: upstream,
+            downstream: downstream,
+            demand: outstanding + demand,
+            sawValue: sawValue
+        )
     }
 
     /// Whether any value went through (`replaceEmpty` replaces only an empty stream).
@@ -574,7 +584,12 @@ internal struct SequentialStateMachine<Downstream> {
     mutating func demandRequested(_ demand: Subscribers.Demand) -> (any Subscription)? {
         switch state {
         case .active(let upstream, let downstream, let outstanding, let generation):
-            state = .active(upstream: upstream, downstream: downstream, demand: outstanding + demand, generation: generation)
+            state = .active(
+                upstream: upstream,
+                downstream: downstream,
+                demand: outstanding + demand,
+                generation: generation
+            )
             return upstream
         case .switching(let downstream, let outstanding, let generation):
             state = .switching(downstream: downstream, demand: outstanding + demand, generation: generation)

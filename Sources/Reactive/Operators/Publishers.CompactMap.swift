@@ -53,7 +53,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, transform: transform))
+            upstream.subscribe(CompactMapInner(downstream: subscriber, transform: transform))
         }
     }
 
@@ -84,27 +84,30 @@ extension Publishers {
     }
 }
 
-extension Publishers.CompactMap {
-    /// Fuses two optional transforms into one stage, as Combine does.
-    ///
-    ///     let cancellable = ["1", "x"].publisher.compactMap { Int($0) }
-    ///         .compactMap { $0 > 0 ? $0 : nil }
-    ///         .sink { print($0) }
-    ///     // Prints: 1
-    public func compactMap<T>(_ transform: @escaping (Output) -> T?) -> Publishers.CompactMap<Upstream, T> {
-        let first = self.transform
-        return Publishers.CompactMap(upstream: upstream) { first($0).flatMap(transform) }
+// Upstream's subscription goes straight to downstream: no lock, no allocation per value. Generic
+// over what it touches only, not nested in the publisher, so that long chains stay small types
+// the optimizer still specializes.
+// A `nil` result asks upstream for one more in its place.
+private struct CompactMapInner<Input, Downstream: Subscriber>: Subscriber, CustomStringConvertible {
+    typealias Failure = Downstream.Failure
+
+    let combineIdentifier = CombineIdentifier()
+    let downstream: Downstream
+    let transform: (Input) -> Downstream.Input?
+
+    var description: String { "CompactMap" }
+
+    func receive(subscription: any Subscription) {
+        downstream.receive(subscription: subscription)
     }
 
-    /// Fuses this optional transform with a plain one into one stage, as Combine does.
-    ///
-    ///     let cancellable = ["1", "x"].publisher.compactMap { Int($0) }
-    ///         .map { $0 * 10 }
-    ///         .sink { print($0) }
-    ///     // Prints: 10
-    public func map<T>(_ transform: @escaping (Output) -> T) -> Publishers.CompactMap<Upstream, T> {
-        let first = self.transform
-        return Publishers.CompactMap(upstream: upstream) { first($0).map(transform) }
+    func receive(_ input: Input) -> Subscribers.Demand {
+        guard let output = transform(input) else { return .max(1) }
+        return downstream.receive(output)
+    }
+
+    func receive(completion: Subscribers.Completion<Failure>) {
+        downstream.receive(completion: completion)
     }
 }
 

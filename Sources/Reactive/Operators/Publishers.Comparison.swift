@@ -154,7 +154,8 @@ extension Publishers {
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let ordered = areInIncreasingOrder
             let reduction = ComparisonReduction<Output, Upstream.Failure, any Error>(name: "TryComparison") {
-                kept, new in Result { try ordered(kept, new) }
+                kept,
+                new in Result { try ordered(kept, new) }
             }
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }

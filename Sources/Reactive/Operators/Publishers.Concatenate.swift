@@ -177,7 +177,9 @@ extension Publishers.Concatenate {
         }
 
         private func received(_ input: Output, generation: Int) -> Subscribers.Demand {
-            guard let downstream = lock.withLock({ machine.valueReceived(generation: generation) }) else { return .none }
+            guard let downstream = lock.withLock({ machine.valueReceived(generation: generation) }) else {
+                return .none
+            }
             let more = downstream.receive(input)
             if more > 0 { lock.withLock { machine.demandReturned(more, generation: generation) } }
             return more

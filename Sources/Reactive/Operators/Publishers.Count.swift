@@ -33,7 +33,9 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(ReducerInner(reduction: CountReduction<Upstream.Output, Failure>(), downstream: subscriber))
+            upstream.subscribe(
+                ReducerInner(reduction: CountReduction<Upstream.Output, Failure>(), downstream: subscriber)
+            )
         }
     }
 }

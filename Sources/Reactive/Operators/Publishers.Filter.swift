@@ -52,7 +52,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, isIncluded: isIncluded))
+            upstream.subscribe(FilterInner(downstream: subscriber, isIncluded: isIncluded))
         }
     }
 
@@ -84,27 +84,30 @@ extension Publishers {
     }
 }
 
-extension Publishers.Filter {
-    /// Fuses two filters into one stage, as Combine does.
-    ///
-    ///     let cancellable = [1, 2, 3, 4].publisher.filter { $0 > 1 }
-    ///         .filter { $0 < 4 }
-    ///         .sink { print($0) }
-    ///     // Prints: 2 3 (one per line)
-    public func filter(_ isIncluded: @escaping (Output) -> Bool) -> Publishers.Filter<Upstream> {
-        let first = self.isIncluded
-        return Publishers.Filter(upstream: upstream) { first($0) && isIncluded($0) }
+// Upstream's subscription goes straight to downstream: no lock, no allocation per value. Generic
+// over what it touches only, not nested in the publisher, so that long chains stay small types
+// the optimizer still specializes.
+// A rejected value asks upstream for one more in its place.
+private struct FilterInner<Downstream: Subscriber>: Subscriber, CustomStringConvertible {
+    typealias Input = Downstream.Input
+    typealias Failure = Downstream.Failure
+
+    let combineIdentifier = CombineIdentifier()
+    let downstream: Downstream
+    let isIncluded: (Input) -> Bool
+
+    var description: String { "Filter" }
+
+    func receive(subscription: any Subscription) {
+        downstream.receive(subscription: subscription)
     }
 
-    /// Fuses this filter with a throwing one into one stage, as Combine does.
-    ///
-    ///     let cancellable = [1, 2, 3, 4].publisher.filter { $0 > 1 }
-    ///         .tryFilter { $0 < 4 }
-    ///         .sink(receiveCompletion: { _ in }, receiveValue: { print($0) })
-    ///     // Prints: 2 3 (one per line)
-    public func tryFilter(_ isIncluded: @escaping (Output) throws -> Bool) -> Publishers.TryFilter<Upstream> {
-        let first = self.isIncluded
-        return Publishers.TryFilter(upstream: upstream) { try first($0) && isIncluded($0) }
+    func receive(_ input: Input) -> Subscribers.Demand {
+        isIncluded(input) ? downstream.receive(input) : .max(1)
+    }
+
+    func receive(completion: Subscribers.Completion<Failure>) {
+        downstream.receive(completion: completion)
     }
 }
 

@@ -62,7 +62,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, transform: transform))
+            upstream.subscribe(MapInner(downstream: subscriber, transform: transform))
         }
     }
 
@@ -93,27 +93,28 @@ extension Publishers {
     }
 }
 
-extension Publishers.Map {
-    /// Fuses two transforms into one stage, as Combine does.
-    ///
-    ///     let cancellable = [1, 2].publisher.map { $0 + 1 }
-    ///         .map { $0 * 10 }
-    ///         .sink { print($0) }
-    ///     // Prints: 20 30 (one per line)
-    public func map<T>(_ transform: @escaping (Output) -> T) -> Publishers.Map<Upstream, T> {
-        let first = self.transform
-        return Publishers.Map(upstream: upstream) { transform(first($0)) }
+// Upstream's subscription goes straight to downstream: no lock, no allocation per value. Generic
+// over what it touches only, not nested in the publisher, so that long chains stay small types
+// the optimizer still specializes.
+private struct MapInner<Input, Downstream: Subscriber>: Subscriber, CustomStringConvertible {
+    typealias Failure = Downstream.Failure
+
+    let combineIdentifier = CombineIdentifier()
+    let downstream: Downstream
+    let transform: (Input) -> Downstream.Input
+
+    var description: String { "Map" }
+
+    func receive(subscription: any Subscription) {
+        downstream.receive(subscription: subscription)
     }
 
-    /// Fuses this transform with a throwing one into one stage, as Combine does.
-    ///
-    ///     let cancellable = [1, 2].publisher.map { $0 + 1 }
-    ///         .tryMap { $0 * 10 }
-    ///         .sink(receiveCompletion: { _ in }, receiveValue: { print($0) })
-    ///     // Prints: 20 30 (one per line)
-    public func tryMap<T>(_ transform: @escaping (Output) throws -> T) -> Publishers.TryMap<Upstream, T> {
-        let first = self.transform
-        return Publishers.TryMap(upstream: upstream) { try transform(first($0)) }
+    func receive(_ input: Input) -> Subscribers.Demand {
+        downstream.receive(transform(input))
+    }
+
+    func receive(completion: Subscribers.Completion<Failure>) {
+        downstream.receive(completion: completion)
     }
 }
 

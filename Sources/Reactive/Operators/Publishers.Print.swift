@@ -9,7 +9,8 @@ extension Publisher {
     ///     let cancellable = Just(1)
     ///         .print("x")
     ///         .sink { _ in }
-    ///     // Prints: x: receive subscription: (Just) / x: request unlimited / x: receive value: (1) / x: receive finished
+    ///     // Prints: x: receive subscription: (Just), x: request unlimited,
+    ///     //         x: receive value: (1), x: receive finished (one per line)
     ///
     /// - Parameters:
     ///   - prefix: A string with which to prefix all log messages.

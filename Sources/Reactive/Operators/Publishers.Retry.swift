@@ -5,10 +5,10 @@ extension Publisher {
     /// Each new attempt is subscribed with the demand downstream has not used up; downstream keeps
     /// the same subscription throughout. After the last retry fails, the failure is republished.
     ///
-    ///     var attempts = 0
-    ///     let cancellable = Deferred { attempts += 1; return attempts < 3 ? Fail(error: URLError(.badURL)).eraseToAnyPublisher() : Just(attempts).setFailureType(to: URLError.self).eraseToAnyPublisher() }
-    ///         .retry(2).sink(receiveCompletion: { _ in }, receiveValue: { print($0) })
-    ///     // Prints: 3
+    ///     let cancellable = flakyRequest  // fails twice, then publishes "ok"
+    ///         .retry(2)
+    ///         .sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
+    ///     // Prints: ok finished (one per line)
     ///
     /// - Parameter retries: The number of times to attempt to recreate the subscription.
     /// - Returns: A publisher that attempts to recreate its subscription to a failed upstream publisher.
@@ -105,7 +105,9 @@ extension Publishers.Retry {
         }
 
         private func received(_ input: Output, generation: Int) -> Subscribers.Demand {
-            guard let downstream = lock.withLock({ machine.valueReceived(generation: generation) }) else { return .none }
+            guard let downstream = lock.withLock({ machine.valueReceived(generation: generation) }) else {
+                return .none
+            }
             let more = downstream.receive(input)
             if more > 0 { lock.withLock { machine.demandReturned(more, generation: generation) } }
             return more

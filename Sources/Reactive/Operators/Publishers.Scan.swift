@@ -69,7 +69,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, result: initialResult, next: nextPartialResult))
+            upstream.subscribe(ScanInner(downstream: subscriber, result: initialResult, next: nextPartialResult))
         }
     }
 
@@ -113,38 +113,37 @@ extension Publishers {
     }
 }
 
-extension Publishers.Scan {
-    // A hot path: upstream's subscription goes straight to downstream. The running result needs
-    // no lock, because a publisher never makes two `receive` calls at once.
-    private final class Inner<Downstream: Subscriber>: Subscriber, CustomStringConvertible
-    where Downstream.Input == Output, Downstream.Failure == Upstream.Failure {
-        typealias Input = Upstream.Output
-        typealias Failure = Upstream.Failure
+// Upstream's subscription goes straight to downstream: no lock, no allocation per value. Generic
+// over what it touches only, not nested in the publisher, so that long chains stay small types
+// the optimizer still specializes.
+// The running result needs no lock: a publisher never makes two `receive` calls at once.
+private final class ScanInner<Input, Downstream: Subscriber>: Subscriber, CustomStringConvertible {
+    typealias Output = Downstream.Input
+    typealias Failure = Downstream.Failure
 
-        private let downstream: Downstream
-        private let next: (Output, Upstream.Output) -> Output
-        private var result: Output  // Touched only from upstream's receive calls, which never overlap.
+    private let downstream: Downstream
+    private let next: (Output, Input) -> Output
+    private var result: Output  // Touched only from upstream's receive calls, which never overlap.
 
-        init(downstream: Downstream, result: Output, next: @escaping (Output, Upstream.Output) -> Output) {
-            self.downstream = downstream
-            self.result = result
-            self.next = next
-        }
+    init(downstream: Downstream, result: Output, next: @escaping (Output, Input) -> Output) {
+        self.downstream = downstream
+        self.result = result
+        self.next = next
+    }
 
-        var description: String { "Scan" }
+    var description: String { "Scan" }
 
-        func receive(subscription: any Subscription) {
-            downstream.receive(subscription: subscription)
-        }
+    func receive(subscription: any Subscription) {
+        downstream.receive(subscription: subscription)
+    }
 
-        func receive(_ input: Input) -> Subscribers.Demand {
-            result = next(result, input)
-            return downstream.receive(result)
-        }
+    func receive(_ input: Input) -> Subscribers.Demand {
+        result = next(result, input)
+        return downstream.receive(result)
+    }
 
-        func receive(completion: Subscribers.Completion<Failure>) {
-            downstream.receive(completion: completion)
-        }
+    func receive(completion: Subscribers.Completion<Failure>) {
+        downstream.receive(completion: completion)
     }
 }
 

@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct CollectTests {
     @Test func publishesAllValuesAsOneArray() {
@@ -68,7 +68,11 @@ import TestSupport
     @Test func publishesFullArraysThenTheRestOnFinish() {
         let subscriber = TrackingSubscriber<[Int], Never>()
         [1, 2, 3, 4, 5].publisher.collect(2).subscribe(subscriber)
-        #expect(subscriber.history == [.subscription, .value([1, 2]), .value([3, 4]), .value([5]), .completion(.finished)])
+        #expect(
+            subscriber.history == [
+                .subscription, .value([1, 2]), .value([3, 4]), .value([5]), .completion(.finished),
+            ]
+        )
     }
 
     @Test func multipliesDemandByTheCount() {

@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct FilterTests {
     @Test func republishesOnlyMatchingValues() {
@@ -62,7 +62,9 @@ import TestSupport
 
     @Test func racingRequestsAndCancelNeverOverDeliver() {
         for _ in 0..<20 {
-            let (report, requested) = raceRequestsAgainstCancel((0..<100_000).publisher.tryFilter { $0.isMultiple(of: 2) })
+            let (report, requested) = raceRequestsAgainstCancel(
+                (0..<100_000).publisher.tryFilter { $0.isMultiple(of: 2) }
+            )
             #expect(report.values <= requested)
             #expect(report.completions <= 1)
             #expect(report.overlaps == 0)

@@ -1,12 +1,14 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct MapTests {
     @Test func transformsEveryValueAndPassesCompletion() {
         let subscriber = TrackingSubscriber<String, Never>()
         [1, 2, 3].publisher.map { "#\($0)" }.subscribe(subscriber)
-        #expect(subscriber.history == [.subscription, .value("#1"), .value("#2"), .value("#3"), .completion(.finished)])
+        #expect(
+            subscriber.history == [.subscription, .value("#1"), .value("#2"), .value("#3"), .completion(.finished)]
+        )
     }
 
     @Test func handsUpstreamSubscriptionThroughAndReturnsDownstreamDemand() {

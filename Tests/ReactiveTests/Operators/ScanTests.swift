@@ -1,12 +1,14 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ScanTests {
     @Test func publishesRunningResults() {
         let subscriber = TrackingSubscriber<Int, Never>()
         [1, 2, 3, 4].publisher.scan(0, +).subscribe(subscriber)
-        #expect(subscriber.history == [.subscription, .value(1), .value(3), .value(6), .value(10), .completion(.finished)])
+        #expect(
+            subscriber.history == [.subscription, .value(1), .value(3), .value(6), .value(10), .completion(.finished)]
+        )
     }
 
     @Test func passesDemandThroughUnchanged() {
@@ -41,7 +43,11 @@ import TestSupport
         upstream.send(2)
         upstream.send(-5)
         upstream.send(3)
-        #expect(subscriber.history.map(\.description) == ["subscription", "value(1)", "value(3)", "failure(OperatorError(-5))"])
+        #expect(
+            subscriber.history.map(\.description) == [
+                "subscription", "value(1)", "value(3)", "failure(OperatorError(-5))",
+            ]
+        )
         #expect(upstream.subscription.history == [.requested(.unlimited), .cancelled])
     }
 

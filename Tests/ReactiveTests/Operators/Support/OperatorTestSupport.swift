@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The error the operator tests send and throw.
 struct OperatorError: Error, Equatable, CustomStringConvertible {
@@ -162,7 +162,9 @@ final class RaceSubscriber<Input, Failure: Error>: Subscriber, @unchecked Sendab
 
 /// Subscribes a ``RaceSubscriber`` asking for one value, then lets three threads request one value
 /// at a time while a fourth requests a little and cancels. Returns the report and the total demand.
-func raceRequestsAgainstCancel<P: Publisher>(_ publisher: P) -> (report: RaceSubscriber<P.Output, P.Failure>.Report, requested: Int) {
+func raceRequestsAgainstCancel<P: Publisher>(_ publisher: P) -> (
+    report: RaceSubscriber<P.Output, P.Failure>.Report, requested: Int
+) {
     let subscriber = RaceSubscriber<P.Output, P.Failure>(initialDemand: .max(1))
     publisher.subscribe(subscriber)
     let perThread = 200
