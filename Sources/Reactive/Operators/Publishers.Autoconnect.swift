@@ -67,7 +67,16 @@ extension Publishers {
                     return false
                 }
             }
-            upstream.subscribe(AutoconnectInner(downstream: subscriber, owner: self))
+            let inner = AutoconnectInner(downstream: subscriber, owner: self)
+            // Closures made here, where the types are concrete, keep the per-element path specialized.
+            upstream.subscribe(
+                RelaySubscriber<Output, Failure>(
+                    "Autoconnect",
+                    onSubscription: { inner.receive(subscription: $0) },
+                    onValue: { inner.receive($0) },
+                    onCompletion: { inner.receive(completion: $0) }
+                )
+            )
             guard shouldConnect else { return }
             let connection = upstream.connect()
             let keep = lock.withLock { () -> Bool in
@@ -80,7 +89,7 @@ extension Publishers {
         }
 
         /// A subscriber left; disconnects when it was the last.
-        fileprivate func subscriberLeft() {
+        func subscriberLeft() {
             let connection = lock.withLock { () -> (any Cancellable)? in
                 switch state {
                 case .disconnected:
@@ -105,12 +114,12 @@ extension Publishers {
 /// Sits between ``Publishers/Autoconnect`` and one subscriber, so that the autoconnect learns when
 /// the subscriber leaves. Values pass through; nothing passes after it left.
 ///
-/// **Ownership:** retained by the upstream and by the downstream; retains both, and the
-/// autoconnect, until the subscriber leaves.
+/// **Ownership:** retained by the upstream's relay subscriber and by the downstream; retains both,
+/// and the autoconnect, until the subscriber leaves.
 ///
 /// **Thread safety:** safe to call from any thread.
-private final class AutoconnectInner<Downstream: Subscriber, Upstream: ConnectablePublisher>: Subscriber,
-    Subscription, CustomStringConvertible, @unchecked Sendable
+internal final class AutoconnectInner<Downstream: Subscriber, Upstream: ConnectablePublisher>: Subscription,
+    CustomStringConvertible, @unchecked Sendable
 where Upstream.Output == Downstream.Input, Upstream.Failure == Downstream.Failure {
     // @unchecked Sendable: `state` is guarded by `lock`.
     typealias Input = Downstream.Input

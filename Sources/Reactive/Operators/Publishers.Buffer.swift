@@ -89,7 +89,15 @@ extension Publishers {
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             guard size > 0 else { apiViolation("a buffer's size must be greater than zero, got \(size)") }
             let inner = BufferInner(downstream: subscriber, size: size, prefetch: prefetch, whenFull: whenFull)
-            upstream.subscribe(inner)
+            // Closures made here, where the types are concrete, keep the per-element path specialized.
+            upstream.subscribe(
+                RelaySubscriber<Output, Failure>(
+                    "Buffer",
+                    onSubscription: { inner.receive(subscription: $0) },
+                    onValue: { inner.receive($0) },
+                    onCompletion: { inner.receive(completion: $0) }
+                )
+            )
         }
     }
 }
@@ -280,13 +288,14 @@ internal struct BufferStateMachine<Downstream: Subscriber> {
     }
 }
 
-/// The subscriber `buffer` attaches to its upstream, and the subscription it hands downstream.
+/// The subscription `buffer` hands downstream; the relay subscriber it attaches to its upstream
+/// calls its `receive` methods.
 ///
-/// **Ownership:** retained by the upstream's subscription and by the downstream; releases both and
-/// the buffered elements on completion or cancel.
+/// **Ownership:** retained by the upstream's relay subscriber and by the downstream; releases both
+/// and the buffered elements on completion or cancel.
 ///
 /// **Thread safety:** safe to call from any thread; deliveries are serialized.
-internal final class BufferInner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
+internal final class BufferInner<Downstream: Subscriber>: Subscription, CustomStringConvertible,
     CustomReflectable, CustomPlaygroundDisplayConvertible, @unchecked Sendable
 {
     // @unchecked Sendable: `machine` is only touched inside `lock`; the rest is immutable.

@@ -83,7 +83,16 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(SwitchToLatestInner<P, S>(downstream: subscriber))
+            let inner = SwitchToLatestInner<P, S>(downstream: subscriber)
+            // Closures made here, where the types are concrete, keep the per-element path specialized.
+            upstream.subscribe(
+                RelaySubscriber<P, Failure>(
+                    "SwitchToLatest",
+                    onSubscription: { inner.receive(subscription: $0) },
+                    onValue: { inner.receive($0) },
+                    onCompletion: { inner.receive(completion: $0) }
+                )
+            )
         }
     }
 }
@@ -297,14 +306,14 @@ internal struct SwitchToLatestStateMachine<Downstream: Subscriber> {
     }
 }
 
-/// The subscriber `switchToLatest` attaches to its upstream, and the subscription it hands
-/// downstream.
+/// The subscription `switchToLatest` hands downstream; the relay subscribers attached to the
+/// upstream and to each inner publisher call its methods.
 ///
-/// **Ownership:** retained by the upstream's subscription, by the downstream and by the current
-/// child; releases the downstream and the upstream subscriptions on completion or cancel.
+/// **Ownership:** retained by the upstream's relay, by the downstream and by the current child's
+/// relay; releases the downstream and the upstream subscriptions on completion or cancel.
 ///
 /// **Thread safety:** safe to call from any thread; deliveries are serialized.
-internal final class SwitchToLatestInner<P: Publisher, Downstream: Subscriber>: Subscriber, Subscription,
+internal final class SwitchToLatestInner<P: Publisher, Downstream: Subscriber>: Subscription,
     CustomStringConvertible, CustomReflectable, CustomPlaygroundDisplayConvertible, @unchecked Sendable
 where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
     // @unchecked Sendable: `machine` is only touched inside `lock`.
@@ -339,7 +348,18 @@ where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
     func receive(_ input: P) -> Subscribers.Demand {
         guard let (generation, previous) = lock.withLock({ machine.newInner() }) else { return .none }
         previous?.cancel()
-        input.subscribe(SwitchToLatestChild(inner: self, generation: generation))
+        // Tagged with its generation, so that a replaced publisher's late calls are ignored.
+        input.subscribe(
+            RelaySubscriber<P.Output, Failure>(
+                "SwitchToLatest",
+                onSubscription: { self.childSubscribed(generation: generation, $0) },
+                onValue: {
+                    self.childReceived(generation: generation, $0)
+                    return .none
+                },
+                onCompletion: { self.childCompleted(generation: generation, $0) }
+            )
+        )
         return .none
     }
 
@@ -407,40 +427,5 @@ where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
                 return
             }
         }
-    }
-}
-
-/// The subscriber `switchToLatest` attaches to each inner publisher, tagged with its generation so
-/// that a replaced publisher's late calls are ignored.
-///
-/// **Ownership:** retained by the inner publisher's subscription; retains the ``SwitchToLatestInner``.
-///
-/// **Thread safety:** forwards every call to the inner, which is safe from any thread.
-internal final class SwitchToLatestChild<P: Publisher, Downstream: Subscriber>: Subscriber, CustomStringConvertible
-where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
-    typealias Input = P.Output
-    typealias Failure = P.Failure
-
-    private let inner: SwitchToLatestInner<P, Downstream>  // Immutable.
-    private let generation: Int  // Immutable.
-
-    init(inner: SwitchToLatestInner<P, Downstream>, generation: Int) {
-        self.inner = inner
-        self.generation = generation
-    }
-
-    var description: String { "SwitchToLatest" }
-
-    func receive(subscription: any Subscription) {
-        inner.childSubscribed(generation: generation, subscription)
-    }
-
-    func receive(_ input: Input) -> Subscribers.Demand {
-        inner.childReceived(generation: generation, input)
-        return .none
-    }
-
-    func receive(completion: Subscribers.Completion<Failure>) {
-        inner.childCompleted(generation: generation, completion)
     }
 }

@@ -83,6 +83,9 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     private var state: State = .idle
     private var downstream: Downstream?
+    /// The relay every child subscriber calls; installed once by the owner, dropped at the end
+    /// (it retains the owner).
+    private var childRelay: FlatMapChildRelay<Output, Failure>?
     private var outer: Outer = .active(nil)
     private var children: ContiguousArray<Child?> = []
     /// Slots of ``children`` that are free for reuse.
@@ -111,16 +114,20 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return downstream
     }
 
+    mutating func installChildRelay(_ relay: FlatMapChildRelay<Output, Failure>) {
+        childRelay = relay
+    }
+
     /// Reserves a slot for a new child; `nil` when the stream is over.
-    mutating func childAdded() -> Int? {
-        guard !isTerminal else { return nil }
+    mutating func childAdded() -> (slot: Int, relay: FlatMapChildRelay<Output, Failure>)? {
+        guard !isTerminal, let childRelay else { return nil }
         slotsInUse += 1
         if let slot = freeSlots.popLast() {
             children[slot] = Child()
-            return slot
+            return (slot, childRelay)
         }
         children.append(Child())
-        return children.count - 1
+        return (children.count - 1, childRelay)
     }
 
     mutating func outerCompleted(_ completion: Subscribers.Completion<Failure>) -> Action {
@@ -300,5 +307,6 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         dropUpstreams()
         state = .terminal
         downstream = nil
+        childRelay = nil
     }
 }

@@ -126,10 +126,16 @@ extension Publishers {
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let inner = FlatMapInner(downstream: subscriber, maxPublishers: maxPublishers, name: "FlatMap")
-            let outer = FlatMapOuter<Upstream, NewPublisher, S>(
-                inner: inner,
-                maxPublishers: maxPublishers,
-                transform: transform
+            let transform = transform
+            // Closures made here, where the types are concrete, keep the per-element path specialized.
+            let outer = RelaySubscriber<Upstream.Output, Failure>(
+                "FlatMap",
+                onSubscription: { inner.outerSubscribed($0) },
+                onValue: { value in
+                    inner.addChild(transform(value))
+                    return .none
+                },
+                onCompletion: { inner.outerCompleted($0) }
             )
             upstream.subscribe(outer)
         }
@@ -153,9 +159,20 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     private var machine: Machine  // Guarded by lock.
     private let name: String  // Immutable.
 
+    private let maxPublishers: Subscribers.Demand  // Immutable.
+
     init(downstream: Downstream, maxPublishers: Subscribers.Demand, name: String) {
         machine = Machine(downstream: downstream, maxPublishers: maxPublishers)
         self.name = name
+        self.maxPublishers = maxPublishers
+        // Made here (called where the types are concrete) so that children reach specialized code.
+        machine.installChildRelay(
+            FlatMapChildRelay(
+                onSubscription: { self.childSubscribed(slot: $0, $1) },
+                onValue: { self.childReceived(slot: $0, $1) },
+                onCompletion: { self.childCompleted(slot: $0, $1) }
+            )
+        )
     }
 
     var description: String { name }
@@ -176,14 +193,17 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     // MARK: Outer upstream
 
-    /// Stores the outer subscription and returns the downstream to hand this subscription to, or
-    /// `nil` (having cancelled the subscription) when it is not wanted.
-    func outerSubscribed(_ subscription: any Subscription) -> Downstream? {
+    /// Stores the outer subscription, hands this subscription downstream, and asks the upstream
+    /// for `maxPublishers`; cancels a subscription that is not wanted.
+    func outerSubscribed(_ subscription: any Subscription) {
         guard let downstream = lock.withLock({ machine.outerSubscribed(subscription) }) else {
             subscription.cancel()
-            return nil
+            return
         }
-        return downstream
+        downstream.receive(subscription: self)
+        if maxPublishers > 0 {
+            subscription.request(maxPublishers)
+        }
     }
 
     func outerCompleted(_ completion: Subscribers.Completion<Downstream.Failure>) {
@@ -193,8 +213,8 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     /// Subscribes to a new inner publisher, unless the stream is over.
     func addChild<P: Publisher>(_ publisher: P) where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
-        guard let slot = lock.withLock({ machine.childAdded() }) else { return }
-        publisher.subscribe(FlatMapChild(inner: self, slot: slot))
+        guard let (slot, relay) = lock.withLock({ machine.childAdded() }) else { return }
+        publisher.subscribe(FlatMapChild(relay: relay, slot: slot))
     }
 
     // MARK: Children
@@ -263,84 +283,54 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     }
 }
 
-/// The subscriber `flatMap` attaches to its upstream: it turns each element into a publisher and
-/// hands it to the ``FlatMapInner``.
+/// The callbacks every child subscriber of one `flatMap` or `merge` subscription calls, made by
+/// ``FlatMapInner`` where the types are concrete, so that each child value runs specialized code.
 ///
-/// **Ownership:** retained by the upstream's subscription; retains the inner and the transform.
+/// **Ownership:** retained by the inner until it ends and by every child; retains the inner.
 ///
-/// **Thread safety:** the upstream calls it serially; it forwards to the inner, which is safe from
-/// any thread.
-internal final class FlatMapOuter<Upstream: Publisher, NewPublisher: Publisher, Downstream: Subscriber>: Subscriber,
-    CustomStringConvertible
-where
-    NewPublisher.Failure == Upstream.Failure, Downstream.Input == NewPublisher.Output,
-    Downstream.Failure == Upstream.Failure
-{
-    typealias Input = Upstream.Output
-    typealias Failure = Upstream.Failure
-
-    private let inner: FlatMapInner<Downstream>  // Immutable.
-    private let maxPublishers: Subscribers.Demand  // Immutable.
-    private let transform: (Upstream.Output) -> NewPublisher  // Immutable.
+/// **Thread safety:** immutable; its closures are safe to call from any thread.
+internal final class FlatMapChildRelay<Input, Failure: Error> {
+    let onSubscription: (Int, any Subscription) -> Void  // Immutable.
+    let onValue: (Int, Input) -> Subscribers.Demand  // Immutable.
+    let onCompletion: (Int, Subscribers.Completion<Failure>) -> Void  // Immutable.
 
     init(
-        inner: FlatMapInner<Downstream>,
-        maxPublishers: Subscribers.Demand,
-        transform: @escaping (Upstream.Output) -> NewPublisher
+        onSubscription: @escaping (Int, any Subscription) -> Void,
+        onValue: @escaping (Int, Input) -> Subscribers.Demand,
+        onCompletion: @escaping (Int, Subscribers.Completion<Failure>) -> Void
     ) {
-        self.inner = inner
-        self.maxPublishers = maxPublishers
-        self.transform = transform
+        self.onSubscription = onSubscription
+        self.onValue = onValue
+        self.onCompletion = onCompletion
+    }
+}
+
+/// The subscriber `flatMap` and `merge` attach to each inner publisher: it tags every call with
+/// its slot and passes it to the relay.
+///
+/// **Ownership:** retained by that publisher's subscription; retains the relay (and so the inner).
+///
+/// **Thread safety:** forwards every call to the relay, which is safe from any thread.
+internal final class FlatMapChild<Input, Failure: Error>: Subscriber, CustomStringConvertible {
+    private let relay: FlatMapChildRelay<Input, Failure>  // Immutable.
+    private let slot: Int  // Immutable.
+
+    init(relay: FlatMapChildRelay<Input, Failure>, slot: Int) {
+        self.relay = relay
+        self.slot = slot
     }
 
     var description: String { "FlatMap" }
 
     func receive(subscription: any Subscription) {
-        guard let downstream = inner.outerSubscribed(subscription) else { return }
-        downstream.receive(subscription: inner)
-        if maxPublishers > 0 {
-            subscription.request(maxPublishers)
-        }
-    }
-
-    func receive(_ input: Upstream.Output) -> Subscribers.Demand {
-        inner.addChild(transform(input))
-        return .none
-    }
-
-    func receive(completion: Subscribers.Completion<Upstream.Failure>) {
-        inner.outerCompleted(completion)
-    }
-}
-
-/// The subscriber `flatMap` and `merge` attach to each inner publisher.
-///
-/// **Ownership:** retained by that publisher's subscription; retains the ``FlatMapInner``.
-///
-/// **Thread safety:** forwards every call to the inner, which is safe from any thread.
-internal final class FlatMapChild<Downstream: Subscriber>: Subscriber, CustomStringConvertible {
-    typealias Input = Downstream.Input
-    typealias Failure = Downstream.Failure
-
-    private let inner: FlatMapInner<Downstream>  // Immutable.
-    private let slot: Int  // Immutable.
-
-    init(inner: FlatMapInner<Downstream>, slot: Int) {
-        self.inner = inner
-        self.slot = slot
-    }
-
-    var description: String { inner.description }
-
-    func receive(subscription: any Subscription) {
-        inner.childSubscribed(slot: slot, subscription)
+        relay.onSubscription(slot, subscription)
     }
 
     func receive(_ input: Input) -> Subscribers.Demand {
-        inner.childReceived(slot: slot, input)
+        relay.onValue(slot, input)
     }
 
     func receive(completion: Subscribers.Completion<Failure>) {
-        inner.childCompleted(slot: slot, completion)
+        relay.onCompletion(slot, completion)
     }
 }
