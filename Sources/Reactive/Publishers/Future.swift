@@ -164,8 +164,9 @@ private struct FutureSubscriptionStateMachine<Downstream: Subscriber> {
 
     /// What the subscription knows, and who may call the subscriber.
     private enum State {
-        /// Created; `receive(subscription:)` not yet called. Next: `.subscribing`, `.terminal`.
-        case created(Downstream, Future<Output, Failure>)
+        /// Created; `receive(subscription:)` not yet called; holds a result that arrived this early.
+        /// Next: `.subscribing`, `.terminal`.
+        case created(Downstream, Future<Output, Failure>, Result<Output, Failure>?)
         /// `receive(subscription:)` in progress on the subscribing thread; results and demand wait.
         /// Next: `.waiting`, `.delivering`, `.terminal`.
         case subscribing(Downstream, Future<Output, Failure>, Result<Output, Failure>?, demanded: Bool)
@@ -186,12 +187,13 @@ private struct FutureSubscriptionStateMachine<Downstream: Subscriber> {
     private var state: State
 
     init(downstream: Downstream, parent: Future<Output, Failure>) {
-        state = .created(downstream, parent)
+        state = .created(downstream, parent, nil)
     }
 
     mutating func subscribing(result: Result<Output, Failure>?) -> Downstream? {
-        guard case .created(let downstream, let parent) = state else { return nil }
-        state = .subscribing(downstream, parent, result, demanded: false)
+        guard case .created(let downstream, let parent, let early) = state else { return nil }
+        // The future may have been fulfilled between registering this subscription and starting it.
+        state = .subscribing(downstream, parent, result ?? early, demanded: false)
         return downstream
     }
 
@@ -202,8 +204,8 @@ private struct FutureSubscriptionStateMachine<Downstream: Subscriber> {
 
     mutating func fulfilled(_ result: Result<Output, Failure>) -> Action {
         switch state {
-        case .created(let downstream, let parent):
-            state = .subscribing(downstream, parent, result, demanded: false)
+        case .created(let downstream, let parent, _):
+            state = .created(downstream, parent, result)
             return .none
         case .subscribing(let downstream, let parent, nil, let demanded):
             state = .subscribing(downstream, parent, result, demanded: demanded)
@@ -237,7 +239,7 @@ private struct FutureSubscriptionStateMachine<Downstream: Subscriber> {
     /// - Returns: The future to tell, unless the subscription had already ended.
     mutating func cancelled() -> Future<Output, Failure>? {
         switch state {
-        case .created(_, let parent), .subscribing(_, let parent, _, _), .waiting(_, let parent, _, _):
+        case .created(_, let parent, _), .subscribing(_, let parent, _, _), .waiting(_, let parent, _, _):
             state = .terminal
             return parent
         case .delivering, .terminal:
