@@ -10,11 +10,15 @@ extension Server {
     /// A streaming response's ``BodyWriter`` accepts bytes into user space up to a *high watermark*, then
     /// reports not writable until the buffer drains to the *low watermark*. A fast reader wants large
     /// batches (one `send(2)` per ``highWatermarkBytes``); a slow or stalled reader must not pin that much
-    /// heap. With ``sizesWatermarksByKernelSendSpace`` on (the default) the high watermark is re-derived at
-    /// every flush from the kernel's free send space (`SO_SNDBUF` − `SIOCOUTQ`), clamped to
-    /// ``minimumHighWatermarkBytes``…``highWatermarkBytes``: while the kernel can take a batch the writer
-    /// takes one, and once the socket is full the writer holds at most a few KiB, which storage is
-    /// released when it drains. Off, the high watermark is always ``highWatermarkBytes``.
+    /// heap, since whatever the kernel refuses stays in user space until the reader makes room.
+    /// With ``adaptsHighWatermarkToReader`` on (the default) each stream starts at
+    /// ``minimumHighWatermarkBytes``; the high watermark doubles after every flush the kernel took whole
+    /// while nothing waited in the kernel for the peer's window (`SIOCOUTQNSD` = 0), up to 32 KiB until the
+    /// kernel has taken 8 MiB of the stream (more than a socket's kernel buffers can hide, so the reader is
+    /// really reading) and up to ``highWatermarkBytes`` after that, and drops back to the minimum on a short send or unsent kernel bytes. So a
+    /// fast reader reaches full batches within a few flushes, while a slow or stalled one is fed in small
+    /// batches once its window closes and leaves at most about one of them in user space; the buffer's
+    /// storage is released whenever it drains. Off, the high watermark is always ``highWatermarkBytes``.
     public struct Configuration: Sendable {
         /// The address to bind: a numeric IPv4 or IPv6 address or a host name. Default `"127.0.0.1"`;
         /// `"0.0.0.0"` or `"::"` for every interface.
@@ -43,14 +47,15 @@ extension Server {
         /// The largest batch a streaming response buffers before it reports not writable, in bytes.
         /// Default 256 KiB.
         public var highWatermarkBytes: Int = 256 * 1024
-        /// The high watermark while the kernel send buffer is full, in bytes. Default 4 KiB.
+        /// The high watermark a stream starts with and falls back to while its reader lags, in bytes.
+        /// Default 4 KiB.
         public var minimumHighWatermarkBytes: Int = 4 * 1024
         /// The buffered bytes at or below which a not-writable stream becomes writable again (capped at
         /// half the current high watermark), in bytes. Default 1 KiB.
         public var lowWatermarkBytes: Int = 1024
-        /// Whether the high watermark follows the kernel's free send space (see the type's discussion).
+        /// Whether the high watermark adapts to how fast the reader drains (see the type's discussion).
         /// Default `true`.
-        public var sizesWatermarksByKernelSendSpace: Bool = true
+        public var adaptsHighWatermarkToReader: Bool = true
         /// Methods the server hands to the handler; any other gets `501 Not Implemented`. Default: GET,
         /// HEAD, POST, PUT, DELETE, OPTIONS, PATCH (CONNECT and TRACE are not served).
         public var supportedMethods: Set<Method> = [.get, .head, .post, .put, .delete, .options, .patch]

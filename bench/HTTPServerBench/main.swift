@@ -2,6 +2,9 @@
 //
 //   GET /health                                   -> {"status":"ok"} (application/json)
 //   GET /sequences/fibonacci?count=N (N <= 93)    -> {"values":["0","1",...]} with Accept: application/json
+//   GET /sequences/naturals?count=N               -> SSE "id: i\ndata: i\n\n" for i in 0..<N, written through
+//                                                    BodyWriter's fast append path while writable (checks the
+//                                                    streaming design with shared/bench/sse_*.py; not in rps.sh)
 //
 // Port from the environment variable PORT (default 8080); binds 127.0.0.1.
 import Dispatch
@@ -55,6 +58,44 @@ func getenvString(_ name: String) -> String? {
 }
 
 let loopCount = getenvString("LOOPS").flatMap { Int($0) } ?? EventLoopGroup.defaultLoopCount
+/// Streams `count` naturals as SSE, formatting straight into the outbound buffer while the writer is writable.
+final class NaturalsStream: @unchecked Sendable {  // Confined to the writer's loop.
+    private let writer: BodyWriter
+    private let count: UInt64
+    private var next: UInt64 = 0
+
+    init(writer: BodyWriter, count: UInt64) {
+        self.writer = writer
+        self.count = count
+    }
+
+    func start() {
+        writer.onWritable = { [self] in pump() }
+        writer.onShutdown = { [self] in writer.finish() }
+        writer.onClose = { [self] in writer.onWritable = nil }
+        pump()
+    }
+
+    private func pump() {
+        while next < count, writer.isWritable {
+            var budget = writer.writableBytes
+            writer.withAppendBuffer { buffer in
+                while next < count, budget > 0 {
+                    let before = buffer.count
+                    buffer.append("id: " as String)
+                    buffer.appendDecimal(next)
+                    buffer.append("\ndata: " as String)
+                    buffer.appendDecimal(next)
+                    buffer.append("\n\n" as String)
+                    budget -= buffer.count - before
+                    next += 1
+                }
+            }
+        }
+        if next == count { writer.finish() }
+    }
+}
+
 let server = try Server.start(configuration: configuration, group: EventLoopGroup(loopCount: loopCount)) {
     request,
     responder in
@@ -67,6 +108,15 @@ let server = try Server.start(configuration: configuration, group: EventLoopGrou
             return
         }
         responder.respond(headers: jsonHeaders, body: fibonacciJSON(count: count))
+    case "/sequences/naturals":
+        guard let count = count(in: request.query), count >= 0 else {
+            responder.respond(status: .badRequest, headers: textHeaders, body: "count must be a non-negative integer\n")
+            return
+        }
+        let writer = responder.startStreaming(
+            headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-cache"]
+        )
+        NaturalsStream(writer: writer, count: UInt64(count)).start()
     default:
         responder.respond(status: .notFound, headers: textHeaders, body: "not found\n")
     }

@@ -57,7 +57,17 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         var isWritable = true
         var highWatermark = 0
         var lowWatermark = 0
+        /// Bytes of the current stream the kernel has taken; see ``Connection/provenReaderBytes``.
+        var bytesTaken = 0
     }
+
+    /// Until the kernel has taken this much of a stream, its high watermark stays at or below
+    /// ``unprovenHighWatermarkBytes``. Loopback and LAN kernels buffer a few MiB per socket (send queue
+    /// plus the peer's receive buffer) even for a reader that never reads, so only bytes beyond that
+    /// prove the reader is really consuming; a stalled reader thus never gets full-size batches.
+    static let provenReaderBytes = 8 * 1024 * 1024
+    /// The high watermark cap before ``provenReaderBytes``.
+    static let unprovenHighWatermarkBytes = 32 * 1024
 
     init(fd: Int32, context: LoopContext) {
         self.fd = fd
@@ -277,7 +287,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             context.isHead || !status.allowsBody ? .discard : (framing == .chunked ? .chunked : .raw)
         let writer = BodyWriter(connection: self, mode: mode)
         self.writer = writer
-        updateHighWatermark()
+        updateHighWatermark(starting: true)
         writability.isWritable = true
         scheduleFlush()
         return writer
@@ -305,8 +315,16 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         if outbound.isEmpty { markOutputPending() }
         if isChunked { chunked.openChunkIfNeeded(in: &outbound) }
         let result = try body(&outbound)
-        if outbound.count >= writability.highWatermark { writability.isWritable = false }
-        scheduleFlush()
+        if outbound.count >= writability.highWatermark {
+            // A full batch leaves now rather than at the end of the turn: its storage goes back to the
+            // loop's spare for the next writer, so a loop turn in which many streams fill a batch each
+            // needs one batch of memory, not one per stream. No onWritable from here: the producer is
+            // inside its write and simply sees isWritable again if the kernel took everything.
+            writability.isWritable = false
+            flush(notifiesWriter: false)
+        } else {
+            scheduleFlush()
+        }
         return result
     }
 
@@ -349,7 +367,8 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     }
 
     /// Sends what is queued: one `send(2)`; after a short write the poller watches for room.
-    private func flush() {
+    /// - Parameter notifiesWriter: Whether a not-writable → writable edge calls the writer's `onWritable`.
+    private func flush(notifiesWriter: Bool = true) {
         guard machine.state != .closed else { return }
         defer { if machine.state != .closed { updateInterest() } }
         if chunked.hasOpenChunk { chunked.closeChunk(in: &outbound) }
@@ -369,6 +388,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             }
             if sent > 0 {
                 outbound.consume(sent)
+                if writer != nil { writability.bytesTaken &+= sent }
                 lastWriteProgress = SystemEnvironment.monotonicNanoseconds()
             }
         }
@@ -384,25 +404,38 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         }
         if let writer, !writability.isWritable, outbound.count <= writability.lowWatermark {
             writability.isWritable = true
-            writer.becameWritable()
+            if notifiesWriter { writer.becameWritable() }
         }
     }
 
-    /// Re-derives the high watermark from the kernel's free send space (see ``Server/Configuration``).
-    private func updateHighWatermark() {
+    /// Adapts the high watermark to the reader (see ``Server/Configuration``): it starts at the minimum,
+    /// doubles after every flush that the kernel took whole while the peer's window was open (nothing
+    /// unsent in the kernel, `SIOCOUTQNSD`), up to the maximum (32 KiB until the reader has taken 8 MiB,
+    /// see ``provenReaderBytes``), and falls back to the minimum as soon as
+    /// a send comes back short or the kernel holds unsent bytes. A slow reader thus never leaves more
+    /// than about one small batch in user space, while a fast one reaches full-size batches in a few flushes.
+    /// - Parameter starting: A new stream (no flush has happened yet).
+    private func updateHighWatermark(starting: Bool = false) {
         let configuration = context.configuration
-        var high = configuration.highWatermarkBytes
-        if configuration.sizesWatermarksByKernelSendSpace,
-            let sendBuffer = Socket.sendBufferSize(fd),
-            let unsent = Socket.unsentByteCount(fd)
-        {
-            // SO_SNDBUF counts the kernel's per-segment overhead too; about half of it holds data.
-            let free = max(0, sendBuffer / 2 &- unsent)
-            high = min(high, max(configuration.minimumHighWatermarkBytes, free))
+        let maximum = max(1, configuration.highWatermarkBytes)
+        let minimum = max(1, min(configuration.minimumHighWatermarkBytes, maximum))
+        var high = maximum
+        if configuration.adaptsHighWatermarkToReader {
+            if starting {
+                writability.bytesTaken = 0
+                high = minimum
+            } else if outbound.isEmpty, Socket.unsentByteCount(fd) == 0 {
+                let cap =
+                    writability.bytesTaken >= Connection.provenReaderBytes
+                    ? maximum : min(maximum, max(minimum, Connection.unprovenHighWatermarkBytes))
+                high = min(cap, max(minimum, writability.highWatermark.multipliedReportingOverflow(by: 2).partialValue))
+            } else {
+                high = minimum
+            }
         }
-        writability.highWatermark = max(1, high)
+        writability.highWatermark = high
         writability.lowWatermark = min(configuration.lowWatermarkBytes, high / 2)
-        if outbound.count >= writability.highWatermark { writability.isWritable = false }
+        if outbound.count >= high { writability.isWritable = false }
     }
 
     // MARK: Readiness

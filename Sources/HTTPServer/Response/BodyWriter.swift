@@ -120,6 +120,9 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
     ///
     /// Everything appended inside `body` becomes part of the current chunk. Do not keep the buffer.
     /// After the stream ended, or for a body that is discarded (`HEAD`), `body` is not called.
+    ///
+    /// > Warning: `body` has exclusive access to the buffer: do not call this writer (not even
+    /// > ``writableBytes``) from inside it; read ``writableBytes`` before and count down.
     public func withAppendBuffer(_ body: (inout OutboundBuffer) -> Void) {
         loop.preconditionInEventLoop()
         guard case .open(let connection) = state, mode != .discard else { return }

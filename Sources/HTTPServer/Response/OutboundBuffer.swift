@@ -18,6 +18,8 @@ public struct OutboundBuffer: ~Copyable {
 
     /// The smallest allocation made when the buffer first needs storage, in bytes.
     package static let minimumAllocation = 1024
+    /// Past this size the buffer grows by this many bytes at a time instead of doubling.
+    package static let largeGrowthStep = 64 * 1024
 
     /// Creates an empty buffer with no storage.
     package init() {
@@ -203,10 +205,13 @@ public struct OutboundBuffer: ~Copyable {
             writeIndex = pending
             return
         }
+        // Doubling up to 64 KiB, then 64 KiB steps: a 256 KiB batch plus framing must not become a
+        // half-empty 512 KiB allocation.
         var newCapacity = Swift.max(capacity, OutboundBuffer.minimumAllocation)
         while newCapacity < needed {
-            let (doubled, doubleOverflow) = newCapacity.multipliedReportingOverflow(by: 2)
-            newCapacity = doubleOverflow ? needed : doubled
+            let step = Swift.min(newCapacity, OutboundBuffer.largeGrowthStep)
+            let (grown, overflow) = newCapacity.addingReportingOverflow(step)
+            newCapacity = overflow ? needed : grown
         }
         let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
         if let old = base {

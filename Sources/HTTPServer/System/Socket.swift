@@ -100,20 +100,13 @@ package enum Socket {
         _ = Glibc.close(fd)
     }
 
-    /// Bytes queued in the kernel send buffer, not yet acknowledged by the peer (`SIOCOUTQ`).
+    /// Bytes in the kernel send queue not yet sent at all (`SIOCOUTQNSD`): they wait for the peer's
+    /// receive window, so a non-zero value means the reader is slower than we write.
     package static func unsentByteCount(_ fd: Int32) -> Int? {
         var count: Int32 = 0
-        // SIOCOUTQ has the same number as TIOCOUTQ on Linux.
-        guard ioctl(fd, UInt(TIOCOUTQ), &count) == 0 else { return nil }
+        let siocoutqnsd: UInt = 0x894B  // <linux/sockios.h>; not in Glibc's Swift module
+        guard ioctl(fd, siocoutqnsd, &count) == 0 else { return nil }
         return Int(count)
-    }
-
-    /// The kernel send buffer size (`SO_SNDBUF`), which includes the kernel's bookkeeping overhead.
-    package static func sendBufferSize(_ fd: Int32) -> Int? {
-        var value: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, &length) == 0 else { return nil }
-        return Int(value)
     }
 
     /// Sets `errno` and returns -1, like a failing call (for tests of the wrapper).
