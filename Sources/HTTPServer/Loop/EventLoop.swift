@@ -98,7 +98,7 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         if let poller { return poller }
         let created = try Poller()
         let source = DispatchSource.makeReadSource(fileDescriptor: created.fd, queue: queue)
-        source.setEventHandler { [unowned self] in drainReadyEvents() }
+        source.setEventHandler { [weak self] in self?.drainReadyEvents() }
         poller = created
         pollSource = source
         source.activate()

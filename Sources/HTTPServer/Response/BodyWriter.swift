@@ -8,7 +8,8 @@
 /// watermark follows the kernel's free send space).
 ///
 /// Everything here is loop-confined: call it on ``loop`` (hop with `loop.execute { }` from elsewhere).
-/// The callbacks are called on the loop too.
+/// The callbacks are called on the loop too. A write that fills a batch sends it at once, so if that send
+/// finds the peer gone, ``onClose`` runs from inside the write.
 ///
 /// **Ownership:** Returned by ``Responder/startStreaming(status:headers:)``; the connection retains it
 /// until the stream finishes or the connection closes, the caller for as long as it likes (after the end
