@@ -85,29 +85,17 @@ extension BigUInt {
     /// 10^exponent for exponents 0 through 19 (the powers a `UInt64` holds).
     @inline(__always)
     private static func powerOfTen(_ exponent: Int) -> UInt64 {
-        switch exponent {
-        case 0: 1
-        case 1: 10
-        case 2: 100
-        case 3: 1_000
-        case 4: 10_000
-        case 5: 100_000
-        case 6: 1_000_000
-        case 7: 10_000_000
-        case 8: 100_000_000
-        case 9: 1_000_000_000
-        case 10: 10_000_000_000
-        case 11: 100_000_000_000
-        case 12: 1_000_000_000_000
-        case 13: 10_000_000_000_000
-        case 14: 100_000_000_000_000
-        case 15: 1_000_000_000_000_000
-        case 16: 10_000_000_000_000_000
-        case 17: 100_000_000_000_000_000
-        case 18: 1_000_000_000_000_000_000
-        default: 10_000_000_000_000_000_000
-        }
+        // A table lookup: a `switch` here compiles to an indirect jump per call.
+        powersOfTen[exponent]
     }
+
+    /// 10^0 through 10^19; a constant, statically initialized.
+    private static let powersOfTen: InlineArray<20, UInt64> = [
+        1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
+        10_000_000_000, 100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000,
+        1_000_000_000_000_000, 10_000_000_000_000_000, 100_000_000_000_000_000, 1_000_000_000_000_000_000,
+        10_000_000_000_000_000_000,
+    ]
 
     /// The two-digit ASCII pairs "00" through "99", back to back.
     ///
@@ -121,21 +109,56 @@ extension BigUInt {
     }
 
     /// Writes exactly `count` digits of `value` (zero-padded on the left) at `destination`.
+    ///
+    /// Eight digits at a time from the right: one 64-bit division by 10^8, then two independent 32-bit
+    /// splits into pairs, so the divisions overlap instead of forming one long chain of `/ 100`.
     @inline(__always)
     private static func writeDigits(of value: UInt64, count: Int, to destination: UnsafeMutableRawPointer) {
-        let pairs = digitPairs.utf8Start
         var remaining = value
         var end = count
-        while end >= 2 {
-            let quotient = remaining / 100
-            let pair = Int(truncatingIfNeeded: remaining &- quotient &* 100) &* 2
-            end &-= 2
-            destination.storeBytes(of: pairs[pair], toByteOffset: end, as: UInt8.self)
-            destination.storeBytes(of: pairs[pair &+ 1], toByteOffset: end &+ 1, as: UInt8.self)
+        while end >= 8 {
+            let quotient = remaining / 100_000_000
+            let chunk = UInt32(truncatingIfNeeded: remaining &- quotient &* 100_000_000)
             remaining = quotient
+            end &-= 8
+            let upper = chunk / 10_000
+            writeFourDigits(upper, to: destination + end)
+            writeFourDigits(chunk &- upper &* 10_000, to: destination + (end &+ 4))
+        }
+        // Fewer than eight digits are left, so `remaining` is below 10^8 and fits in 32 bits.
+        var rest = UInt32(truncatingIfNeeded: remaining)
+        if end >= 4 {
+            let quotient = rest / 10_000
+            end &-= 4
+            writeFourDigits(rest &- quotient &* 10_000, to: destination + end)
+            rest = quotient
+        }
+        if end >= 2 {
+            let quotient = rest / 100
+            end &-= 2
+            writePair(rest &- quotient &* 100, to: destination + end)
+            rest = quotient
         }
         if end == 1 {
-            destination.storeBytes(of: UInt8(truncatingIfNeeded: remaining) &+ UInt8(ascii: "0"), as: UInt8.self)
+            destination.storeBytes(of: UInt8(truncatingIfNeeded: rest) &+ UInt8(ascii: "0"), as: UInt8.self)
         }
+    }
+
+    /// Writes the four digits of `value` (below 10^4, zero-padded).
+    @inline(__always)
+    private static func writeFourDigits(_ value: UInt32, to destination: UnsafeMutableRawPointer) {
+        let upper = value / 100
+        writePair(upper, to: destination)
+        writePair(value &- upper &* 100, to: destination + 2)
+    }
+
+    /// Writes the two digits of `value` (below 100, zero-padded) with one 16-bit load and store.
+    @inline(__always)
+    private static func writePair(_ value: UInt32, to destination: UnsafeMutableRawPointer) {
+        let pair = UnsafeRawPointer(digitPairs.utf8Start).loadUnaligned(
+            fromByteOffset: Int(truncatingIfNeeded: value) &* 2,
+            as: UInt16.self
+        )
+        destination.storeBytes(of: pair, as: UInt16.self)
     }
 }
