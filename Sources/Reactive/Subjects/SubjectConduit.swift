@@ -18,12 +18,14 @@ internal protocol SubjectConduitOwner: AnyObject {
 internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
     // @unchecked Sendable: no state here; the subclass guards its state with its lock.
 
-    internal init() {}
-
     /// Offers a value; it is delivered only if the subscriber has demand for it.
-    internal func offer(_ value: Output) {
-        internalInconsistency("abstract SubjectConduitBase.offer called")
-    }
+    ///
+    /// A closure set by the subclass's `init` rather than an overridden method: `init` is called
+    /// with concrete types, so the closure's body is specialized, and the per-value path runs no
+    /// unspecialized generic code. Set once, before the conduit is shared.
+    internal final var offer: (Output) -> Void = { _ in }
+
+    internal init() {}
 
     /// Delivers the completion after any values already accepted.
     internal func finish(_ completion: Subscribers.Completion<Failure>) {
@@ -50,8 +52,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     internal typealias Failure = Downstream.Failure
 
     private let lock = Lock()
-    private var machine: SubjectConduitStateMachine<Downstream>  // Guarded by lock.
+    /// Heap storage rather than a stored `var`, so that each access under the lock skips Swift's
+    /// dynamic exclusivity check (the lock already makes access exclusive). Freed in `deinit`.
+    private let machine: UnsafeMutablePointer<SubjectConduitStateMachine<Downstream>>  // Guarded by lock.
     private let name: String
+    /// `request(_:)` forwards here, for the same reason as ``SubjectConduitBase/offer``.
+    private var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
     /// - Parameters:
     ///   - latest: For a current-value subject, the value to deliver on the first demand; `nil` otherwise.
@@ -63,13 +69,24 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         keepsLatest: Bool,
         name: String
     ) {
-        machine = SubjectConduitStateMachine(
-            downstream: downstream,
-            owner: owner,
-            latest: latest,
-            keepsLatest: keepsLatest
+        machine = .allocate(capacity: 1)
+        machine.initialize(
+            to: SubjectConduitStateMachine(
+                downstream: downstream,
+                owner: owner,
+                latest: latest,
+                keepsLatest: keepsLatest
+            )
         )
         self.name = name
+        super.init()
+        offer = { [unowned(unsafe) self] value in self.offerSpecialized(value) }
+        requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
+    }
+
+    deinit {
+        machine.deinitialize(count: 1)
+        machine.deallocate()
     }
 
     internal var description: String { name }
@@ -85,22 +102,26 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         drain(extraDemand: .none)
     }
 
-    override internal func offer(_ value: Output) {
-        let action = lock.withLock { machine.valueOffered(value) }
+    private func offerSpecialized(_ value: Output) {
+        let action = lock.withLock { machine.pointee.valueOffered(value) }
         guard case .deliver(let downstream, let value) = action else { return }
         drain(extraDemand: downstream.receive(value))
     }
 
     override internal func finish(_ completion: Subscribers.Completion<Failure>) {
-        let downstream = lock.withLock { machine.completionOffered(completion) }
+        let downstream = lock.withLock { machine.pointee.completionOffered(completion) }
         downstream?.receive(completion: completion)
     }
 
     internal func request(_ demand: Subscribers.Demand) {
+        requestThunk(demand)
+    }
+
+    private func requestSpecialized(_ demand: Subscribers.Demand) {
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
-        let action = lock.withLock { machine.demandRequested(demand) }
+        let action = lock.withLock { machine.pointee.demandRequested(demand) }
         action.owner?.conduitDidRequestDemand()
         if let (downstream, value) = action.delivery {
             drain(extraDemand: downstream.receive(value))
@@ -108,7 +129,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     }
 
     internal func cancel() {
-        let owner = lock.withLock { machine.cancelled() }
+        let owner = lock.withLock { machine.pointee.cancelled() }
         owner?.conduitDidCancel(ObjectIdentifier(self))
     }
 
@@ -116,7 +137,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     private func drain(extraDemand: Subscribers.Demand) {
         var extra = extraDemand
         while true {
-            switch lock.withLock({ machine.deliveryReturned(extraDemand: extra) }) {
+            switch lock.withLock({ machine.pointee.deliveryReturned(extraDemand: extra) }) {
             case .stop:
                 return
             case .deliver(let downstream, let value):
