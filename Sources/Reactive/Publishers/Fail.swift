@@ -1,7 +1,7 @@
 /// A publisher that immediately terminates with the specified error.
 ///
 ///     struct Oops: Error {}
-///     let cancellable = Fail<Int, Oops>(error: Oops()).sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
+///     let cancellable = Fail<Int, Oops>(error: Oops()).sink(receiveCompletion: { print($0) }, receiveValue: { _ in })
 ///     // Prints: failure(Oops())
 ///
 /// **Ownership:** a value type holding its error.

@@ -90,7 +90,12 @@ where Elements.Element == Downstream.Input {
     }
 
     /// The delivering loop: runs on the thread that found the subscription waiting for demand.
-    private func deliver(iterator: inout Elements, next: Elements.Element, downstream: Downstream, demand: Subscribers.Demand) {
+    private func deliver(
+        iterator: inout Elements,
+        next: Elements.Element,
+        downstream: Downstream,
+        demand: Subscribers.Demand
+    ) {
         var next = next
         var demand = demand
         while true {

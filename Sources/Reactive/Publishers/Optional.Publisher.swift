@@ -10,7 +10,7 @@ extension Optional {
     /// A publisher that publishes an optional value to each subscriber exactly once, if the
     /// optional has a value, and then finishes.
     ///
-    ///     let cancellable = Optional<Int>.Publisher(nil).sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
+    ///     let c = Optional<Int>.Publisher(nil).sink(receiveCompletion: { print($0) }, receiveValue: { _ in })
     ///     // Prints: finished
     ///
     /// **Ownership:** a value type holding the optional.

@@ -40,7 +40,8 @@ extension Result {
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             switch result {
             case .success(let value):
-                subscriber.receive(subscription: SingleValueSubscription(value: value, downstream: subscriber, name: "Once"))
+                let subscription = SingleValueSubscription(value: value, downstream: subscriber, name: "Once")
+                subscriber.receive(subscription: subscription)
             case .failure(let error):
                 subscriber.receive(subscription: Subscriptions.empty)
                 subscriber.receive(completion: .failure(error))

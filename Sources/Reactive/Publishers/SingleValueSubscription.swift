@@ -23,10 +23,14 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
     private let lock = Lock()
     private var state: State  // Guarded by lock.
     private let name: String
+    /// `request(_:)` forwards here. The closure is made in `init`, which the publisher calls with
+    /// concrete types, so its body is specialized; a protocol witness of a generic class never is.
+    private var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
     internal init(value: Downstream.Input, downstream: Downstream, name: String) {
         state = .pending(downstream, value)
         self.name = name
+        requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
     }
 
     internal var description: String { name }
@@ -34,6 +38,10 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
     internal var customMirror: Mirror { Mirror(self, children: []) }
 
     internal func request(_ demand: Subscribers.Demand) {
+        requestThunk(demand)
+    }
+
+    private func requestSpecialized(_ demand: Subscribers.Demand) {
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }

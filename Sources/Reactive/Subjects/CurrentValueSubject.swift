@@ -22,7 +22,13 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
 {
     // @unchecked Sendable: `registry` and `currentValue` are only touched inside `lock`.
     private let lock = Lock()
-    private var registry = SubjectRegistry<Output, Failure>()  // Guarded by lock.
+    /// Heap storage rather than a stored `var`, so that `send` skips Swift's dynamic exclusivity
+    /// check (the lock already makes access exclusive). Freed in `deinit`.
+    private let registry: UnsafeMutablePointer<SubjectRegistry<Output, Failure>> = {
+        let registry = UnsafeMutablePointer<SubjectRegistry<Output, Failure>>.allocate(capacity: 1)
+        registry.initialize(to: SubjectRegistry())
+        return registry
+    }()  // Guarded by lock.
     private var currentValue: Output  // Guarded by lock.
 
     /// Creates a subject holding the given initial value.
@@ -31,7 +37,10 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     }
 
     deinit {
-        for upstream in registry.takeUpstreams() {
+        let upstreams = registry.pointee.takeUpstreams()
+        registry.deinitialize(count: 1)
+        registry.deallocate()
+        for upstream in upstreams {
             upstream.cancel()
         }
     }
@@ -50,7 +59,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     /// that has completed sends it the completion at once instead.
     public func receive<S: Subscriber>(subscriber: S) where Output == S.Input, Failure == S.Failure {
         let attached = lock.withLock { () -> Attachment<S> in
-            if let completion = registry.completion { return .completed(completion) }
+            if let completion = registry.pointee.completion { return .completed(completion) }
             let conduit = SubjectConduit(
                 downstream: subscriber,
                 owner: self,
@@ -58,12 +67,12 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
                 keepsLatest: true,
                 name: "CurrentValueSubject"
             )
-            registry.attach(conduit)
+            registry.pointee.attach(conduit)
             return .attached(conduit)
         }
         switch attached {
         case .attached(let conduit):
-            conduit.start(subscriber)
+            conduit.start()
         case .completed(let completion):
             subscriber.receive(subscription: Subscriptions.empty)
             subscriber.receive(completion: completion)
@@ -74,9 +83,9 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     /// newest value when they next ask.
     public func send(_ input: Output) {
         let conduits = lock.withLock { () -> ContiguousArray<SubjectConduitBase<Output, Failure>> in
-            guard registry.completion == nil else { return [] }
+            guard registry.pointee.completion == nil else { return [] }
             currentValue = input
-            return registry.conduits
+            return registry.pointee.conduits
         }
         for conduit in conduits {
             conduit.offer(input)
@@ -87,7 +96,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     ///
     /// Later values and completions are ignored.
     public func send(completion: Subscribers.Completion<Failure>) {
-        guard let conduits = lock.withLock({ registry.complete(completion) }) else { return }
+        guard let conduits = lock.withLock({ registry.pointee.complete(completion) }) else { return }
         for conduit in conduits {
             conduit.finish(completion)
         }
@@ -95,7 +104,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
 
     /// Keeps the upstream subscription and asks it for `.unlimited` once a subscriber wants values.
     public func send(subscription: any Subscription) {
-        switch lock.withLock({ registry.upstreamArrived(subscription) }) {
+        switch lock.withLock({ registry.pointee.upstreamArrived(subscription) }) {
         case .requestUnlimited: subscription.request(.unlimited)
         case .wait: break
         case .cancel: subscription.cancel()
@@ -105,13 +114,13 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
 
 extension CurrentValueSubject: SubjectConduitOwner {
     internal func conduitDidRequestDemand() {
-        for upstream in lock.withLock({ registry.downstreamDemanded() }) {
+        for upstream in lock.withLock({ registry.pointee.downstreamDemanded() }) {
             upstream.request(.unlimited)
         }
     }
 
     internal func conduitDidCancel(_ conduit: ObjectIdentifier) {
-        lock.withLock { registry.detach(conduit) }
+        lock.withLock { registry.pointee.detach(conduit) }
     }
 }
 

@@ -25,13 +25,22 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
 {
     // @unchecked Sendable: `registry` is only touched inside `lock`.
     private let lock = Lock()
-    private var registry = SubjectRegistry<Output, Failure>()  // Guarded by lock.
+    /// Heap storage rather than a stored `var`, so that `send` skips Swift's dynamic exclusivity
+    /// check (the lock already makes access exclusive). Freed in `deinit`.
+    private let registry: UnsafeMutablePointer<SubjectRegistry<Output, Failure>> = {
+        let registry = UnsafeMutablePointer<SubjectRegistry<Output, Failure>>.allocate(capacity: 1)
+        registry.initialize(to: SubjectRegistry())
+        return registry
+    }()  // Guarded by lock.
 
     /// Creates a subject with no subscribers.
     public init() {}
 
     deinit {
-        for upstream in registry.takeUpstreams() {
+        let upstreams = registry.pointee.takeUpstreams()
+        registry.deinitialize(count: 1)
+        registry.deallocate()
+        for upstream in upstreams {
             upstream.cancel()
         }
     }
@@ -48,21 +57,21 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
             name: "PassthroughSubject"
         )
         let completion = lock.withLock { () -> Subscribers.Completion<Failure>? in
-            if let completion = registry.completion { return completion }
-            registry.attach(conduit)
+            if let completion = registry.pointee.completion { return completion }
+            registry.pointee.attach(conduit)
             return nil
         }
         if let completion {
             subscriber.receive(subscription: Subscriptions.empty)
             subscriber.receive(completion: completion)
         } else {
-            conduit.start(subscriber)
+            conduit.start()
         }
     }
 
     /// Sends a value to each subscriber that has demand for it; the others miss it.
     public func send(_ input: Output) {
-        let conduits = lock.withLock { registry.conduits }
+        let conduits = lock.withLock { registry.pointee.conduits }
         for conduit in conduits {
             conduit.offer(input)
         }
@@ -72,7 +81,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     ///
     /// Later values and completions are ignored.
     public func send(completion: Subscribers.Completion<Failure>) {
-        guard let conduits = lock.withLock({ registry.complete(completion) }) else { return }
+        guard let conduits = lock.withLock({ registry.pointee.complete(completion) }) else { return }
         for conduit in conduits {
             conduit.finish(completion)
         }
@@ -80,7 +89,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
 
     /// Keeps the upstream subscription and asks it for `.unlimited` once a subscriber wants values.
     public func send(subscription: any Subscription) {
-        switch lock.withLock({ registry.upstreamArrived(subscription) }) {
+        switch lock.withLock({ registry.pointee.upstreamArrived(subscription) }) {
         case .requestUnlimited: subscription.request(.unlimited)
         case .wait: break
         case .cancel: subscription.cancel()
@@ -90,12 +99,12 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
 
 extension PassthroughSubject: SubjectConduitOwner {
     internal func conduitDidRequestDemand() {
-        for upstream in lock.withLock({ registry.downstreamDemanded() }) {
+        for upstream in lock.withLock({ registry.pointee.downstreamDemanded() }) {
             upstream.request(.unlimited)
         }
     }
 
     internal func conduitDidCancel(_ conduit: ObjectIdentifier) {
-        lock.withLock { registry.detach(conduit) }
+        lock.withLock { registry.pointee.detach(conduit) }
     }
 }

@@ -18,12 +18,14 @@ internal protocol SubjectConduitOwner: AnyObject {
 internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
     // @unchecked Sendable: no state here; the subclass guards its state with its lock.
 
-    internal init() {}
-
     /// Offers a value; it is delivered only if the subscriber has demand for it.
-    internal func offer(_ value: Output) {
-        internalInconsistency("abstract SubjectConduitBase.offer called")
-    }
+    ///
+    /// A closure set by the subclass's `init` rather than an overridden method: `init` is called
+    /// with concrete types, so the closure's body is specialized, and the per-value path runs no
+    /// unspecialized generic code. Set once, before the conduit is shared.
+    internal final var offer: (Output) -> Void = { _ in }
+
+    internal init() {}
 
     /// Delivers the completion after any values already accepted.
     internal func finish(_ completion: Subscribers.Completion<Failure>) {
@@ -50,8 +52,17 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     internal typealias Failure = Downstream.Failure
 
     private let lock = Lock()
-    private var machine: SubjectConduitStateMachine<Downstream>  // Guarded by lock.
+    /// Heap storage rather than a stored `var`, so that each access under the lock skips Swift's
+    /// dynamic exclusivity check (the lock already makes access exclusive). Freed in `deinit`.
+    private let machine: UnsafeMutablePointer<SubjectConduitStateMachine<Downstream>>  // Guarded by lock.
     private let name: String
+    /// The subscriber. Not guarded by the lock but by the delivery right the state machine hands
+    /// out: only the delivering thread reads it, and it is cleared by whoever ends the conduit
+    /// when nobody is delivering (or by the delivering thread, once it sees the end). Heap storage,
+    /// so that reading it neither retains it nor runs an exclusivity check. Freed in `deinit`.
+    private let slot: UnsafeMutablePointer<Downstream?>
+    /// `request(_:)` forwards here, for the same reason as ``SubjectConduitBase/offer``.
+    private var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
     /// - Parameters:
     ///   - latest: For a current-value subject, the value to deliver on the first demand; `nil` otherwise.
@@ -63,13 +74,27 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         keepsLatest: Bool,
         name: String
     ) {
-        machine = SubjectConduitStateMachine(
-            downstream: downstream,
-            owner: owner,
-            latest: latest,
-            keepsLatest: keepsLatest
+        machine = .allocate(capacity: 1)
+        slot = .allocate(capacity: 1)
+        slot.initialize(to: downstream)
+        machine.initialize(
+            to: SubjectConduitStateMachine(
+                owner: owner,
+                latest: latest,
+                keepsLatest: keepsLatest
+            )
         )
         self.name = name
+        super.init()
+        offer = { [unowned(unsafe) self] value in self.offerSpecialized(value) }
+        requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
+    }
+
+    deinit {
+        machine.deinitialize(count: 1)
+        machine.deallocate()
+        slot.deinitialize(count: 1)
+        slot.deallocate()
     }
 
     internal var description: String { name }
@@ -80,49 +105,69 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     ///
     /// The conduit starts in `.delivering`, owned by the subscribing thread, so that nothing
     /// reaches the subscriber before `receive(subscription:)` returns.
-    internal func start(_ downstream: Downstream) {
+    internal func start() {
         downstream.receive(subscription: self)
         drain(extraDemand: .none)
     }
 
-    override internal func offer(_ value: Output) {
-        let action = lock.withLock { machine.valueOffered(value) }
-        guard case .deliver(let downstream, let value) = action else { return }
+    private func offerSpecialized(_ value: Output) {
+        guard let value = lock.withLock({ machine.pointee.valueOffered(value) }) else { return }
         drain(extraDemand: downstream.receive(value))
     }
 
     override internal func finish(_ completion: Subscribers.Completion<Failure>) {
-        let downstream = lock.withLock { machine.completionOffered(completion) }
-        downstream?.receive(completion: completion)
+        guard lock.withLock({ machine.pointee.completionOffered(completion) }) else { return }
+        downstream.receive(completion: completion)
+        releaseDownstream()
     }
 
     internal func request(_ demand: Subscribers.Demand) {
+        requestThunk(demand)
+    }
+
+    private func requestSpecialized(_ demand: Subscribers.Demand) {
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
-        let action = lock.withLock { machine.demandRequested(demand) }
+        let action = lock.withLock { machine.pointee.demandRequested(demand) }
         action.owner?.conduitDidRequestDemand()
-        if let (downstream, value) = action.delivery {
+        if let value = action.delivery {
             drain(extraDemand: downstream.receive(value))
         }
     }
 
     internal func cancel() {
-        let owner = lock.withLock { machine.cancelled() }
-        owner?.conduitDidCancel(ObjectIdentifier(self))
+        let action = lock.withLock { machine.pointee.cancelled() }
+        if action.releaseDownstream {
+            releaseDownstream()
+        }
+        action.owner?.conduitDidCancel(ObjectIdentifier(self))
+    }
+
+    /// The subscriber, borrowed in place. Only the thread the state machine made the deliverer
+    /// (or the one that moved it from `.idle` to `.terminal`) calls this.
+    private var downstream: Downstream {
+        slot.pointee.unsafelyUnwrapped
+    }
+
+    /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstream``.
+    private func releaseDownstream() {
+        slot.pointee = nil
     }
 
     /// Runs on the delivering thread after each call into the subscriber, until nothing is left.
     private func drain(extraDemand: Subscribers.Demand) {
         var extra = extraDemand
         while true {
-            switch lock.withLock({ machine.deliveryReturned(extraDemand: extra) }) {
-            case .stop:
+            switch lock.withLock({ machine.pointee.deliveryReturned(extraDemand: extra) }) {
+            case .stop(let release):
+                if release { releaseDownstream() }
                 return
-            case .deliver(let downstream, let value):
+            case .deliver(let value):
                 extra = downstream.receive(value)
-            case .complete(let downstream, let completion):
+            case .complete(let completion):
                 downstream.receive(completion: completion)
+                releaseDownstream()
                 return
             }
         }
@@ -148,20 +193,15 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         case terminal
     }
 
-    internal enum Delivery {
-        case none
-        case deliver(Downstream, Output)
-    }
-
     internal enum DrainAction {
-        case stop
-        case deliver(Downstream, Output)
-        case complete(Downstream, Subscribers.Completion<Failure>)
+        /// Stop delivering; `release`: the conduit ended meanwhile, so drop the subscriber.
+        case stop(release: Bool)
+        case deliver(Output)
+        /// Send the completion, then drop the subscriber.
+        case complete(Subscribers.Completion<Failure>)
     }
 
     private var phase: Phase = .delivering
-    /// Released when the phase becomes `.terminal`.
-    private var downstream: Downstream?
     /// Released when the phase becomes `.terminal`.
     private var owner: (any SubjectConduitOwner)?
     /// Demand not yet used; values in `pending` are already counted against it.
@@ -176,48 +216,46 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     /// Whether the owner was already told about this subscriber's first demand.
     private var announcedDemand = false
 
-    internal init(downstream: Downstream, owner: any SubjectConduitOwner, latest: Output?, keepsLatest: Bool) {
-        self.downstream = downstream
+    internal init(owner: any SubjectConduitOwner, latest: Output?, keepsLatest: Bool) {
         self.owner = owner
         self.latest = latest
         self.keepsLatest = keepsLatest
     }
 
-    internal mutating func valueOffered(_ value: Output) -> Delivery {
-        guard phase != .terminal, pendingCompletion == nil else { return .none }
+    /// - Returns: The value for the calling thread to deliver now, as the deliverer.
+    internal mutating func valueOffered(_ value: Output) -> Output? {
+        guard phase != .terminal, pendingCompletion == nil else { return nil }
         guard demand > 0 else {
             if keepsLatest { latest = value }
-            return .none
+            return nil
         }
         demand -= 1
         latest = nil
         if phase == .delivering {
             pending.append(value)
-            return .none
+            return nil
         }
         phase = .delivering
-        guard let downstream else { internalInconsistency("no subscriber while \(phase)") }
-        return .deliver(downstream, value)
+        return value
     }
 
-    /// - Returns: The subscriber to send the completion to now, if nobody is delivering.
-    internal mutating func completionOffered(_ completion: Subscribers.Completion<Failure>) -> Downstream? {
+    /// - Returns: Whether the calling thread sends the completion now (then drops the subscriber).
+    internal mutating func completionOffered(_ completion: Subscribers.Completion<Failure>) -> Bool {
         switch phase {
         case .terminal:
-            return nil
+            return false
         case .delivering:
             if pendingCompletion == nil { pendingCompletion = completion }
-            return nil
+            return false
         case .idle:
-            let subscriber = downstream
             terminate()
-            return subscriber
+            return true
         }
     }
 
     internal mutating func demandRequested(
         _ more: Subscribers.Demand
-    ) -> (owner: (any SubjectConduitOwner)?, delivery: (Downstream, Output)?) {
+    ) -> (owner: (any SubjectConduitOwner)?, delivery: Output?) {
         guard phase != .terminal else { return (nil, nil) }
         demand += more
         var announceTo: (any SubjectConduitOwner)?
@@ -225,52 +263,53 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
             announcedDemand = true
             announceTo = owner
         }
-        guard phase == .idle, let value = latest, let downstream else { return (announceTo, nil) }
+        guard phase == .idle, demand > 0, let value = latest else { return (announceTo, nil) }
         latest = nil
         demand -= 1
         phase = .delivering
-        return (announceTo, (downstream, value))
+        return (announceTo, value)
     }
 
-    /// - Returns: The owner to tell, unless the conduit had already terminated.
-    internal mutating func cancelled() -> (any SubjectConduitOwner)? {
-        guard phase != .terminal else { return nil }
+    /// - Returns: The owner to tell, unless the conduit had already terminated, and whether the
+    ///   calling thread drops the subscriber (only if nobody is delivering to it).
+    internal mutating func cancelled() -> (owner: (any SubjectConduitOwner)?, releaseDownstream: Bool) {
+        guard phase != .terminal else { return (nil, false) }
         let subject = owner
+        let wasIdle = phase == .idle
         terminate()
-        return subject
+        return (subject, wasIdle)
     }
 
     /// The delivering thread came back from the subscriber with `extraDemand`.
     internal mutating func deliveryReturned(extraDemand: Subscribers.Demand) -> DrainAction {
         switch phase {
         case .terminal:
-            return .stop
+            // Cancelled while this thread delivered: it still holds the delivery right, so it drops the subscriber.
+            return .stop(release: true)
         case .idle:
             internalInconsistency("delivery returned while idle")
         case .delivering:
             break
         }
         demand += extraDemand
-        guard let downstream else { internalInconsistency("no subscriber while delivering") }
         if let value = pending.popFirst() {
-            return .deliver(downstream, value)
+            return .deliver(value)
         }
         if let completion = pendingCompletion {
             terminate()
-            return .complete(downstream, completion)
+            return .complete(completion)
         }
         if demand > 0, let value = latest {
             latest = nil
             demand -= 1
-            return .deliver(downstream, value)
+            return .deliver(value)
         }
         phase = .idle
-        return .stop
+        return .stop(release: false)
     }
 
     private mutating func terminate() {
         phase = .terminal
-        downstream = nil
         owner = nil
         pending.removeAll()
         pendingCompletion = nil
