@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# usage: bench/service.sh
+#   env: ROUNDS (rounds of the heavy phases sse_many/backpressure, default 1),
+#        LIGHT_ROUNDS (rounds of sse_throughput/rps, default 3), MANY (sse_many N, default 10000),
+#        RUNS (timed reads per sse_throughput round, default 3), PORT_SPOUT=18090, PORT_GO=18091,
+#        BUILD=cmo|plain (plain skips the CMO build), PHASES="throughput many backpressure rps", SHARED (default ../shared)
+# Builds `spout` in release with cross-module optimization (scratch .build-release-cmo; falls back
+# to a plain release build in .build-release if that build fails, and says so) and the Go peer from
+# shared/peers/go, then runs shared/bench/{sse_throughput.sh, sse_many.py, backpressure.py, rps.sh}
+# against the Go peer and Spout, one after the other (a fresh server per run), alternating rounds.
+# Spout runs with its defaults (request log on, stdout to /dev/null). Prints every figure and the
+# medians / Spout-over-Go ratios, and writes them to bench/.out/service-<timestamp>.txt.
+# Servers bind 127.0.0.1 only and are killed on exit.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+SHARED=${SHARED:-$ROOT/../shared}
+[ -d "$SHARED/bench" ] || SHARED=$(cd "$(dirname "$0")/../../shared" && pwd)
+BENCH="$SHARED/bench"
+ROUNDS=${ROUNDS:-1}
+LIGHT_ROUNDS=${LIGHT_ROUNDS:-3}
+MANY=${MANY:-10000}
+export RUNS=${RUNS:-3}
+PORT_SPOUT=${PORT_SPOUT:-18090}
+PORT_GO=${PORT_GO:-18091}
+PHASES=${PHASES:-throughput many backpressure rps}
+
+command -v wrk >/dev/null && command -v go >/dev/null && command -v curl >/dev/null || {
+  echo "installing wrk, golang-go and curl" >&2
+  apt-get update -qq && apt-get install -y -qq wrk golang-go curl >/dev/null
+}
+
+# 10,000 sockets on each end: raise the descriptor limit (inherited by the servers).
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+echo "ulimit -n: $(ulimit -n)" >&2
+
+BUILD_KIND=cmo
+if [ "${BUILD:-cmo}" = cmo ] && (cd "$ROOT" && swift build -c release --product spout -Xswiftc -cross-module-optimization \
+      --scratch-path .build-release-cmo >&2); then
+  SPOUT_BIN="$ROOT/.build-release-cmo/release/spout"
+else
+  if [ "${BUILD:-cmo}" = cmo ]; then
+    echo "WARNING: the -cross-module-optimization release build FAILED; falling back to a plain" \
+         "release build (.build-release)" >&2
+    BUILD_KIND=plain-release-fallback-cmo-build-failed
+  else
+    BUILD_KIND=plain-release
+  fi
+  (cd "$ROOT" && swift build -c release --product spout --scratch-path .build-release >&2)
+  SPOUT_BIN="$ROOT/.build-release/release/spout"
+fi
+GO_DIR=$(mktemp -d)
+cp "$SHARED/peers/go/main.go" "$SHARED/peers/go/go.mod" "$GO_DIR/"
+(cd "$GO_DIR" && GOFLAGS=-mod=mod go build -o go-peer . >&2)
+GO_BIN="$GO_DIR/go-peer"
+
+mkdir -p "$HERE/.out"
+OUT="$HERE/.out/service-$(date -u +%Y%m%dT%H%M%SZ).txt"
+RESULTS=$(mktemp)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$GO_DIR" "$RESULTS"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+wait_port() { # port: wait (bounded) until /health answers
+  for _ in $(seq 1 100); do
+    curl -s --max-time 1 "http://127.0.0.1:$1/health" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "server on port $1 did not come up" >&2; return 1
+}
+
+start() { # who -> sets pid, port
+  case $1 in
+    spout) port=$PORT_SPOUT; "$SPOUT_BIN" --port "$port" >/dev/null 2>>"$HERE/.out/spout-stderr.log" & ;;
+    go)    port=$PORT_GO; PORT=$port "$GO_BIN" >/dev/null 2>&1 & ;;
+  esac
+  pid=$!
+  wait_port "$port"
+}
+stop() { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=""; }
+
+run_phase() { # phase who: one fresh server, one script run; lines "phase who name: value unit"
+  local phase=$1 who=$2 url out rc=0
+  start "$who"
+  url="http://127.0.0.1:$port"
+  case $phase in
+    throughput)   out=$("$BENCH/sse_throughput.sh" "$url" 2>&1) || rc=$? ;;
+    many)         out=$(python3 "$BENCH/sse_many.py" "$url" "$MANY" "$pid" 2>&1) || rc=$? ;;
+    backpressure) out=$(python3 "$BENCH/backpressure.py" "$url" "$pid" 2>&1) || rc=$? ;;
+    rps)          out=$("$BENCH/rps.sh" "$url" 2>&1) || rc=$? ;;
+  esac
+  stop
+  [ "$rc" = 0 ] || out="$out"$'\n'"FAILED: exit $rc"
+  echo "$out" | sed "s/^/$phase $who /" | tee -a "$RESULTS"
+}
+
+{
+  echo "# bench/service.sh $(date -u +%FT%TZ) spout build: $BUILD_KIND ($SPOUT_BIN)"
+  echo "# host: $(nproc) cores, ROUNDS=$ROUNDS LIGHT_ROUNDS=$LIGHT_ROUNDS RUNS=$RUNS MANY=$MANY"
+} | tee -a "$RESULTS"
+for phase in $PHASES; do
+  case $phase in throughput|rps) n=$LIGHT_ROUNDS ;; *) n=$ROUNDS ;; esac
+  for round in $(seq 1 "$n"); do
+    echo "== $phase round $round/$n" >&2
+    if [ $((round % 2)) = 1 ]; then order="go spout"; else order="spout go"; fi
+    for who in $order; do run_phase "$phase" "$who"; done
+  done
+done
+
+python3 - "$RESULTS" <<'PY' | tee -a "$RESULTS"
+import sys, statistics, collections
+vals = collections.defaultdict(list); text = collections.defaultdict(list); failed = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 4 or line.startswith("#"):
+        continue
+    phase, who, name, value = f[0], f[1], f[2].rstrip(":"), f[3]
+    if name == "FAILED":
+        failed.append(f"{phase} {who}")
+    try:
+        vals[(phase, who, name)].append(float(value))
+    except ValueError:
+        text[(phase, who, name)].append(value)
+def med(p, w, n):
+    v = vals.get((p, w, n)); return statistics.median(v) if v else None
+def fmt(x, nd=1): return "n/a" if x is None else f"{x:,.{nd}f}"
+def ratio(a, b): return "n/a" if a is None or b in (None, 0) else f"{a / b:.2f}x"
+print("== summary (medians over rounds; ratio = spout/go)")
+rows = [("throughput", "sse_events_per_s_median", "events/s", 0, "target spout/go >= 2.5"),
+        ("throughput", "sse_MB_per_s_median", "MB/s", 1, ""),
+        ("many", "held_open", "connections", 0, ""),
+        ("many", "closed_by_server", "connections", 0, ""),
+        ("many", "rss_growth_max", "KiB", 0, ""),
+        ("many", "rss_per_connection", "KiB", 1, "target spout < 16 KiB"),
+        ("many", "server_cpu_during_hold", "s", 2, ""),
+        ("backpressure", "rss_growth_max", "KiB", 0, "target spout < 64 KiB"),
+        ("backpressure", "rss_growth_after_first_1s", "KiB", 0, ""),
+        ("backpressure", "server_cpu_during_pause", "s", 3, ""),
+        ("rps", "health_rps", "req/s", 0, ""), ("rps", "health_p99", "ms", 2, ""),
+        ("rps", "fib_json_rps", "req/s", 0, ""), ("rps", "fib_json_p99", "ms", 2, "")]
+for p, n, unit, nd, note in rows:
+    g, s = med(p, "go", n), med(p, "spout", n)
+    if g is None and s is None:
+        continue
+    k = len(vals.get((p, "spout", n), []))
+    print(f"{p}.{n}: go {fmt(g, nd)} {unit}, spout {fmt(s, nd)} {unit} (n={k}), spout/go {ratio(s, g)}"
+          + (f"  [{note}]" if note else ""))
+for who in ("go", "spout"):
+    t = text.get(("backpressure", who, "resume_data_correct"))
+    if t:
+        print(f"backpressure.resume_data_correct: {who} {' '.join(t)}")
+for x in failed:
+    print(f"FAILED: {x} (see its output above)")
+PY
+cp "$RESULTS" "$OUT"
+echo "written: $OUT" >&2
