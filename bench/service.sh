@@ -3,7 +3,7 @@
 #   env: ROUNDS (rounds of the heavy phases sse_many/backpressure, default 1),
 #        LIGHT_ROUNDS (rounds of sse_throughput/rps, default 3), MANY (sse_many N, default 10000),
 #        RUNS (timed reads per sse_throughput round, default 3), PORT_SPOUT=18090, PORT_GO=18091,
-#        PHASES="throughput many backpressure rps", SHARED (default ../shared)
+#        BUILD=cmo|plain (plain skips the CMO build), PHASES="throughput many backpressure rps", SHARED (default ../shared)
 # Builds `spout` in release with cross-module optimization (scratch .build-release-cmo; falls back
 # to a plain release build in .build-release if that build fails, and says so) and the Go peer from
 # shared/peers/go, then runs shared/bench/{sse_throughput.sh, sse_many.py, backpressure.py, rps.sh}
@@ -35,13 +35,17 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 echo "ulimit -n: $(ulimit -n)" >&2
 
 BUILD_KIND=cmo
-if (cd "$ROOT" && swift build -c release --product spout -Xswiftc -cross-module-optimization \
+if [ "${BUILD:-cmo}" = cmo ] && (cd "$ROOT" && swift build -c release --product spout -Xswiftc -cross-module-optimization \
       --scratch-path .build-release-cmo >&2); then
   SPOUT_BIN="$ROOT/.build-release-cmo/release/spout"
 else
-  echo "WARNING: the -cross-module-optimization release build FAILED; falling back to a plain" \
-       "release build (.build-release)" >&2
-  BUILD_KIND=plain-release-fallback
+  if [ "${BUILD:-cmo}" = cmo ]; then
+    echo "WARNING: the -cross-module-optimization release build FAILED; falling back to a plain" \
+         "release build (.build-release)" >&2
+    BUILD_KIND=plain-release-fallback-cmo-build-failed
+  else
+    BUILD_KIND=plain-release
+  fi
   (cd "$ROOT" && swift build -c release --product spout --scratch-path .build-release >&2)
   SPOUT_BIN="$ROOT/.build-release/release/spout"
 fi
