@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Spout", targets: ["Spout"]),
         .executable(name: "spout", targets: ["SpoutServer"]),
         .executable(name: "http-bench-server", targets: ["HTTPServerBench"]),
+        .executable(name: "reactive-bench", targets: ["ReactiveBench"]),
     ],
     targets: [
         // Layers, lowest first. Arrows point down only (see DESIGN.md).
@@ -42,6 +43,13 @@ let package = Package(
             name: "sequences-bench",
             dependencies: ["Sequences", "Reactive"],
             path: "bench/SequencesBench",
+            swiftSettings: strictSettings
+        ),
+
+        .executableTarget(
+            name: "ReactiveBench",
+            dependencies: ["Reactive"],
+            path: "bench/ReactiveBench",
             swiftSettings: strictSettings
         ),
 

@@ -1,0 +1,265 @@
+// Benchmarks for module Reactive: what one element costs through common pipelines.
+// Run in release, both with and without cross-module optimization: `bench/reactive.sh`.
+// Each figure is the median of 5 timed runs after one warm-up run (ContinuousClock), in ns per element.
+// Every case checks its checksum or count against a plain loop and exits non-zero on mismatch.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Reactive
+
+// MARK: Harness
+
+/// Accumulates results so the optimizer cannot drop the work.
+final class Box {
+    var value = 0
+    var count = 0
+}
+
+@inline(never)
+func blackHole<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+@inline(never)
+func opaque(_ n: Int) -> Int { n }
+
+/// Runs `body` once to warm up and 5 times timed; checks each result against `expected`.
+/// - Returns: The median time per element, in nanoseconds.
+func measure(_ name: String, elements: Int, expected: Int, _ body: () -> Int) -> Double {
+    let clock = ContinuousClock()
+    var samples: [Double] = []
+    for run in 0..<6 {
+        var result = 0
+        let elapsed = clock.measure { result = body() }
+        if result != expected {
+            print("\(name): MISMATCH got \(result), expected \(expected)")
+            exit(1)
+        }
+        if run > 0 {
+            let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+            samples.append(ns / Double(elements))
+        }
+    }
+    samples.sort()
+    return samples[samples.count / 2]
+}
+
+func report(_ name: String, _ ns: Double, target: Double?) {
+    let figure = (ns * 100).rounded() / 100
+    if let target {
+        let mark = ns <= target ? "" : "  MISSED"
+        print("\(name): \(figure) ns/element (target \(Int(target)))\(mark)")
+    } else {
+        print("\(name): \(figure) ns/element (baseline)")
+    }
+}
+
+// MARK: 1. map → filter → scan → sink
+
+/// Generic over the upstream, so no Sequence-specific shortcut applies.
+@inline(never)
+func chain<P: Publisher>(_ p: P) -> some Publisher<Int, Never> where P.Output == Int, P.Failure == Never {
+    p.map { $0 &* 3 }
+        .filter { $0 & 1 == 0 }
+        .scan(0) { $0 &+ $1 }
+}
+
+/// Generic pass-through, to hide the concrete upstream type from the call site.
+@inline(never)
+func erased<P: Publisher>(_ p: P) -> P { p }
+
+@inline(never)
+func runChain(_ n: Int) -> Int {
+    let box = Box()
+    let cancellable = chain(erased((0..<n).publisher)).sink { box.value &+= $0 }
+    blackHole(cancellable)
+    return box.value
+}
+
+@inline(never)
+func plainChain(_ n: Int) -> Int {
+    var acc = 0
+    var checksum = 0
+    for i in 0..<n {
+        let m = i &* 3
+        if m & 1 == 0 {
+            acc &+= m
+            checksum &+= acc
+        }
+    }
+    return checksum
+}
+
+// MARK: 2. PassthroughSubject → map → sink
+
+@inline(never)
+func runSubject(_ n: Int) -> Int {
+    let subject = PassthroughSubject<Int, Never>()
+    let box = Box()
+    let cancellable = subject.map { $0 &* 3 }.sink { box.value &+= $0 }
+    for i in 0..<n {
+        subject.send(i)
+    }
+    subject.send(completion: .finished)
+    blackHole(cancellable)
+    return box.value
+}
+
+@inline(never)
+func plainSubject(_ n: Int) -> Int {
+    var checksum = 0
+    for i in 0..<n { checksum &+= i &* 3 }
+    return checksum
+}
+
+// MARK: 3. Demand-tracking Fibonacci publisher, one element at a time
+
+struct FibonacciPublisher: Publisher {
+    typealias Output = Int
+    typealias Failure = Never
+
+    let count: Int
+
+    func receive<S: Subscriber>(subscriber: S) where S.Input == Int, S.Failure == Never {
+        subscriber.receive(subscription: FibonacciSubscription(subscriber: subscriber, count: count))
+    }
+}
+
+final class FibonacciSubscription<S: Subscriber>: Subscription where S.Input == Int, S.Failure == Never {
+    private var subscriber: S?
+    private let count: Int
+    private var emitted = 0
+    private var a = 0
+    private var b = 1
+    private var demand = Subscribers.Demand.none
+    private var inLoop = false
+
+    init(subscriber: S, count: Int) {
+        self.subscriber = subscriber
+        self.count = count
+    }
+
+    func request(_ more: Subscribers.Demand) {
+        demand += more
+        // A re-entrant request (from receive) only adds demand; the running loop uses it.
+        guard !inLoop else { return }
+        inLoop = true
+        defer { inLoop = false }
+        while demand > 0, let subscriber {
+            if emitted == count {
+                self.subscriber = nil
+                subscriber.receive(completion: .finished)
+                return
+            }
+            let value = a
+            (a, b) = (b, a &+ b)
+            emitted += 1
+            demand -= 1
+            demand += subscriber.receive(value)
+        }
+        if emitted == count, let subscriber {
+            self.subscriber = nil
+            subscriber.receive(completion: .finished)
+        }
+    }
+
+    func cancel() { subscriber = nil }
+}
+
+final class OneAtATimeSubscriber: Subscriber {
+    typealias Input = Int
+    typealias Failure = Never
+
+    var checksum = 0
+    var received = 0
+    var finished = false
+
+    func receive(subscription: any Subscription) {
+        subscription.request(.max(1))
+    }
+
+    func receive(_ input: Int) -> Subscribers.Demand {
+        checksum &+= input
+        received += 1
+        return .max(1)
+    }
+
+    func receive(completion: Subscribers.Completion<Never>) { finished = true }
+}
+
+@inline(never)
+func runFibonacci(_ n: Int) -> Int {
+    let subscriber = OneAtATimeSubscriber()
+    FibonacciPublisher(count: n).subscribe(subscriber)
+    guard subscriber.finished, subscriber.received == n else { return -1 }
+    return subscriber.checksum
+}
+
+@inline(never)
+func plainFibonacci(_ n: Int) -> Int {
+    var (a, b, checksum) = (0, 1, 0)
+    for _ in 0..<n {
+        checksum &+= a
+        (a, b) = (b, a &+ b)
+    }
+    return checksum
+}
+
+// MARK: 4. zip of two sequence publishers
+
+@inline(never)
+func runZip(_ n: Int) -> Int {
+    let box = Box()
+    let cancellable = erased((0..<n).publisher).zip(erased((0..<n).publisher))
+        .sink { box.value &+= $0.0 &* 2 &+ $0.1; box.count += 1 }
+    blackHole(cancellable)
+    return box.count == n ? box.value : -1
+}
+
+@inline(never)
+func plainZip(_ n: Int) -> Int {
+    var checksum = 0
+    for i in 0..<n { checksum &+= i &* 2 &+ i }
+    return checksum
+}
+
+// MARK: 5. flatMap over Justs
+
+@inline(never)
+func runFlatMap(_ n: Int) -> Int {
+    let box = Box()
+    let cancellable = erased((0..<n).publisher).flatMap { Just($0 &* 3) }
+        .sink { box.value &+= $0; box.count += 1 }
+    blackHole(cancellable)
+    return box.count == n ? box.value : -1
+}
+
+// MARK: Main
+
+let big = opaque(10_000_000)
+let fibN = opaque(1_000_000)
+let flatN = opaque(100_000)
+
+let chainNs = measure("map-filter-scan-sink", elements: big, expected: plainChain(big)) { runChain(big) }
+report("map-filter-scan-sink (10M)", chainNs, target: 20)
+
+let subjectNs = measure("passthrough-map-sink", elements: big, expected: plainSubject(big)) { runSubject(big) }
+report("PassthroughSubject-map-sink (10M)", subjectNs, target: 30)
+
+let fibNs = measure("fibonacci-max1", elements: fibN, expected: plainFibonacci(fibN)) { runFibonacci(fibN) }
+report("fibonacci custom publisher, .max(1) demand (1M)", fibNs, target: 20)
+
+for zipN in [250_000, 500_000, 1_000_000] {
+    let n = opaque(zipN)
+    let ns = measure("zip \(n)", elements: n, expected: plainZip(n)) { runZip(n) }
+    report("zip two sequences (\(n))", ns, target: 100)
+}
+
+let flatNs = measure("flatMap-just", elements: flatN, expected: plainSubject(flatN)) { runFlatMap(flatN) }
+report("flatMap over Just (100k)", flatNs, target: 200)
+
+let plainNs = measure("plain loop", elements: big, expected: plainChain(big)) { plainChain(big) }
+report("plain Swift loop, chain arithmetic (10M)", plainNs, target: nil)
