@@ -94,6 +94,9 @@ public final class SpoutService: Sendable {
             server: server,
             context: context
         )
+        if context.upstream.baseURL == nil {
+            context.upstream.setBaseURL(demoUpstreamURL(host: configuration.host, port: server.port))
+        }
         readiness.set(.ready)
         return service
     }
@@ -106,6 +109,13 @@ public final class SpoutService: Sendable {
         await server.shutdown(deadline: grace)
         context.stopTimers()
     }
+}
+
+/// Where the service reaches its own demo data over loopback when no upstream is configured.
+func demoUpstreamURL(host: String, port: Int) -> URL {
+    let loopback = host.contains(":") ? "[::1]" : "127.0.0.1"
+    // Both parts are ours: an IP literal and a bound port, so the URL always parses.
+    return URL(string: "http://\(loopback):\(port)/demo")!
 }
 
 /// Places where tests observe the service from inside.

@@ -11,7 +11,7 @@ extension SpoutConfiguration {
 
     /// The flags `spout` understands, for `--help`.
     public static let usage = """
-        usage: spout [--config FILE] [--host ADDRESS] [--port PORT] [--event-loops N] [--help]
+        usage: spout [--config FILE] [--host ADDRESS] [--port PORT] [--event-loops N] [--upstream URL] [--help]
 
         Serves streamed sequences over HTTP. Every configuration key can also be set in a JSON
         file (--config or SPOUT_CONFIG) or an environment variable (SPOUT_PORT, SPOUT_SSE_HEARTBEAT_SECONDS,
@@ -52,6 +52,8 @@ extension SpoutConfiguration {
         for key in ConfigKey.all {
             if let value = environment[key.environmentName] {
                 try key.apply(text: value, to: &configuration, source: key.environmentName)
+            } else if let alias = key.alias, let value = environment[alias] {
+                try key.apply(text: value, to: &configuration, source: alias)
             }
         }
         for (name, value) in flags {
@@ -104,6 +106,7 @@ extension SpoutConfiguration {
         "host": "host",
         "port": "port",
         "event-loops": "eventLoops",
+        "upstream": "upstream.baseURL",
     ]
 
     private static func flagName(for key: String) -> String {
@@ -135,20 +138,40 @@ struct ConfigKey: @unchecked Sendable {
         case string(WritableKeyPath<SpoutConfiguration, String>, allowed: [String]?)
         case boolean(WritableKeyPath<SpoutConfiguration, Bool>)
         case strings(WritableKeyPath<SpoutConfiguration, [String]>)
+        /// An absolute `http`/`https` URL with a host, or empty for "not set".
+        case url(WritableKeyPath<SpoutConfiguration, String>)
     }
 
-    /// `SPOUT_` and the dotted name in upper snake case: `sse.heartbeatSeconds` → `SPOUT_SSE_HEARTBEAT_SECONDS`.
+    /// A second environment variable accepted for this key (the shorter name an issue or a
+    /// convention asks for), e.g. `SPOUT_UPSTREAM_URL`; the canonical name wins if both are set.
+    let alias: String?
+
+    private init(name: String, kind: Kind, alias: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.alias = alias
+    }
+
+    /// `SPOUT_` and the dotted name in upper snake case: `sse.heartbeatSeconds` →
+    /// `SPOUT_SSE_HEARTBEAT_SECONDS`, `upstream.cacheTTLSeconds` → `SPOUT_UPSTREAM_CACHE_TTL_SECONDS`.
     var environmentName: String {
         var result = "SPOUT_"
-        for character in name {
+        let characters = Array(name)
+        for (offset, character) in characters.enumerated() {
             if character == "." {
                 result.append("_")
-            } else if character.isUppercase {
-                result.append("_")
-                result.append(character)
-            } else {
-                result.append(contentsOf: character.uppercased())
+                continue
             }
+            if character.isUppercase, offset > 0 {
+                let previous = characters[offset - 1]
+                let next = offset + 1 < characters.count ? characters[offset + 1] : nil
+                // A word starts at a lower→upper step, or at the last capital of an acronym
+                // followed by a lowercase letter ("TTLSeconds" → "TTL_SECONDS").
+                if previous.isLowercase || (previous.isUppercase && next?.isLowercase == true) {
+                    result.append("_")
+                }
+            }
+            result.append(contentsOf: character.uppercased())
         }
         return result
     }
@@ -179,6 +202,15 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "cors.allowedOrigins", kind: .strings(\.cors.allowedOrigins)),
         ConfigKey(name: "shutdown.graceSeconds", kind: .seconds(\.shutdown.graceSeconds, 0...3_600)),
         ConfigKey(name: "log.requests", kind: .boolean(\.log.requests)),
+        ConfigKey(name: "upstream.baseURL", kind: .url(\.upstream.baseURL), alias: "SPOUT_UPSTREAM_URL"),
+        ConfigKey(name: "upstream.attempts", kind: .integer(\.upstream.attempts, 1...10)),
+        ConfigKey(name: "upstream.baseDelayMilliseconds", kind: .integer(\.upstream.baseDelayMilliseconds, 0...60_000)),
+        ConfigKey(name: "upstream.maxDelayMilliseconds", kind: .integer(\.upstream.maxDelayMilliseconds, 0...600_000)),
+        ConfigKey(name: "upstream.attemptTimeoutSeconds", kind: .seconds(\.upstream.attemptTimeoutSeconds, 0.001...600)),
+        ConfigKey(name: "upstream.deadlineSeconds", kind: .seconds(\.upstream.deadlineSeconds, 0.001...3_600)),
+        ConfigKey(name: "upstream.cacheTTLSeconds", kind: .seconds(\.upstream.cacheTTLSeconds, 0...86_400)),
+        ConfigKey(name: "upstream.cacheMaxEntries", kind: .integer(\.upstream.cacheMaxEntries, 0...1_000_000)),
+        ConfigKey(name: "upstream.pageSize", kind: .integer(\.upstream.pageSize, 1...100)),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
@@ -219,6 +251,15 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(quoted(text), expected: "a comma-separated list", source)
             }
             configuration[keyPath: path] = items
+        case .url(let path):
+            if !trimmed.isEmpty {
+                guard let url = URLComponents(string: trimmed), let scheme = url.scheme?.lowercased(),
+                    scheme == "http" || scheme == "https", url.host?.isEmpty == false, url.query == nil
+                else {
+                    throw invalid(quoted(text), expected: "an http or https URL with a host (or empty for the demo data)", source)
+                }
+            }
+            configuration[keyPath: path] = trimmed
         }
     }
 
@@ -239,7 +280,7 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(describe(value), expected: "a number of seconds in \(range.lowerBound)...\(range.upperBound)", source)
             }
             configuration[keyPath: path] = number.doubleValue
-        case .string:
+        case .string, .url:
             guard let text = value as? String else { throw invalid(describe(value), expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):

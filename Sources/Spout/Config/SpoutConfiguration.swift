@@ -32,6 +32,8 @@ public struct SpoutConfiguration: Equatable, Sendable {
     public var shutdown = Shutdown()
     /// Logging settings.
     public var log = Log()
+    /// The outbound JSON API behind `/articles`, `/users/{id}/profile`, `/dashboard` and `/workflow`.
+    public var upstream = Upstream()
 
     /// Request limits and timeouts.
     public struct Limits: Equatable, Sendable {
@@ -83,6 +85,29 @@ public struct SpoutConfiguration: Equatable, Sendable {
     public struct Log: Equatable, Sendable {
         /// Whether to write one JSON line per request to standard output.
         public var requests = true
+    }
+
+    /// The outbound JSON API (the JSONPlaceholder shape) and how Spout calls it.
+    public struct Upstream: Equatable, Sendable {
+        /// The API's base URL, e.g. `https://jsonplaceholder.typicode.com`. Empty means Spout's own
+        /// demo data, served at `/demo` and fetched over loopback so the real client path still runs.
+        public var baseURL = ""
+        /// Attempts per upstream request, the first included (idempotent requests only).
+        public var attempts = 3
+        /// The backoff before the first retry, in milliseconds; it doubles each retry, with full jitter.
+        public var baseDelayMilliseconds = 100
+        /// The longest backoff between two attempts, in milliseconds (also caps `Retry-After`).
+        public var maxDelayMilliseconds = 2_000
+        /// Seconds one attempt may take before it counts as a timeout.
+        public var attemptTimeoutSeconds = 5.0
+        /// Seconds a whole upstream request may take, retries and backoff included.
+        public var deadlineSeconds = 10.0
+        /// Seconds a cached response stays fresh.
+        public var cacheTTLSeconds = 30.0
+        /// Cached responses kept at most; the least recently used goes first.
+        public var cacheMaxEntries = 1_000
+        /// Articles fetched per upstream page by `/articles/stream`.
+        public var pageSize = 10
     }
 
     /// The embedded defaults.

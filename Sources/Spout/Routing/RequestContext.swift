@@ -98,6 +98,8 @@ final class ServiceContext: Sendable {
     let cors: CORSPolicy
     let readiness: Readiness
     let hooks: ServiceHooks
+    /// The outbound client for the article routes.
+    let upstream: UpstreamClient
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
 
     init(
@@ -114,6 +116,10 @@ final class ServiceContext: Sendable {
         self.log = log
         self.cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
         self.readiness = readiness
+        self.upstream = UpstreamClient(
+            configuration: configuration.upstream,
+            baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL)
+        )
         let heartbeat = Duration.milliseconds(Int64((configuration.sse.heartbeatSeconds * 1000).rounded()))
         var tickers: [ObjectIdentifier: HeartbeatTicker] = [:]
         for loop in loops {

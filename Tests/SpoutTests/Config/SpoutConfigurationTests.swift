@@ -43,6 +43,34 @@ import Testing
         #expect(names.contains("SPOUT_EVENT_LOOPS"))
         #expect(names.contains("SPOUT_LIMITS_MAX_HEADER_BYTES"))
         #expect(names.contains("SPOUT_SEQUENCES_MAX_COUNT"))
+        #expect(names.contains("SPOUT_UPSTREAM_BASE_URL"))
+        #expect(names.contains("SPOUT_UPSTREAM_CACHE_TTL_SECONDS"))
+    }
+
+    @Test func upstreamURLHasAShortEnvironmentAlias() throws {
+        let short = try SpoutConfiguration.load(arguments: [], environment: ["SPOUT_UPSTREAM_URL": "http://a.example"])
+        #expect(short == .run(configured { $0.upstream.baseURL = "http://a.example" }))
+        let both = try SpoutConfiguration.load(
+            arguments: [],
+            environment: ["SPOUT_UPSTREAM_URL": "http://a.example", "SPOUT_UPSTREAM_BASE_URL": "http://b.example"]
+        )
+        #expect(both == .run(configured { $0.upstream.baseURL = "http://b.example" }))
+    }
+
+    @Test(arguments: ["ftp://a.example", "not a url", "http://", "http://a.example/?x=1"])
+    func badUpstreamURLNamesTheKey(value: String) {
+        #expect {
+            try SpoutConfiguration.load(arguments: ["--upstream", value], environment: [:])
+        } throws: { error in
+            guard case .invalidValue(let key, _, _, let source) = error as? ConfigError else { return false }
+            return key == "upstream.baseURL" && source == "--upstream"
+        }
+    }
+
+    private func configured(_ change: (inout SpoutConfiguration) -> Void) -> SpoutConfiguration {
+        var configuration = SpoutConfiguration()
+        change(&configuration)
+        return configuration
     }
 
     @Test(arguments: [
