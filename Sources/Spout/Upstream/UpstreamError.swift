@@ -87,3 +87,36 @@ extension UpstreamError {
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 }
+
+extension UpstreamError {
+    /// The response a route gives for this failure: `504` for timeouts, `502` otherwise, as an
+    /// RFC 9457 problem naming the upstream URL and, for status failures, the upstream status.
+    public var problem: Problem {
+        switch self {
+        case .timeout(let url, _):
+            Problem(
+                status: 504,
+                type: Problem.Kind.upstreamTimeout,
+                title: "Upstream timeout",
+                detail: description,
+                extensions: [("upstream", url)]
+            )
+        case .status(let url, let code, _):
+            Problem(
+                status: 502,
+                type: Problem.Kind.upstreamFailed,
+                title: "Upstream failed",
+                detail: description,
+                extensions: [("upstream", url), ("upstreamStatus", String(code))]
+            )
+        case .unreachable(let url, _), .badBody(let url, _):
+            Problem(
+                status: 502,
+                type: Problem.Kind.upstreamFailed,
+                title: "Upstream failed",
+                detail: description,
+                extensions: [("upstream", url)]
+            )
+        }
+    }
+}
