@@ -340,6 +340,12 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         scheduleFlush()
     }
 
+    /// Sends what is buffered (best effort, one `send(2)`) and closes without ending the body.
+    func abortStream() {
+        flush(notifiesWriter: false)
+        handle(machine.mustClose())
+    }
+
     var isWritable: Bool { writability.isWritable }
 
     var writableBytes: Int { max(0, writability.highWatermark &- outbound.count) }

@@ -140,6 +140,16 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
         fireClose()
     }
 
+    /// Ends the response abnormally: what is buffered goes out if the socket takes it at once, then the
+    /// connection closes without the terminating chunk, so the client sees a truncated body rather than a
+    /// complete one (for a producer that failed after the head was sent). `onClose` fires. Does nothing
+    /// once the stream has ended.
+    public func abort() {
+        loop.preconditionInEventLoop()
+        guard case .open(let connection) = state else { return }
+        connection.abortStream()
+    }
+
     // MARK: Connection side
 
     func becameWritable() {

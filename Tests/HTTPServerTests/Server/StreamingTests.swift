@@ -31,6 +31,28 @@ import TestSupport
         try server.expectHealthy()
     }
 
+    @Test func abortSendsWhatIsBufferedThenClosesWithoutTheLastChunk() throws {
+        let closed = TestSignal()
+        let server = try TestServer { _, responder in
+            let writer = responder.startStreaming()
+            writer.onClose = { closed.signal() }
+            writer.write("partial")
+            writer.abort()
+            #expect(!writer.isOpen)
+            writer.write("ignored")
+        }
+        defer { server.stop() }
+        let client = try server.connect()
+        try client.sendGet("/stream")
+        let bytes = try client.readUntilClosed()
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("transfer-encoding: chunked") || text.contains("Transfer-Encoding: chunked"))
+        #expect(text.hasSuffix("7\r\npartial\r\n"))
+        #expect(!text.contains("ignored"))
+        #expect(closed.wait(timeout: .seconds(5)))
+        try server.expectHealthy()
+    }
+
     @Test func writesWithinOneLoopTurnLeaveAsOneChunk() throws {
         let server = try TestServer { _, responder in
             let writer = responder.startStreaming()

@@ -93,7 +93,7 @@ import TestSupport
 }
 
 extension Result {
-    fileprivate var failure: Failure? {
+    var failure: Failure? {
         if case .failure(let error) = self { return error }
         return nil
     }

@@ -1,0 +1,250 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// A scripted upstream on an ephemeral loopback port: the project's own `HTTPServer` answering each
+/// request as a test's script says, with the faults the outbound client must survive.
+///
+///     let upstream = try UpstreamFixture { request in
+///         request.attempt == 1 ? .status(500) : .json(#"{"id":1}"#)
+///     }
+///     defer { upstream.stop() }
+///     // point an UpstreamClient (or SpoutConfiguration.upstream.baseURL) at upstream.baseURL
+///     try await upstream.waitUntil("two requests") { $0.requests(to: "/posts/1") == 2 }
+///
+/// It counts requests per path (with the query) and the requests still in flight: received and not
+/// yet answered in full, and whose client has not gone. A test that expects cancellation to reach the
+/// upstream waits for `inFlight == 0`.
+///
+/// **Ownership:** the test owns it and calls ``stop()``.
+///
+/// **Thread safety:** safe to call from any thread; the script runs on the server's event loop.
+final class UpstreamFixture: Sendable {
+    /// One request as the script sees it.
+    struct Received: Sendable {
+        /// The path, e.g. `/posts/1`.
+        let path: String
+        /// The query items in order.
+        let query: [(name: String, value: String)]
+        /// Which request to this path and query this is, from 1.
+        let attempt: Int
+
+        /// The value of query item `name`, if present.
+        func query(_ name: String) -> String? { query.first { $0.name == name }?.value }
+    }
+
+    /// How to answer one request.
+    indirect enum Reply: Sendable {
+        /// A response with `body` and, by default, `Content-Type: application/json`.
+        case respond(status: Int, headers: [String: String], body: String)
+        /// The same reply, after `delay` (the head goes out at once, the body after the delay).
+        case delayed(Duration, Reply)
+        /// The head goes out, then nothing until the client leaves.
+        case hang
+        /// The head and `partial` body bytes go out, then the connection closes mid-body.
+        case resetMidBody(partial: String)
+
+        /// `200` with a JSON body.
+        static func json(_ body: String, status: Int = 200, headers: [String: String] = [:]) -> Reply {
+            .respond(status: status, headers: headers, body: body)
+        }
+
+        /// A bare status with a short JSON body.
+        static func status(_ code: Int, headers: [String: String] = [:]) -> Reply {
+            .respond(status: code, headers: headers, body: #"{"error":\#(code)}"#)
+        }
+    }
+
+    /// What the fixture has seen so far.
+    struct Snapshot: Sendable {
+        /// Requests received per path with query (`/posts?_page=1`), in arrival order of first sight.
+        var counts: [String: Int] = [:]
+        /// Every request received, in order, as path with query.
+        var log: [String] = []
+        /// Requests received and not yet answered in full whose client is still connected.
+        var inFlight = 0
+
+        /// All requests received.
+        var total: Int { log.count }
+
+        /// Requests received for `pathAndQuery` (exact, query included when given).
+        func requests(to pathAndQuery: String) -> Int { counts[pathAndQuery, default: 0] }
+
+        /// Requests whose path (query ignored) is `path`.
+        func requests(toPath path: String) -> Int {
+            log.lazy.filter { $0 == path || $0.hasPrefix(path + "?") }.count
+        }
+    }
+
+    private struct State {
+        var snapshot = Snapshot()
+        var waiters: [UInt64: (condition: @Sendable (Snapshot) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    /// The counts and waiters, shared with the server's handler.
+    private final class Ledger: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let server: Server
+    private let ledger: Ledger
+
+    /// The fixture's root, e.g. `http://127.0.0.1:PORT`.
+    let baseURL: URL
+
+    /// Starts the fixture; `script` decides each reply.
+    init(script: @escaping @Sendable (Received) -> Reply) throws {
+        let state = Ledger()
+        self.ledger = state
+        server = try Server.start(
+            configuration: Server.Configuration(host: "127.0.0.1", port: 0),
+            group: EventLoopGroup(loopCount: 1)
+        ) { request, responder in
+            let key = request.query.map { request.path + "?" + $0 } ?? request.path
+            let attempt = UpstreamFixture.record(key, in: state)
+            let reply = script(Received(path: request.path, query: request.queryItems, attempt: attempt))
+            UpstreamFixture.answer(reply, responder: responder, state: state)
+        }
+        // An IP literal and a bound port: always a valid URL.
+        baseURL = URL(string: "http://127.0.0.1:\(server.port)")!
+    }
+
+    /// The port the fixture listens on.
+    var port: Int { server.port }
+
+    /// What the fixture has seen so far.
+    var snapshot: Snapshot { ledger.state.withLock { $0.snapshot } }
+
+    /// Waits until `condition` holds for the fixture's counts; false if `timeout` passed first.
+    /// Re-checked on every request received and every request that ends.
+    @discardableResult
+    func waitUntil(
+        timeout: Duration = .seconds(10),
+        _ condition: @escaping @Sendable (Snapshot) -> Bool
+    ) async -> Bool {
+        let ledger = self.ledger
+        let id = ledger.state.withLock { state -> UInt64 in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let satisfied = ledger.state.withLock { state -> Bool in
+                if condition(state.snapshot) { return true }
+                state.waiters[id] = (condition, continuation)
+                return false
+            }
+            if satisfied {
+                continuation.resume(returning: true)
+                return
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) {
+                let waiter = ledger.state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.continuation.resume(returning: false)
+            }
+        }
+    }
+
+    /// Stops listening and closes open connections.
+    func stop() {
+        server.shutdown(deadline: .milliseconds(100))
+    }
+
+    // MARK: Internals
+
+    private static func record(_ key: String, in state: Ledger) -> Int {
+        update(state) { snapshot in
+            snapshot.counts[key, default: 0] += 1
+            snapshot.log.append(key)
+            snapshot.inFlight += 1
+            return snapshot.counts[key, default: 0]
+        }
+    }
+
+    private static func ended(_ state: Ledger) {
+        update(state) { $0.inFlight -= 1 }
+    }
+
+    /// Changes the snapshot and wakes the waiters whose condition now holds (outside the lock).
+    private static func update<R>(_ state: Ledger, _ change: (inout Snapshot) -> R) -> R {
+        var woken: [CheckedContinuation<Bool, Never>] = []
+        let result = state.state.withLock { state -> R in
+            let result = change(&state.snapshot)
+            for (id, waiter) in state.waiters where waiter.condition(state.snapshot) {
+                woken.append(waiter.continuation)
+                state.waiters[id] = nil
+            }
+            return result
+        }
+        for continuation in woken { continuation.resume(returning: true) }
+        return result
+    }
+
+    private static func answer(_ reply: Reply, responder: Responder, state: Ledger) {
+        switch reply {
+        case .respond(let status, let headers, let body):
+            responder.respond(status: Status(code: status), headers: Self.headers(headers), body: body)
+            ended(state)
+        case .delayed(let delay, let inner):
+            let writer = responder.startStreaming(status: Status(code: inner.status), headers: Self.headers(inner.headers))
+            writer.onClose = { ended(state) }
+            writer.loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanoseconds))) {
+                switch inner {
+                case .respond(_, _, let body):
+                    writer.write(body)
+                    writer.finish()
+                case .resetMidBody(let partial):
+                    writer.write(partial)
+                    writer.abort()
+                case .hang, .delayed:
+                    break  // stays open until the client leaves
+                }
+            }
+        case .hang:
+            let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
+            writer.onClose = { ended(state) }
+        case .resetMidBody(let partial):
+            let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
+            writer.onClose = { ended(state) }
+            writer.write(partial)
+            writer.loop.execute { writer.abort() }
+        }
+    }
+
+    private static func headers(_ extra: [String: String]) -> Headers {
+        var headers: Headers = ["Content-Type": "application/json"]
+        for (name, value) in extra.sorted(by: { $0.key < $1.key }) {
+            if name.lowercased() == "content-type" { headers.remove(name: "Content-Type") }
+            headers.add(name: name, value: value)
+        }
+        return headers
+    }
+}
+
+extension UpstreamFixture.Reply {
+    fileprivate var status: Int {
+        switch self {
+        case .respond(let status, _, _): status
+        case .delayed(_, let inner): inner.status
+        case .hang, .resetMidBody: 200
+        }
+    }
+
+    fileprivate var headers: [String: String] {
+        switch self {
+        case .respond(_, let headers, _): headers
+        case .delayed(_, let inner): inner.headers
+        case .hang, .resetMidBody: [:]
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating; tests use small values).
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : whole &+ attoseconds / 1_000_000_000
+    }
+}
