@@ -66,7 +66,7 @@ extension UpstreamClient {
         let timeoutSeconds = configuration.attemptTimeoutSeconds
         var request = URLRequest(url: url)
         request.httpMethod = "GET"
-        request.timeoutInterval = timeoutSeconds
+        request.timeoutInterval = Self.backstop(timeoutSeconds)
         let probe = AttemptProbe(metrics: metrics)
         return session.dataTaskPublisher(for: request)
             .mapError { UpstreamError($0, url: name, timeoutSeconds: timeoutSeconds) as any Error }

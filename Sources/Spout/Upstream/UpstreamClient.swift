@@ -79,8 +79,11 @@ public final class UpstreamClient: Sendable {
     ) {
         self.configuration = configuration
         let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.attemptTimeoutSeconds
-        sessionConfiguration.timeoutIntervalForResource = configuration.deadlineSeconds
+        // Our own timers enforce the attempt timeout and the deadline exactly; URLSession's are only
+        // a backstop, in whole seconds and a second later, because the libcurl-based URLSession
+        // turns a sub-second interval into an immediate timeout.
+        sessionConfiguration.timeoutIntervalForRequest = Self.backstop(configuration.attemptTimeoutSeconds)
+        sessionConfiguration.timeoutIntervalForResource = Self.backstop(configuration.deadlineSeconds)
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.httpAdditionalHeaders = ["Accept": "application/json", "User-Agent": "spout"]
         self.session = URLSession(configuration: sessionConfiguration)
@@ -107,6 +110,12 @@ public final class UpstreamClient: Sendable {
                 )
                 .eraseToAnyPublisher()
         }
+    }
+
+    /// A URLSession timeout that never fires before ours: whole seconds, one more than `seconds`.
+    static func backstop(_ seconds: Double) -> TimeInterval {
+        guard seconds.isFinite, seconds > 0 else { return 60 }
+        return min(seconds, 86_400).rounded(.up) + 1
     }
 
     /// Points the client at `url` (used once the demo upstream's port is known).

@@ -151,6 +151,12 @@ final class UpstreamFixture: Sendable {
         server.shutdown(deadline: .milliseconds(100))
     }
 
+    /// Stops listening and closes open connections; returns once that is done, so nothing
+    /// listens on ``port`` any more (for connection-refused tests).
+    func stopAndWait() async {
+        await server.shutdown(deadline: .milliseconds(100))
+    }
+
     // MARK: Internals
 
     private static func record(_ key: String, in state: Ledger) -> Int {
