@@ -253,3 +253,23 @@ import TestSupport
         #expect(upstream.cancelled == upstream.fetches)
     }
 }
+
+extension ResponseCacheTests {
+    @Test func subscribersAreReleasedAfterCompletionAndCancel() {
+        let cache = Self.makeCache()
+        let upstream = Upstream()
+        weak var completed: TrackingSubscriber<String, Failed>?
+        weak var cancelled: TrackingSubscriber<String, Failed>?
+        do {
+            let a = Self.subscribe(cache, "/x", upstream)
+            let b = Self.subscribe(cache, "/x", upstream)
+            completed = a
+            cancelled = b
+            b.cancel()
+            upstream.answer(0, with: "x")
+        }
+        #expect(completed == nil)
+        #expect(cancelled == nil)
+        #expect(cache.inFlightCount == 0)
+    }
+}

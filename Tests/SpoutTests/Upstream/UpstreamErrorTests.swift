@@ -43,3 +43,18 @@ import Testing
         #expect(error != last)
     }
 }
+
+@Suite struct UpstreamMetricsTests {
+    @Test func upstreamMetricsAreExposed() {
+        let metrics = SpoutMetrics()
+        metrics.upstreamCache.increment([CacheLookup.coalesced.rawValue])
+        metrics.upstreamRequests.increment([UpstreamOutcome.timeout.rawValue])
+        metrics.upstreamInFlight.add(1)
+        let text = metrics.registry.render()
+        #expect(text.contains("spout_upstream_cache_total{result=\"coalesced\"} 1\n"))
+        #expect(text.contains("spout_upstream_requests_total{outcome=\"timeout\"} 1\n"))
+        #expect(text.contains("spout_upstream_retries_total 0\n"))
+        #expect(text.contains("spout_upstream_in_flight 1\n"))
+        #expect(text.contains("# TYPE spout_upstream_request_duration_seconds histogram\n"))
+    }
+}
