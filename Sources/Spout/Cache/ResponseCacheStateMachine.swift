@@ -199,7 +199,8 @@ struct ResponseCacheStateMachine<Value, Failure: Error> {
             outcome = .success(flight.value)
             if let value = flight.value, ttlNanoseconds > 0 {
                 let fresh = Self.adding(now, ttlNanoseconds)
-                entries.insert(Entry(value: value, freshUntil: fresh, staleUntil: Self.adding(fresh, staleNanoseconds)), for: key)
+                let entry = Entry(value: value, freshUntil: fresh, staleUntil: Self.adding(fresh, staleNanoseconds))
+                entries.insert(entry, for: key)
             }
         }
         var deliveries: [(Downstream, Outcome)] = []

@@ -133,7 +133,8 @@ final class RequestTracker: Sendable {
     private let deadline: UInt64
 
     init(deadlineNanoseconds: Int) {
-        let (sum, overflow) = DispatchTime.now().uptimeNanoseconds.addingReportingOverflow(UInt64(max(0, deadlineNanoseconds)))
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (sum, overflow) = now.addingReportingOverflow(UInt64(max(0, deadlineNanoseconds)))
         deadline = overflow ? .max : sum
     }
 
