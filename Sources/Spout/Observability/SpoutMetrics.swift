@@ -10,6 +10,22 @@ public enum StreamEnd: String, Sendable, CaseIterable {
     case shutdown
 }
 
+/// How one upstream attempt ended, as counted in `spout_upstream_requests_total{outcome}`.
+public enum UpstreamOutcome: String, Sendable, CaseIterable {
+    /// A 2xx response, read in full.
+    case ok
+    /// A response whose status is not 2xx.
+    case status
+    /// No complete response within the attempt's time limit.
+    case timeout
+    /// No response: connection refused or lost, DNS or TLS failure.
+    case unreachable
+    /// A response that could not be read as HTTP.
+    case badBody = "bad_body"
+    /// Cancelled by the caller (the client left, the deadline passed, or the request was abandoned).
+    case cancelled
+}
+
 /// The metrics Spout exposes at `GET /metrics`.
 ///
 /// **Ownership:** created once by the service; every route holds it.
@@ -28,6 +44,17 @@ public final class SpoutMetrics: Sendable {
     public let eventsSent: CounterFamily
     /// `spout_streams_ended_total{reason}`.
     public let streamsEnded: CounterFamily
+    /// `spout_upstream_requests_total{outcome}`: upstream HTTP requests (each attempt counts) by
+    /// ``UpstreamOutcome``.
+    public let upstreamRequests: CounterFamily
+    /// `spout_upstream_retries_total`: attempts after the first of an upstream request.
+    public let upstreamRetries: CounterFamily
+    /// `spout_upstream_cache_total{result}`: cache lookups by ``CacheLookup`` (hit, miss, coalesced, stale).
+    public let upstreamCache: CounterFamily
+    /// `spout_upstream_request_duration_seconds`: time of one upstream attempt, whatever its outcome.
+    public let upstreamDuration: HistogramFamily
+    /// `spout_upstream_in_flight`: upstream attempts started and not yet ended or cancelled.
+    public let upstreamInFlight: Gauge
 
     /// Creates the metrics in a new registry.
     public init() {
@@ -43,5 +70,22 @@ public final class SpoutMetrics: Sendable {
         activeStreams = registry.gauge("spout_active_streams", help: "Streaming responses currently open.")
         eventsSent = registry.counter("spout_events_sent_total", help: "Stream elements written to clients.")
         streamsEnded = registry.counter("spout_streams_ended_total", help: "Streams ended, by reason.", labels: ["reason"])
+        upstreamRequests = registry.counter(
+            "spout_upstream_requests_total",
+            help: "Upstream HTTP requests (each attempt), by outcome.",
+            labels: ["outcome"]
+        )
+        upstreamRetries = registry.counter("spout_upstream_retries_total", help: "Upstream attempts after the first.")
+        upstreamCache = registry.counter(
+            "spout_upstream_cache_total",
+            help: "Upstream cache lookups, by result.",
+            labels: ["result"]
+        )
+        upstreamDuration = registry.histogram(
+            "spout_upstream_request_duration_seconds",
+            help: "Time of one upstream attempt, in seconds.",
+            buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+        )
+        upstreamInFlight = registry.gauge("spout_upstream_in_flight", help: "Upstream attempts under way.")
     }
 }

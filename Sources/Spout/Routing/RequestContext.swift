@@ -118,7 +118,8 @@ final class ServiceContext: Sendable {
         self.readiness = readiness
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
-            baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL)
+            baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL),
+            metrics: metrics
         )
         let heartbeat = Duration.milliseconds(Int64((configuration.sse.heartbeatSeconds * 1000).rounded()))
         var tickers: [ObjectIdentifier: HeartbeatTicker] = [:]

@@ -83,7 +83,13 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
             state = .running(subscriber, task)
             return task
         }
-        task?.resume()
+        guard let task else { return }
+        task.resume()
+        // A cancel() that ran between creating the task and resuming it cancelled a suspended task,
+        // which `resume()` may start anyway; cancel again (a no-op on a task that already ended).
+        if lock.withLock({ if case .done = state { true } else { false } }) {
+            task.cancel()
+        }
     }
 
     func cancel() {

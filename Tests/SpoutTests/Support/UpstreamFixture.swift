@@ -44,6 +44,9 @@ final class UpstreamFixture: Sendable {
         case hang
         /// The head and `partial` body bytes go out, then the connection closes mid-body.
         case resetMidBody(partial: String)
+        /// Nothing goes out until `gate` opens; then `reply` does. For ordering a test's steps
+        /// against the response without timing.
+        case awaiting(Gate, Reply)
 
         /// `200` with a JSON body.
         static func json(_ body: String, status: Int = 200, headers: [String: String] = [:]) -> Reply {
@@ -53,6 +56,34 @@ final class UpstreamFixture: Sendable {
         /// A bare status with a short JSON body.
         static func status(_ code: Int, headers: [String: String] = [:]) -> Reply {
             .respond(status: code, headers: headers, body: #"{"error":\#(code)}"#)
+        }
+    }
+
+    /// Holds back ``Reply/awaiting(_:_:)`` replies until ``open()``.
+    ///
+    /// **Thread safety:** safe to call from any thread (a `Mutex`).
+    final class Gate: Sendable {
+        private let state = Mutex<(isOpen: Bool, waiting: [@Sendable () -> Void])>((false, []))
+
+        init() {}
+
+        /// Lets every held reply (and any later one) go out.
+        func open() {
+            let waiting = state.withLock { state in
+                state.isOpen = true
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for action in waiting { action() }
+        }
+
+        /// Runs `action` once the gate is open (at once if it is).
+        fileprivate func whenOpen(_ action: @escaping @Sendable () -> Void) {
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiting.append(action) }
+                return state.isOpen
+            }
+            if isOpen { action() }
         }
     }
 
@@ -151,6 +182,12 @@ final class UpstreamFixture: Sendable {
         server.shutdown(deadline: .milliseconds(100))
     }
 
+    /// Stops listening and closes open connections; returns once that is done, so nothing
+    /// listens on ``port`` any more (for connection-refused tests).
+    func stopAndWait() async {
+        await server.shutdown(deadline: .milliseconds(100))
+    }
+
     // MARK: Internals
 
     private static func record(_ key: String, in state: Ledger) -> Int {
@@ -197,13 +234,17 @@ final class UpstreamFixture: Sendable {
                 case .resetMidBody(let partial):
                     writer.write(partial)
                     writer.abort()
-                case .hang, .delayed:
+                case .hang, .delayed, .awaiting:
                     break  // stays open until the client leaves
                 }
             }
         case .hang:
             let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
             writer.onClose = { ended(state) }
+        case .awaiting(let gate, let inner):
+            gate.whenOpen {
+                responder.loop.execute { answer(inner, responder: responder, state: state) }
+            }
         case .resetMidBody(let partial):
             let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
             writer.onClose = { ended(state) }
@@ -226,7 +267,7 @@ extension UpstreamFixture.Reply {
     fileprivate var status: Int {
         switch self {
         case .respond(let status, _, _): status
-        case .delayed(_, let inner): inner.status
+        case .delayed(_, let inner), .awaiting(_, let inner): inner.status
         case .hang, .resetMidBody: 200
         }
     }
@@ -234,7 +275,7 @@ extension UpstreamFixture.Reply {
     fileprivate var headers: [String: String] {
         switch self {
         case .respond(_, let headers, _): headers
-        case .delayed(_, let inner): inner.headers
+        case .delayed(_, let inner), .awaiting(_, let inner): inner.headers
         case .hang, .resetMidBody: [:]
         }
     }

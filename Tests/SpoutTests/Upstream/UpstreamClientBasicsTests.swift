@@ -57,7 +57,8 @@ import TestSupport
         let client = UpstreamClient(configuration: SpoutConfiguration.Upstream(), baseURL: URL(string: base))
 
         let status = await Self.first(client.get(Post.self, "/missing"))
-        #expect(status.failure == .status(url: base + "/missing", code: 500, retryAfter: nil))
+        let missing = UpstreamError.status(url: base + "/missing", code: 500, retryAfter: nil)
+        #expect(status.failure == .gaveUp(attempts: 3, lastStatus: 500, error: missing))
 
         let body = await Self.first(client.get(Post.self, "/bad"))
         guard case .badBody(let url, let reason)? = body.failure else {
@@ -75,7 +76,9 @@ import TestSupport
         await upstream.shutdown(deadline: .seconds(1))
         let client = UpstreamClient(configuration: SpoutConfiguration.Upstream(), baseURL: URL(string: "http://127.0.0.1:\(port)"))
         let result = await Self.first(client.get(Post.self, "/posts/1"))
-        guard case .unreachable(_, let reason)? = result.failure else {
+        // Connection refused is retryable: three attempts by default, each refused.
+        #expect(result.failure?.attempts == 3)
+        guard case .unreachable(_, let reason)? = result.failure?.underlying else {
             Issue.record("expected unreachable, got \(result)")
             return
         }

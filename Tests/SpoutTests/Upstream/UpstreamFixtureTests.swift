@@ -11,6 +11,9 @@ import TestSupport
     private static func client(_ fixture: UpstreamFixture) -> UpstreamClient {
         var configuration = SpoutConfiguration.Upstream()
         configuration.attemptTimeoutSeconds = 5
+        // One attempt and no cache: these tests count what reaches the fixture per call.
+        configuration.attempts = 1
+        configuration.cacheTTLSeconds = 0
         return UpstreamClient(configuration: configuration, baseURL: fixture.baseURL)
     }
 
