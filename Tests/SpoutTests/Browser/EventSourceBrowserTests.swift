@@ -144,7 +144,7 @@ final class BrowserHarness {
             let id: String
             let data: String
         }
-        struct Failure: Decodable {
+        struct ErrorEvent: Decodable {
             /// `readyState` when `error` fired: 0 reconnecting, 2 closed for good.
             let readyState: Int
             /// When it fired, in page milliseconds.
@@ -154,7 +154,7 @@ final class BrowserHarness {
         }
         let messages: [Message]
         let ends: [End]
-        let errors: [Failure]
+        let errors: [ErrorEvent]
         /// When each `open` fired, in page milliseconds.
         let opens: [Double]
         let readyState: Int
