@@ -159,7 +159,9 @@ final class CuttableRelay: Sendable {
             if recordingHeads { record(chunk[..<count], into: &pending) }
             var offset = 0
             while offset < count {
-                let written = chunk[offset..<count].withUnsafeBytes { send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let written = chunk[offset..<count].withUnsafeBytes {
+                    send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 if written < 0 && errno == EINTR { continue }
                 guard written > 0 else { break copying }
                 offset += written

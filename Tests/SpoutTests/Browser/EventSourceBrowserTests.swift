@@ -107,6 +107,43 @@ struct EventSourceBrowserTests {
         await server.stop()
     }
 
+    @Test func afterAShutdownEndEventTheBrowserResumesOnTheNextServer() async throws {
+        let first = try SpoutTestServer { $0.sse.retryMilliseconds = 300 }
+        let harness = try BrowserHarness()
+        defer { harness.close() }
+
+        try harness.watch("http://127.0.0.1:\(first.port)/sequences/naturals?interval=20", closeOnEnd: false)
+        _ = try harness.until("five values", "log.messages.length >= 5")
+        // A rolling restart: the first server drains (its streams get `end` with reason shutdown) and a
+        // second one takes its port. If the browser comes back before the second one listens, it is
+        // refused and tries again after another `retry`.
+        await first.stop()
+        let second = try SpoutTestServer {
+            $0.port = first.port
+            $0.sse.retryMilliseconds = 300
+        }
+        let seen = try harness.until(
+            "the resumed stream",
+            "log.ends.length >= 1 && log.opens.length >= 2 && log.messages.length >= Number(log.ends[0].id) + 6"
+        )
+        try harness.closeSource()
+
+        #expect(seen.ends.map(\.data) == [#"{"reason":"shutdown"}"#])
+        let ids = seen.messages.map(\.id)
+        #expect(ids == (0..<ids.count).map(String.init), "no gap and no repeat across the restart")
+        #expect(seen.messages.map(\.data) == ids)
+        #expect(!seen.errors.isEmpty && seen.errors.allSatisfy { $0.readyState == 0 }, "reconnecting, never closed")
+        #expect(seen.opens.count == 2)
+
+        #expect(first.requests(to: "/sequences/naturals").map(\.end) == ["shutdown"])
+        #expect(eventually { second.requests(to: "/sequences/naturals").count == 1 })
+        let resumed = try #require(second.requests(to: "/sequences/naturals").first)
+        let endID = try #require(seen.ends.first.flatMap { Int($0.id) })
+        #expect(resumed.end == "client_gone" && resumed.events == ids.count - endID - 1)
+        #expect(second.isHealthy())
+        await second.stop()
+    }
+
     @Test func anOriginOutsideTheAllowListGetsNoEvents() async throws {
         let server = try SpoutTestServer { $0.cors.allowedOrigins = ["http://allowed.example"] }
         let harness = try BrowserHarness()
@@ -218,7 +255,9 @@ final class BrowserHarness {
                 });
                 source.onerror = () => {
                     const last = log.messages[log.messages.length - 1];
-                    log.errors.push({ readyState: source.readyState, at: performance.now(), lastId: last ? last.id : null });
+                    log.errors.push({
+                        readyState: source.readyState, at: performance.now(), lastId: last ? last.id : null,
+                    });
                     check();
                 };
                 window.spout = {
@@ -299,7 +338,8 @@ extension SpoutTestServer {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 object["path"] as? String == path, let status = object["status"] as? Int
             else { return nil }
-            return LoggedRequest(path: path, status: status, events: object["events"] as? Int, end: object["end"] as? String)
+            let events = object["events"] as? Int
+            return LoggedRequest(path: path, status: status, events: events, end: object["end"] as? String)
         }
     }
 }

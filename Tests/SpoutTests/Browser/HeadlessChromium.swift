@@ -357,7 +357,10 @@ final class BrowserPage {
             seen = (try? evaluate(script, timeout: .seconds(5))) ?? seen
             if seen == url { return }
         }
-        throw HeadlessChromium.Failure.protocolError(method: "Page.navigate", message: "\(url) did not load (at \(seen))")
+        throw HeadlessChromium.Failure.protocolError(
+            method: "Page.navigate",
+            message: "\(url) did not load (at \(seen))"
+        )
     }
 }
 
