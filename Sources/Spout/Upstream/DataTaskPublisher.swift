@@ -54,7 +54,12 @@ extension URLSession {
 /// States: waiting (subscriber, no task) → running (subscriber, task) → done. Whoever moves the
 /// state to done owns the subscriber's last call, so the completion handler and `cancel()` can race
 /// without a double or late delivery. The lock is never held while calling the subscriber or the task.
-private final class DataTaskSubscription<S: Subscriber>: Subscription, @unchecked Sendable
+/// Where a data task's completion handler reports.
+private protocol DataTaskCompletion: AnyObject, Sendable {
+    func finish(data: Data?, response: URLResponse?, error: (any Error)?)
+}
+
+private final class DataTaskSubscription<S: Subscriber>: Subscription, DataTaskCompletion, @unchecked Sendable
 where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
     private enum State {
         case waiting(S)
@@ -77,8 +82,10 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
         guard demand > .none else { return }
         let task: URLSessionDataTask? = lock.withLock {
             guard case .waiting(let subscriber) = state else { return nil }
-            let task = session.dataTask(with: request) { [self] data, response, error in
-                finish(data: data, response: response, error: error)
+            // Captured as an existential, so the @Sendable handler holds no generic metatype.
+            let completion: any DataTaskCompletion = self
+            let task = session.dataTask(with: request) { data, response, error in
+                completion.finish(data: data, response: response, error: error)
             }
             state = .running(subscriber, task)
             return task
@@ -101,7 +108,7 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
         task?.cancel()
     }
 
-    private func finish(data: Data?, response: URLResponse?, error: (any Error)?) {
+    fileprivate func finish(data: Data?, response: URLResponse?, error: (any Error)?) {
         let subscriber: S? = lock.withLock {
             guard case .running(let subscriber, _) = state else { return nil }
             state = .done
