@@ -105,7 +105,11 @@ import TestSupport
             return .json(RouteTest.json(RouteTest.posts(from: (page - 1) * 10 + 1, count: 10)))
         }
         defer { fixture.stop() }
-        let client = UpstreamClient(configuration: SpoutConfiguration.Upstream(), baseURL: fixture.baseURL)
+        var configuration = SpoutConfiguration.Upstream()
+        // Only the cancel below may end the hanging third page, however slow the machine.
+        configuration.attemptTimeoutSeconds = 120
+        configuration.deadlineSeconds = 120
+        let client = UpstreamClient(configuration: configuration, baseURL: fixture.baseURL)
         let subscriber = TrackingSubscriber<IndexedPost, UpstreamError>(initialDemand: .max(3))
         ArticlePages(client: client, pageSize: 10).subscribe(subscriber)
 
@@ -195,7 +199,9 @@ import TestSupport
             request.query("_page") == "1" ? .json(RouteTest.json(RouteTest.posts(from: 1, count: 10))) : .hang
         }
         defer { fixture.stop() }
-        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 30)
+        // Attempts may take 120 s: only cancellation can end the hanging page within the waits below,
+        // however long a loaded machine keeps this test from running.
+        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 120)
         let stream = try StreamClient(port: server.port, path: "/articles/stream")
         _ = try stream.nextEvents(10)
         #expect(await fixture.waitUntil { $0.requests(toPath: "/posts") == 2 && $0.inFlight == 1 })

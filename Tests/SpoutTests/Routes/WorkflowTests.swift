@@ -130,15 +130,19 @@ import TestSupport
             request.path == "/users/1" ? .json(Self.user) : .hang
         }
         defer { fixture.stop() }
-        // Attempts may take 30 s: only cancellation can end the hanging requests within the wait below.
-        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 30)
+        // Attempts may take 120 s: only cancellation can end the hanging requests within the waits below.
+        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 120)
         let stream = try StreamClient(port: server.port, path: "/workflow/1")
         let first = try stream.nextEvents(1)
         #expect(first.map(\.type) == ["step"])
         #expect(await fixture.waitUntil { $0.inFlight == 3 })
         stream.close()
         #expect(await fixture.waitUntil(timeout: .seconds(10)) { $0.inFlight == 0 })
-        #expect(eventually { server.service.metrics.streamsEnded.value(["client_gone"]) == 1 })
+        let ends = server.service.metrics.streamsEnded
+        #expect(
+            eventually { ends.value(["client_gone"]) == 1 },
+            "stream ends: \(StreamEnd.allCases.map { "\($0.rawValue)=\(ends.value([$0.rawValue]))" })"
+        )
         #expect(fixture.snapshot.total == 4)
         #expect(server.isHealthy())
         await server.stop()
