@@ -43,7 +43,8 @@ public struct SSEJSONEncoder: StreamEncoder {
     public func append(_ event: JSONStreamEvent, to buffer: inout OutboundBuffer) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(event.json.count + 32)
-        SSEEncoder.appendEvent(id: event.id, event: event.event, data: String(decoding: event.json, as: UTF8.self), to: &bytes)
+        let data = String(decoding: event.json, as: UTF8.self)
+        SSEEncoder.appendEvent(id: event.id, event: event.event, data: data, to: &bytes)
         buffer.append(bytes: bytes)
     }
 

@@ -48,7 +48,9 @@ enum DashboardRoutes {
     }
 
     /// The branch's value or failure, as a value: the branch itself never fails.
-    static func settled<T>(_ publisher: AnyPublisher<T, UpstreamError>) -> AnyPublisher<Result<T, UpstreamError>, Never> {
+    static func settled<T>(
+        _ publisher: AnyPublisher<T, UpstreamError>
+    ) -> AnyPublisher<Result<T, UpstreamError>, Never> {
         publisher
             .map { Result<T, UpstreamError>.success($0) }
             .catch { Just(Result<T, UpstreamError>.failure($0)) }

@@ -16,7 +16,8 @@ struct DemoData: Sendable, Decodable {
     /// The embedded set, decoded once on first use.
     static let shared: DemoData = {
         // A test decodes the same text, so the empty fallback is never taken by a shipped binary.
-        (try? DemoData(json: Data(embeddedJSON.utf8))) ?? DemoData(users: [], posts: [], comments: [], todos: [], albums: [])
+        (try? DemoData(json: Data(embeddedJSON.utf8)))
+            ?? DemoData(users: [], posts: [], comments: [], todos: [], albums: [])
     }()
 
     init(users: [User], posts: [Post], comments: [Comment], todos: [Todo], albums: [Album]) {

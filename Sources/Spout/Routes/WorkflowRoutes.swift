@@ -150,7 +150,8 @@ struct Workflow: Sendable {
                     )
                     .eraseToAnyPublisher()
                 }
-                let comments = timed(client.get([Comment].self, "/posts/\(latest.id)/comments"), step: "comments", notFound: nil)
+                let commentsOfLatest = client.get([Comment].self, "/posts/\(latest.id)/comments")
+                let comments = timed(commentsOfLatest, step: "comments", notFound: nil)
                     .flatMap(maxPublishers: .max(1)) { comments, commentSeconds in
                         let third = step(3, "comments", commentSeconds) { object in
                             object.add("postId", latest.id)
@@ -159,7 +160,8 @@ struct Workflow: Sendable {
                         var report = report
                         report.latest = (latest, comments)
                         report.steps.append(("comments", commentSeconds))
-                        return Publishers.Sequence<[JSONStreamEvent], Problem>(sequence: [third] + finish(report, started: started))
+                        let events = [third] + finish(report, started: started)
+                        return Publishers.Sequence<[JSONStreamEvent], Problem>(sequence: events)
                     }
                 return Just(second).setFailureType(to: Problem.self).append(comments).eraseToAnyPublisher()
             }
@@ -170,7 +172,8 @@ struct Workflow: Sendable {
     private static func finish(_ report: Report, started: UInt64) -> [JSONStreamEvent] {
         let building = DispatchTime.now().uptimeNanoseconds
         let summary = report.summaryJSON(totalSeconds: seconds(since: started))
-        return [step(4, "summary", seconds(since: building)) { _ in }, JSONStreamEvent(event: summaryEvent, json: summary)]
+        let fourth = step(4, "summary", seconds(since: building)) { _ in }
+        return [fourth, JSONStreamEvent(event: summaryEvent, json: summary)]
     }
 
     /// The `event: step` for step `number`, with extra fields from `fields`.

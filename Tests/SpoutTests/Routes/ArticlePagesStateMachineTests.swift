@@ -28,8 +28,8 @@ import TestSupport
                 trace.append("\(article.index):\(article.post.id)")
             case .fetch(let page):
                 trace.append("fetch \(page)")
-                let outcome1 = machine.fetchStarted(Handle())
-                #expect(outcome1)
+                let result1 = machine.fetchStarted(Handle())
+                #expect(result1)
                 if let posts = pages[page] {
                     let drains = machine.pageArrived(posts)
                     #expect(drains == false)  // the drainer is still draining
@@ -49,74 +49,76 @@ import TestSupport
     @Test func nothingIsFetchedBeforeDemandAndOnlyOnePageForDemandWithinIt() {
         var machine = ArticlePagesStateMachine(pageSize: 3, start: 0, limit: nil)
         #expect(drain(&machine) == ["idle"])
-        let outcome2 = machine.demandRequested(.max(2))
-        #expect(outcome2)
+        let result2 = machine.demandRequested(.max(2))
+        #expect(result2)
         #expect(drain(&machine, pages: [1: Self.posts(1...3)]) == ["fetch 1", "0:1", "1:2", "idle"])
-        let outcome3 = machine.demandRequested(.max(2))
-        #expect(outcome3)
+        let result3 = machine.demandRequested(.max(2))
+        #expect(result3)
         // One buffered article, then demand reaches past the buffer: the next page is fetched.
         #expect(drain(&machine) == ["2:3", "fetch 2", "idle"])
         let drainsShortPage = machine.pageArrived(Self.posts(4...5))  // short page: the last
         #expect(drainsShortPage)
         #expect(drain(&machine) == ["3:4", "idle"])
-        let outcome4 = machine.demandRequested(.unlimited)
-        #expect(outcome4)
+        let result4 = machine.demandRequested(.unlimited)
+        #expect(result4)
         #expect(drain(&machine) == ["4:5", "finish"])
-        let outcome5 = machine.demandRequested(.max(1))
-        #expect(outcome5 == false)
+        let result5 = machine.demandRequested(.max(1))
+        #expect(result5 == false)
     }
 
     @Test func aResumeStartsInsideItsPageAndALimitStopsWithoutAnotherFetch() {
         var machine = ArticlePagesStateMachine(pageSize: 10, start: 27, limit: 2)
-        let outcome6 = machine.demandRequested(.unlimited)
-        #expect(outcome6)
+        let result6 = machine.demandRequested(.unlimited)
+        #expect(result6)
         #expect(drain(&machine, pages: [3: Self.posts(21...30)]) == ["fetch 3", "27:28", "28:29", "finish"])
     }
 
     @Test func aFullLastPageEndsWithAnEmptyOne() {
         var machine = ArticlePagesStateMachine(pageSize: 2, start: 0, limit: nil)
-        let outcome7 = machine.demandRequested(.unlimited)
-        #expect(outcome7)
+        let result7 = machine.demandRequested(.unlimited)
+        #expect(result7)
         #expect(drain(&machine, pages: [1: Self.posts(1...2), 2: []]) == ["fetch 1", "0:1", "1:2", "fetch 2", "finish"])
     }
 
     @Test func callsWhileDrainingOnlyUpdateTheStateAndAFailureIsReportedOnce() {
         var machine = ArticlePagesStateMachine(pageSize: 2, start: 0, limit: nil)
-        let outcome8 = machine.demandRequested(.max(1))
-        #expect(outcome8)
+        let result8 = machine.demandRequested(.max(1))
+        #expect(result8)
         #expect(machine.demandRequested(.max(1)) == false)  // the first caller drains
         #expect(drain(&machine) == ["fetch 1", "idle"])
         let error = UpstreamError.status(url: "u", code: 500, retryAfter: nil)
-        let outcome9 = machine.pageFailed(error)
-        #expect(outcome9)
+        let result9 = machine.pageFailed(error)
+        #expect(result9)
         #expect(drain(&machine) == ["fail \(error)"])
-        let outcome10 = machine.pageArrived(Self.posts(1...2))
-        #expect(outcome10 == false)
+        let result10 = machine.pageArrived(Self.posts(1...2))
+        #expect(result10 == false)
     }
 
     @Test func cancelReturnsThePageRequestInFlight() {
         var machine = ArticlePagesStateMachine(pageSize: 2, start: 0, limit: nil)
-        let outcome11 = machine.demandRequested(.max(1))
-        #expect(outcome11)
+        let result11 = machine.demandRequested(.max(1))
+        #expect(result11)
         guard case .fetch(1) = machine.next() else {
             Issue.record("expected a fetch")
             return
         }
         let handle = Handle()
-        let outcome12 = machine.fetchStarted(handle)
-        #expect(outcome12)
-        let outcome13 = machine.cancelled()
-        #expect(outcome13 as? Handle === handle)
-        let outcome14 = machine.cancelled()
-        #expect(outcome14 == nil)
-        let outcome15 = machine.fetchStarted(Handle())
-        #expect(outcome15 == false)
+        let result12 = machine.fetchStarted(handle)
+        #expect(result12)
+        let result13 = machine.cancelled()
+        #expect(result13 as? Handle === handle)
+        let result14 = machine.cancelled()
+        #expect(result14 == nil)
+        let result15 = machine.fetchStarted(Handle())
+        #expect(result15 == false)
     }
 
     @Test func aSubscriberAskingForMoreInsideReceiveGetsEveryArticleInOrder() async throws {
         let fixture = try UpstreamFixture { request in
             let page = Int(request.query("_page") ?? "") ?? 0
-            return .json(RouteTest.json(page <= 3 ? RouteTest.posts(from: (page - 1) * 4 + 1, count: page < 3 ? 4 : 1) : []))
+            // Pages of 4, 4 and 1: nine articles.
+            let posts = page <= 3 ? RouteTest.posts(from: (page - 1) * 4 + 1, count: page < 3 ? 4 : 1) : []
+            return .json(RouteTest.json(posts))
         }
         defer { fixture.stop() }
         let client = UpstreamClient(configuration: SpoutConfiguration.Upstream(), baseURL: fixture.baseURL)
@@ -147,12 +149,13 @@ import TestSupport
     }
 
     @Test func sseFramesCannotBeInjectedFromTheData() {
-        let hostile = JSONStreamEvent(id: "1\nevent: x", event: "step\r\n", json: Array("{\"a\":1}\n\ndata: injected".utf8))
+        let data = "{\"a\":1}\n\ndata: injected"
+        let hostile = JSONStreamEvent(id: "1\nevent: x", event: "step\r\n", json: Array(data.utf8))
         let text = encode(SSEJSONEncoder(retryMilliseconds: 10), [hostile], end: .completed)
         var parser = EventStreamParser()
         parser.feed(text)
         #expect(parser.events.count == 2)
-        #expect(parser.events.first == .init(type: "step", data: "{\"a\":1}\n\ndata: injected", lastEventID: "1event: x"))
+        #expect(parser.events.first == .init(type: "step", data: data, lastEventID: "1event: x"))
         #expect(parser.events.last?.type == "end")
     }
 
@@ -164,7 +167,11 @@ import TestSupport
     }
 
     @Test func ndjsonWrapsNamedEventsAndPassesPlainOnes() {
-        let events = [JSONStreamEvent(id: "0", json: Array("{\"id\":1}".utf8)), JSONStreamEvent(event: "step", json: Array("{}".utf8))]
-        #expect(encode(NDJSONEventEncoder(), events, end: .completed) == "{\"id\":1}\n{\"event\":\"step\",\"data\":{}}\n")
+        let events = [
+            JSONStreamEvent(id: "0", json: Array(#"{"id":1}"#.utf8)),
+            JSONStreamEvent(event: "step", json: Array("{}".utf8)),
+        ]
+        let expected = #"{"id":1}"# + "\n" + #"{"event":"step","data":{}}"# + "\n"
+        #expect(encode(NDJSONEventEncoder(), events, end: .completed) == expected)
     }
 }

@@ -20,7 +20,8 @@ import TestSupport
         #expect(eventually { RouteTest.logLines(server, path: "/demo/posts").count == 1 })
 
         let byUser = try server.get("/articles?userId=3")
-        #expect(RouteTest.decode(Listing.self, byUser.body)?.articles == DemoData.shared.posts.filter { $0.userId == 3 })
+        let expected = DemoData.shared.posts.filter { $0.userId == 3 }
+        #expect(RouteTest.decode(Listing.self, byUser.body)?.articles == expected)
 
         let one = try server.get("/articles/12")
         #expect(RouteTest.decode(Post.self, one.body) == DemoData.shared.posts.first { $0.id == 12 })

@@ -130,7 +130,9 @@ final class LargeEventReader {
                     if chunkRemaining == 0 { skipCRLF = 2 }
                 } else {
                     var lineEnd = index
-                    while lineEnd + 1 < buffer.count && !(buffer[lineEnd] == 13 && buffer[lineEnd + 1] == 10) { lineEnd += 1 }
+                    while lineEnd + 1 < buffer.count && !(buffer[lineEnd] == 13 && buffer[lineEnd + 1] == 10) {
+                        lineEnd += 1
+                    }
                     guard lineEnd + 1 < buffer.count else { break }
                     let size = Int(String(decoding: buffer[index..<lineEnd], as: UTF8.self), radix: 16) ?? 0
                     index = lineEnd + 2
@@ -155,10 +157,9 @@ final class LargeEventReader {
 
     private func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
-            return start
+        return (0...(haystack.count - needle.count)).first { start in
+            haystack[start..<(start + needle.count)].elementsEqual(needle)
         }
-        return nil
     }
 
     /// Lets the kernel take more at once from here on (`SO_RCVBUF`).
