@@ -13,6 +13,15 @@ enum Routes {
         router.add("GET", "/metrics", HealthRoutes.metrics)
         router.add("GET", "/sequences", SequenceRoutes.list)
         router.add("GET", "/sequences/{name}", SequenceRoutes.stream)
+        router.add("GET", "/articles", ArticleRoutes.list)
+        router.add("GET", "/articles/stream", ArticleRoutes.stream)
+        router.add("GET", "/articles/{id}", ArticleRoutes.item)
+        router.add("GET", "/users/{id}/profile", ProfileRoutes.profile)
+        router.add("GET", "/dashboard/{userId}", DashboardRoutes.dashboard)
+        router.add("GET", "/workflow/{userId}", WorkflowRoutes.workflow)
+        for (pattern, handler) in DemoRoutes.table {
+            router.add("GET", pattern, handler)
+        }
         return router
     }
 

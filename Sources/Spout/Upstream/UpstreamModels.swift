@@ -24,12 +24,18 @@ public struct User: Codable, Equatable, Sendable {
     public var name: String
     public var username: String
     public var email: String
+    /// The user's phone number, when the upstream has one.
+    public var phone: String?
+    /// The user's website, when the upstream has one.
+    public var website: String?
 
-    public init(id: Int, name: String, username: String, email: String) {
+    public init(id: Int, name: String, username: String, email: String, phone: String? = nil, website: String? = nil) {
         self.id = id
         self.name = name
         self.username = username
         self.email = email
+        self.phone = phone
+        self.website = website
     }
 }
 

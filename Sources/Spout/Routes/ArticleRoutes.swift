@@ -1,0 +1,168 @@
+import Foundation
+import HTTPServer
+import Reactive
+
+/// `GET /articles`, `GET /articles/{id}` and `GET /articles/stream`: the upstream's posts as
+/// articles, as JSON or as a stream that pages the upstream lazily.
+enum ArticleRoutes {
+    /// The query parameters of `/articles`.
+    static let listParameters: Set<String> = ["userId"]
+    /// The query parameters of `/articles/stream`.
+    static let streamParameters: Set<String> = ["userId", "count", "format"]
+
+    /// `GET /articles?userId=`: `{"articles":[…]}` from `GET /posts`.
+    static let list: Routes.Handler = { context in
+        do throws(Problem) {
+            let query = try QueryParameters(context.request.queryItems, known: listParameters)
+            try requireJSON(context)
+            let userId = try query.integer("userId", in: 1...Int.max)
+            let items = userId.map { [URLQueryItem(name: "userId", value: String($0))] } ?? []
+            UpstreamReply.respond(context, to: context.service.upstream.get([Post].self, "/posts", query: items)) {
+                posts in
+                var object = JSONObjectWriter()
+                object.addRaw("articles", json: JSONText.array(posts) { $0.jsonBytes })
+                return object.finish()
+            }
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    /// `GET /articles/{id}`: the post, or `404` when the upstream has none.
+    static let item: Routes.Handler = { context in
+        do throws(Problem) {
+            _ = try QueryParameters(context.request.queryItems, known: [])
+            try requireJSON(context)
+            let id = try pathIdentifier(context, "id")
+            UpstreamReply.respond(
+                context,
+                to: context.service.upstream.get(Post.self, "/posts/\(id)"),
+                notFound: "no article \(id)"
+            ) { $0.jsonBytes }
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    /// `GET /articles/stream?userId=&count=&format=`: one event per article, pages fetched lazily.
+    static let stream: Routes.Handler = { context in
+        do throws(Problem) {
+            let plan = try ArticleStreamPlan(context: context)
+            if plan.limit == 0 && plan.isResume {
+                // Resuming past the end of a bounded stream: 204 stops EventSource's reconnects.
+                context.respond(status: .noContent, body: [])
+                return
+            }
+            switch plan.format {
+            case .sse:
+                startStream(plan, context, encoder: SSEJSONEncoder(retryMilliseconds: plan.retryMilliseconds))
+            case .ndjson, .json:
+                startStream(plan, context, encoder: NDJSONEventEncoder())
+            }
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    private static func startStream<E: StreamEncoder>(_ plan: ArticleStreamPlan, _ context: RequestContext, encoder: E)
+    where E.Element == JSONStreamEvent {
+        let writer = context.startStream(headers: [
+            "Content-Type": plan.format.mediaType,
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        ])
+        if context.request.method == .head {
+            writer.finish()
+            context.streamEnded(StreamSummary(events: 0, bytes: 0, end: .completed))
+            return
+        }
+        // At most a page per window: the first request is one page, and each later one comes only
+        // once the writer has taken what was sent, so pages follow the client's reading.
+        let bridge = DemandBridge<E, UpstreamError>(
+            writer: writer,
+            encoder: encoder,
+            window: DemandBridge.Window(maximum: plan.pages.pageSize),
+            heartbeats: context.service.heartbeats(on: context.loop),
+            failureProblem: { error in
+                var problem = error.problem
+                problem.instance = Routes.clip(context.request.path)
+                return problem
+            },
+            onEnd: { summary in context.streamEnded(summary) }
+        )
+        plan.pages
+            .map { article in JSONStreamEvent(id: String(article.index), json: article.post.jsonBytes) }
+            .subscribe(bridge)
+    }
+
+    /// `406` unless the client accepts JSON.
+    static func requireJSON(_ context: RequestContext) throws(Problem) {
+        _ = try StreamFormat.negotiate(format: nil, accept: context.request.headers["Accept"], allowed: [.json])
+    }
+
+    /// A `{name}` path segment that must be a positive integer.
+    static func pathIdentifier(_ context: RequestContext, _ name: String) throws(Problem) -> Int {
+        let text = context.parameters[name] ?? ""
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let value = Int(text), value > 0
+        else {
+            throw .invalidParameter(name, "\(name) must be a positive integer, got \"\(Routes.clip(text))\"")
+        }
+        return value
+    }
+}
+
+/// A validated `/articles/stream` request: which articles, from where, how many, in which format.
+///
+/// **Thread safety:** value type; not shared.
+struct ArticleStreamPlan {
+    let format: StreamFormat
+    let pages: ArticlePages
+    /// Articles still to send when `count` was given (after a resume), else `nil`.
+    let limit: Int?
+    /// Whether `Last-Event-ID` moved the start.
+    let isResume: Bool
+    let retryMilliseconds: Int
+
+    /// The largest `count` and `Last-Event-ID` accepted: far beyond any listing, small enough for
+    /// page arithmetic never to overflow.
+    static let maxPosition = 1_000_000_000
+
+    init(context: RequestContext) throws(Problem) {
+        let query = try QueryParameters(context.request.queryItems, known: ArticleRoutes.streamParameters)
+        let format = try StreamFormat.negotiate(
+            format: query["format"],
+            accept: context.request.headers["Accept"],
+            allowed: [.sse, .ndjson]
+        )
+        let userId = try query.integer("userId", in: 1...Int.max)
+        let count = try query.integer("count", in: 0...Self.maxPosition)
+        var start = 0
+        var isResume = false
+        if format == .sse, let lastEventID = context.request.headers["Last-Event-ID"] {
+            let trimmed = lastEventID.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.utf8.count <= 10, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                let last = Int(trimmed), last < Self.maxPosition
+            else {
+                throw .invalidParameter(
+                    "Last-Event-ID",
+                    "Last-Event-ID must be the index of an event of this stream, got \"\(Routes.clip(lastEventID))\""
+                )
+            }
+            start = last + 1
+            isResume = true
+        }
+        let configured = context.service.configuration.upstream.pageSize
+        self.format = format
+        self.limit = count.map { max(0, $0 - start) }
+        self.isResume = isResume
+        self.retryMilliseconds = context.service.configuration.sse.retryMilliseconds
+        self.pages = ArticlePages(
+            client: context.service.upstream,
+            userId: userId,
+            pageSize: min(max(1, configured), 1_000),
+            start: start,
+            limit: limit
+        )
+    }
+}

@@ -1,0 +1,25 @@
+import HTTPServer
+import Reactive
+
+/// `GET /users/{id}/profile`: the user and their posts, fetched in parallel and joined with `zip`.
+enum ProfileRoutes {
+    /// `{"user":{…},"posts":[…]}`; `404` when the upstream has no such user.
+    static let profile: Routes.Handler = { context in
+        do throws(Problem) {
+            _ = try QueryParameters(context.request.queryItems, known: [])
+            try ArticleRoutes.requireJSON(context)
+            let id = try ArticleRoutes.pathIdentifier(context, "id")
+            let upstream = context.service.upstream
+            // Both requests start together when zip asks each side for its value.
+            let joined = upstream.get(User.self, "/users/\(id)").zip(upstream.get([Post].self, "/users/\(id)/posts"))
+            UpstreamReply.respond(context, to: joined, notFound: "no user \(id)") { user, posts in
+                var object = JSONObjectWriter()
+                object.addRaw("user", json: user.jsonBytes)
+                object.addRaw("posts", json: JSONText.array(posts) { $0.jsonBytes })
+                return object.finish()
+            }
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+}

@@ -1,0 +1,273 @@
+import Dispatch
+import HTTPServer
+import Reactive
+
+/// `GET /workflow/{userId}`: a coordinated pipeline over the upstream, streamed step by step.
+///
+/// Over SSE (or NDJSON) each step's completion is an `event: step` and the summary is the last
+/// event; with `Accept: application/json` the answer is the summary alone. A failing step ends the
+/// stream with `event: error` (or answers with its problem). A client that leaves mid-way cancels
+/// the upstream requests still outstanding.
+enum WorkflowRoutes {
+    /// The query parameters `/workflow/{userId}` understands.
+    static let parameters: Set<String> = ["format"]
+
+    static let workflow: Routes.Handler = { context in
+        do throws(Problem) {
+            let query = try QueryParameters(context.request.queryItems, known: parameters)
+            let format = try StreamFormat.negotiate(format: query["format"], accept: context.request.headers["Accept"])
+            let id = try ArticleRoutes.pathIdentifier(context, "userId")
+            let events = Workflow(client: context.service.upstream, userId: id).events()
+            switch format {
+            case .json:
+                respondSummary(events, context)
+            case .sse:
+                let encoder = SSEJSONEncoder(
+                    retryMilliseconds: context.service.configuration.sse.retryMilliseconds,
+                    writesCompletionFrame: false
+                )
+                startStream(events, context, encoder: encoder, mediaType: format.mediaType)
+            case .ndjson:
+                startStream(events, context, encoder: NDJSONEventEncoder(), mediaType: format.mediaType)
+            }
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    private static func respondSummary(_ events: AnyPublisher<JSONStreamEvent, Problem>, _ context: RequestContext) {
+        let subscriber = SingleValueSubscriber<JSONStreamEvent, Problem> { result in
+            context.loop.execute {
+                switch result {
+                case .success(let summary)?: context.respond(json: summary.json)
+                case .failure(let problem)?: context.respond(problem: problem)
+                case nil: context.respond(problem: UpstreamReply.emptyProblem)
+                }
+            }
+        }
+        events.filter { $0.event == Workflow.summaryEvent }.subscribe(subscriber)
+    }
+
+    private static func startStream<E: StreamEncoder>(
+        _ events: AnyPublisher<JSONStreamEvent, Problem>,
+        _ context: RequestContext,
+        encoder: E,
+        mediaType: String
+    ) where E.Element == JSONStreamEvent {
+        let writer = context.startStream(headers: [
+            "Content-Type": mediaType,
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        ])
+        if context.request.method == .head {
+            writer.finish()
+            context.streamEnded(StreamSummary(events: 0, bytes: 0, end: .completed))
+            return
+        }
+        let bridge = DemandBridge<E, Problem>(
+            writer: writer,
+            encoder: encoder,
+            heartbeats: context.service.heartbeats(on: context.loop),
+            failureProblem: { problem in
+                var problem = problem
+                problem.instance = Routes.clip(context.request.path)
+                return problem
+            },
+            onEnd: { summary in context.streamEnded(summary) }
+        )
+        events.subscribe(bridge)
+    }
+}
+
+/// The workflow for one user, as a publisher of its events:
+///
+/// 1. `user`: `GET /users/{id}`;
+/// 2. `activity`: `GET /users/{id}/posts`, `/todos` and `/albums` in parallel (`Zip3`);
+/// 3. `comments`: `GET /posts/{latest}/comments` for the user's latest post (needs step 2; skipped
+///    when the user has no posts);
+/// 4. `summary`: the summary built from all of it.
+///
+/// Each step's completion is an `event: step` (`{"step":n,"name":…,"durationMs":…,…}`); the summary
+/// follows as the last event, `event: summary`. A failing step fails the publisher with its problem
+/// (which names the step). Nothing starts before a subscriber asks, and cancelling cancels the
+/// requests in flight.
+///
+/// **Thread safety:** a value; the publisher it makes is safe to subscribe from any thread.
+struct Workflow: Sendable {
+    /// The `event:` name of a step's completion.
+    static let stepEvent = "step"
+    /// The `event:` name of the summary.
+    static let summaryEvent = "summary"
+
+    let client: UpstreamClient
+    let userId: Int
+
+    /// The events of one run; each subscription runs the workflow anew.
+    func events() -> AnyPublisher<JSONStreamEvent, Problem> {
+        let client = client
+        let id = userId
+        return Deferred { () -> AnyPublisher<JSONStreamEvent, Problem> in
+            let started = DispatchTime.now().uptimeNanoseconds
+            return Self.timed(client.get(User.self, "/users/\(id)"), step: "user", notFound: "no user \(id)")
+                .flatMap(maxPublishers: .max(1)) { user, userSeconds -> AnyPublisher<JSONStreamEvent, Problem> in
+                    let first = Self.step(1, "user", userSeconds) { $0.add("username", user.username) }
+                    let rest = Self.activity(client: client, user: user, started: started, userSeconds: userSeconds)
+                    return Just(first).setFailureType(to: Problem.self).append(rest).eraseToAnyPublisher()
+                }
+                .eraseToAnyPublisher()
+        }
+        .eraseToAnyPublisher()
+    }
+
+    /// Steps 2 to 4, once the user is known.
+    private static func activity(
+        client: UpstreamClient,
+        user: User,
+        started: UInt64,
+        userSeconds: Double
+    ) -> AnyPublisher<JSONStreamEvent, Problem> {
+        let lists = Publishers.Zip3(
+            client.get([Post].self, "/users/\(user.id)/posts"),
+            client.get([Todo].self, "/users/\(user.id)/todos"),
+            client.get([Album].self, "/users/\(user.id)/albums")
+        )
+        .map { (posts: $0.0, todos: $0.1, albums: $0.2) }
+        .eraseToAnyPublisher()
+        return timed(lists, step: "activity", notFound: nil)
+            .flatMap(maxPublishers: .max(1)) { lists, listSeconds -> AnyPublisher<JSONStreamEvent, Problem> in
+                let second = step(2, "activity", listSeconds) { object in
+                    object.add("posts", lists.posts.count)
+                    object.add("todos", lists.todos.count)
+                    object.add("albums", lists.albums.count)
+                }
+                var report = Report(user: user, posts: lists.posts, todos: lists.todos, albums: lists.albums)
+                report.steps = [("user", userSeconds), ("activity", listSeconds)]
+                guard let latest = lists.posts.max(by: { $0.id < $1.id }) else {
+                    let third = step(3, "comments", 0) { $0.add("skipped", true) }
+                    report.steps.append(("comments", 0))
+                    return Publishers.Sequence<[JSONStreamEvent], Problem>(
+                        sequence: [second, third] + finish(report, started: started)
+                    )
+                    .eraseToAnyPublisher()
+                }
+                let commentsOfLatest = client.get([Comment].self, "/posts/\(latest.id)/comments")
+                let comments = timed(commentsOfLatest, step: "comments", notFound: nil)
+                    .flatMap(maxPublishers: .max(1)) { comments, commentSeconds in
+                        let third = step(3, "comments", commentSeconds) { object in
+                            object.add("postId", latest.id)
+                            object.add("comments", comments.count)
+                        }
+                        var report = report
+                        report.latest = (latest, comments)
+                        report.steps.append(("comments", commentSeconds))
+                        let events = [third] + finish(report, started: started)
+                        return Publishers.Sequence<[JSONStreamEvent], Problem>(sequence: events)
+                    }
+                return Just(second).setFailureType(to: Problem.self).append(comments).eraseToAnyPublisher()
+            }
+            .eraseToAnyPublisher()
+    }
+
+    /// Step 4 and the summary (whose `steps` list the fetching steps 1 to 3).
+    private static func finish(_ report: Report, started: UInt64) -> [JSONStreamEvent] {
+        let building = DispatchTime.now().uptimeNanoseconds
+        let summary = report.summaryJSON(totalSeconds: seconds(since: started))
+        let fourth = step(4, "summary", seconds(since: building)) { _ in }
+        return [fourth, JSONStreamEvent(event: summaryEvent, json: summary)]
+    }
+
+    /// The `event: step` for step `number`, with extra fields from `fields`.
+    private static func step(
+        _ number: Int,
+        _ name: String,
+        _ seconds: Double,
+        _ fields: (inout JSONObjectWriter) -> Void
+    ) -> JSONStreamEvent {
+        var object = JSONObjectWriter()
+        object.add("step", number)
+        object.add("name", name)
+        object.add("durationMs", seconds * 1000, fractionDigits: 2)
+        fields(&object)
+        return JSONStreamEvent(event: stepEvent, json: object.finish())
+    }
+
+    /// `publisher`'s value with the seconds it took from subscription, its failure as the step's problem.
+    private static func timed<T>(
+        _ publisher: AnyPublisher<T, UpstreamError>,
+        step: String,
+        notFound: String?
+    ) -> AnyPublisher<(T, Double), Problem> {
+        Deferred { () -> AnyPublisher<(T, Double), Problem> in
+            let start = DispatchTime.now().uptimeNanoseconds
+            return publisher
+                .map { ($0, seconds(since: start)) }
+                .mapError { error in
+                    var problem = UpstreamReply.problem(for: error, notFound: notFound)
+                    problem.detail = "workflow step \"\(step)\" failed: \(problem.detail)"
+                    problem.extensions.append(("step", step))
+                    return problem
+                }
+                .eraseToAnyPublisher()
+        }
+        .eraseToAnyPublisher()
+    }
+
+    private static func seconds(since start: UInt64) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
+    }
+
+    /// What the summary is made of.
+    private struct Report {
+        var user: User
+        var posts: [Post]
+        var todos: [Todo]
+        var albums: [Album]
+        var latest: (post: Post, comments: [Comment])?
+        var steps: [(name: String, seconds: Double)] = []
+
+        init(user: User, posts: [Post], todos: [Todo], albums: [Album]) {
+            self.user = user
+            self.posts = posts
+            self.todos = todos
+            self.albums = albums
+        }
+
+        func summaryJSON(totalSeconds: Double) -> [UInt8] {
+            var object = JSONObjectWriter()
+            object.addRaw("user", json: user.jsonBytes)
+            object.add("posts", posts.count)
+            object.add("albums", albums.count)
+            var todoCounts = JSONObjectWriter()
+            let open = todos.filter { !$0.completed }.count
+            todoCounts.add("open", open)
+            todoCounts.add("completed", todos.count - open)
+            object.addRaw("todos", json: todoCounts.finish())
+            if let latest {
+                var post = JSONObjectWriter()
+                post.add("id", latest.post.id)
+                post.add("title", latest.post.title)
+                post.add("comments", latest.comments.count)
+                var commenters: [String] = []
+                for comment in latest.comments where !commenters.contains(comment.email) {
+                    commenters.append(comment.email)
+                }
+                post.addRaw("commenters", json: JSONText.array(commenters) { email in
+                    var bytes: [UInt8] = []
+                    JSONText.appendString(email, to: &bytes)
+                    return bytes
+                })
+                object.addRaw("latestPost", json: post.finish())
+            } else {
+                object.addNull("latestPost")
+            }
+            object.addRaw("steps", json: JSONText.array(steps) { step in
+                var entry = JSONObjectWriter()
+                entry.add("name", step.name)
+                entry.add("durationMs", step.seconds * 1000, fractionDigits: 2)
+                return entry.finish()
+            })
+            object.add("durationMs", totalSeconds * 1000, fractionDigits: 2)
+            return object.finish()
+        }
+    }
+}
