@@ -16,8 +16,7 @@ COPY bench bench
 COPY config config
 RUN swift build -c release --product spout --static-swift-stdlib -Xswiftc -cross-module-optimization \
     && install -D "$(swift build -c release --show-bin-path)/spout" /out/usr/local/bin/spout \
-    && install -D -m 0644 config/spout.json /out/etc/spout/spout.json \
-    && install -D -m 0644 config/demo-data.json /out/etc/spout/demo-data.json
+    && install -D -m 0644 config/spout.json /out/etc/spout/spout.json
 
 FROM debian:bookworm-slim
 RUN apt-get update \
