@@ -32,6 +32,11 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     private(set) var requestID: UInt64 = 0
     /// The streaming response's writer, while one is open. // Loop-confined.
     private var writer: BodyWriter?
+    /// Called if the connection closes while the current request still awaits its answer; set through
+    /// ``Responder/onAbandon(_:)``, dropped once the request is answered. // Loop-confined.
+    private var abandonHandler: (() -> Void)?
+    /// The last request answered (fixed or streamed), to tell "closed before the answer" from "after". // Loop-confined.
+    private var answeredRequestID: UInt64 = 0
     /// The response-delivery phase: whether we are inside the parse loop (answers are flushed by it) or
     /// a flush is already scheduled for the end of this loop turn. // Loop-confined.
     private var phase = Phase.resting
@@ -97,8 +102,8 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             return
         }
         if event.readable { readable() }
-        if event.peerHalfClosed, machine.streamingContext != nil {
-            handle(machine.peerClosed())  // the reader of a stream left
+        if event.peerHalfClosed, machine.streamingContext != nil || abandonHandler != nil {
+            handle(machine.peerClosed())  // the reader of a stream, or the client of a pending answer, left
             return
         }
         if event.writable { flush() }
@@ -248,6 +253,8 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     func respond(to id: UInt64, status: Status, headers: Headers, body: UnsafeRawBufferPointer) {
         loop.preconditionInEventLoop()
         guard let context = awaitingContext(for: id) else { return }
+        abandonHandler = nil
+        answeredRequestID = id
         prepareOutbound()
         let closes = machine.responseCloses(context)
         let hasBody = status.allowsBody
@@ -268,6 +275,8 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     func startStream(for id: UInt64, status: Status, headers: Headers) -> BodyWriter {
         loop.preconditionInEventLoop()
         guard let context = awaitingContext(for: id) else { return BodyWriter(closedOn: loop) }
+        abandonHandler = nil
+        answeredRequestID = id
         machine.streamStarted()
         guard let streaming = machine.streamingContext else { preconditionFailure("internal inconsistency") }
         let closes = machine.responseCloses(streaming)
@@ -291,6 +300,19 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         writability.isWritable = true
         scheduleFlush()
         return writer
+    }
+
+    /// Installs the handler for the client leaving before request `id` is answered; calls it at once if
+    /// the connection has already closed, and drops it if the request was already answered.
+    func setAbandonHandler(for id: UInt64, _ handler: @escaping () -> Void) {
+        loop.preconditionInEventLoop()
+        guard id == requestID else { return }  // a request this connection has moved past: answered
+        if machine.awaitingContext != nil {
+            abandonHandler = handler
+            updateInterest()
+        } else if machine.state == .closed, answeredRequestID != id {
+            handler()
+        }
     }
 
     private func awaitingContext(for id: UInt64) -> ConnectionStateMachine.RequestContext? {
@@ -453,7 +475,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         let desired = PollInterest(
             readable: machine.wantsToRead,
             writable: awaitsWritable,
-            peerHalfClose: machine.streamingContext != nil
+            peerHalfClose: machine.streamingContext != nil || abandonHandler != nil
         )
         guard desired != interest else { return }
         interest = desired
@@ -497,6 +519,10 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     /// Releases everything and closes the descriptor.
     private func tearDown() {
         context.remove(self)
+        if let abandoned = abandonHandler {
+            abandonHandler = nil
+            abandoned()
+        }
         requestHead = nil
         requestBody = []
         if let writer {

@@ -39,6 +39,17 @@ public struct Responder: Sendable {
         body.withUTF8 { respond(status: status, headers: headers, body: UnsafeRawBufferPointer($0)) }
     }
 
+    /// Calls `handler` on the loop if the client leaves before this request is answered, so a handler
+    /// that is still working (waiting on an outbound call, say) can cancel that work. Once the request is
+    /// answered the handler is dropped uncalled; if the client has already left, it is called at once.
+    /// One handler per request: a second call replaces the first.
+    ///
+    /// While a handler is set the connection watches for the peer's FIN, and, as for a streamed
+    /// response, a client that half-closes its side after sending the request counts as gone.
+    public func onAbandon(_ handler: @escaping () -> Void) {
+        connection.setAbandonHandler(for: requestID, handler)
+    }
+
     /// Starts a streamed response (chunked for HTTP/1.1; until-close for HTTP/1.0) and returns its writer.
     /// The head is sent with the first body bytes, or at the end of the loop turn.
     /// If the connection is already gone, the returned writer is closed (writes do nothing).

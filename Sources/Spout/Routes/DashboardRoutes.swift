@@ -42,6 +42,7 @@ enum DashboardRoutes {
                 }
             }
             joined.subscribe(subscriber)
+            context.cancelOnClientGone(subscriber)
         } catch {
             context.respond(problem: error)
         }

@@ -30,6 +30,7 @@ enum UpstreamReply {
             }
         }
         publisher.subscribe(subscriber)
+        context.cancelOnClientGone(subscriber)
     }
 
     /// The problem for an upstream failure; an upstream `404` becomes a `404` saying `notFound`.

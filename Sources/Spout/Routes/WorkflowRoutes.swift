@@ -46,6 +46,7 @@ enum WorkflowRoutes {
             }
         }
         events.filter { $0.event == Workflow.summaryEvent }.subscribe(subscriber)
+        context.cancelOnClientGone(subscriber)
     }
 
     private static func startStream<E: StreamEncoder>(

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Reactive
 
 /// One request on its way through a route: the request, its responder, the matched route and the
 /// helpers that answer it while keeping the log and metrics right.
@@ -26,6 +27,12 @@ public struct RequestContext: Sendable {
 
     /// The loop the request arrived on.
     public var loop: EventLoop { responder.loop }
+
+    /// Cancels `work` if the client leaves before the answer (see `Responder.onAbandon(_:)`); for
+    /// routes that wait on upstream calls before they answer. Call on the loop.
+    func cancelOnClientGone(_ work: any Cancellable) {
+        responder.onAbandon { work.cancel() }
+    }
 
     /// Answers with a complete body.
     public func respond(status: Status = .ok, headers: Headers = [:], body: [UInt8]) {

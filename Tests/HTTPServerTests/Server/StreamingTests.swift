@@ -208,3 +208,41 @@ import TestSupport
         try server.expectHealthy()
     }
 }
+
+/// `Responder.onAbandon`: a handler still working when its client leaves hears of it.
+@Suite struct AbandonTests {
+    @Test func aClientThatLeavesBeforeTheAnswerCallsTheAbandonHandler() throws {
+        let abandoned = TestSignal()
+        let received = TestSignal()
+        let server = try TestServer { _, responder in
+            responder.onAbandon { abandoned.signal() }
+            received.signal()  // and never answer
+        }
+        defer { server.stop() }
+        let client = try server.connect()
+        try client.sendGet("/slow")
+        #expect(received.wait())
+        client.close()
+        #expect(abandoned.wait(timeout: .seconds(5)))
+        try server.expectHealthy()
+    }
+
+    @Test func anAnsweredRequestDropsItsAbandonHandler() throws {
+        let calls = TestBox(0)
+        let server = try TestServer { _, responder in
+            responder.onAbandon { calls.update { $0 += 1 } }
+            responder.loop.execute {
+                responder.respond(body: "done")
+                responder.onAbandon { calls.update { $0 += 1 } }  // too late: dropped
+            }
+        }
+        defer { server.stop() }
+        let client = try server.connect()
+        try client.sendGet("/quick")
+        #expect(try client.readResponse().text == "done")
+        client.close()
+        // The connection's close is seen by a request that follows on a new connection.
+        try server.expectHealthy()
+        #expect(calls.value == 0)
+    }
+}

@@ -126,6 +126,23 @@ import TestSupport
         await server.stop()
     }
 
+    @Test func aJSONClientThatLeavesBeforeTheSummaryCancelsTheOutstandingUpstreamRequests() async throws {
+        let fixture = try UpstreamFixture { request in
+            request.path == "/users/1" ? .json(Self.user) : .hang
+        }
+        defer { fixture.stop() }
+        // Attempts may take 120 s: only cancellation can end the hanging requests within the waits below.
+        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 120)
+        let client = try LoopbackClient(port: server.port)
+        try client.sendGet("/workflow/1", headers: ["Accept: application/json"])
+        #expect(await fixture.waitUntil { $0.inFlight == 3 })
+        client.close()
+        #expect(await fixture.waitUntil(timeout: .seconds(10)) { $0.inFlight == 0 })
+        #expect(fixture.snapshot.total == 4)
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
     @Test func aClientThatLeavesMidWayCancelsTheOutstandingUpstreamRequests() async throws {
         let fixture = try UpstreamFixture { request in
             request.path == "/users/1" ? .json(Self.user) : .hang
