@@ -152,7 +152,7 @@ final class UpstreamFixture: Sendable {
     /// Re-checked on every request received and every request that ends.
     @discardableResult
     func waitUntil(
-        timeout: Duration = .seconds(10),
+        timeout: Duration = .seconds(60),
         _ condition: @escaping @Sendable (Snapshot) -> Bool
     ) async -> Bool {
         let ledger = self.ledger

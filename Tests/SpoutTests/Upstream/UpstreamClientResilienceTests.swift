@@ -12,12 +12,14 @@ import TestSupport
 @Suite struct UpstreamClientResilienceTests {
     static let post = #"{"userId":1,"id":1,"title":"t","body":"b"}"#
 
-    /// Tiny backoff so the suite stays fast; timeouts long by default (a loaded machine must not
-    /// turn a quick answer into a timeout), short where a test is about them.
+    /// Tiny backoff so the suite stays fast; timeouts far beyond any test's run by default, short only
+    /// where a test is about them. Under the full suite on two cores an async test can wait tens of
+    /// seconds for a thread (blocking tests hold the cooperative pool), and a gate it must open or a
+    /// virtual clock it must advance would otherwise lose the race against a real attempt timeout.
     static func configuration(
         attempts: Int = 3,
-        attemptTimeout: Double = 30,
-        deadline: Double = 60,
+        attemptTimeout: Double = 600,
+        deadline: Double = 1_200,
         ttl: Double = 30,
         maxDelayMilliseconds: Int = 5
     ) -> SpoutConfiguration.Upstream {
@@ -310,13 +312,15 @@ import TestSupport
     }
 }
 
-/// Waits until `condition` holds, checking between yields, for at most `timeout`.
-func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+/// Waits until `condition` holds, for at most `timeout`; for states that signal nothing. It checks
+/// every 2 ms, suspended in between: a loop of `Task.yield()` would keep the cooperative pool's few
+/// threads (two on CI) busy and starve the very tasks it waits for.
+func waitUntil(timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: timeout)
     while !condition() {
         if clock.now >= deadline { return false }
-        await Task.yield()
+        try? await Task.sleep(for: .milliseconds(2))
     }
     return true
 }
