@@ -64,6 +64,9 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         var lowWatermark = 0
         /// Bytes of the current stream the kernel has taken; see ``Connection/provenReaderBytes``.
         var bytesTaken = 0
+        /// The storage the outbound buffer gets in one go once the reader has shown it reads (a full batch
+        /// at the current cap plus slack for the value that crosses it); 0 before that.
+        var reservedBytes = 0
     }
 
     /// Until the kernel has taken this much of a stream, its high watermark stays at or below
@@ -72,7 +75,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     /// prove the reader is really consuming; a stalled reader thus never gets full-size batches.
     static let provenReaderBytes = 8 * 1024 * 1024
     /// The high watermark cap before ``provenReaderBytes``.
-    static let unprovenHighWatermarkBytes = 32 * 1024
+    static let unprovenHighWatermarkBytes = 16 * 1024
 
     init(fd: Int32, context: LoopContext) {
         self.fd = fd
@@ -335,6 +338,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     func appendBody<R>(chunked isChunked: Bool, _ body: (inout OutboundBuffer) throws -> R) rethrows -> R {
         prepareOutbound()
         if outbound.isEmpty { markOutputPending() }
+        if outbound.storageCapacity < writability.reservedBytes { outbound.reserveCapacity(writability.reservedBytes) }
         if isChunked { chunked.openChunkIfNeeded(in: &outbound) }
         let result = try body(&outbound)
         if outbound.count >= writability.highWatermark {
@@ -451,12 +455,15 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         if configuration.adaptsHighWatermarkToReader {
             if starting {
                 writability.bytesTaken = 0
+                writability.reservedBytes = 0
                 high = minimum
             } else if outbound.isEmpty, Socket.unsentByteCount(fd) == 0 {
                 let cap =
                     writability.bytesTaken >= Connection.provenReaderBytes
                     ? maximum : min(maximum, max(minimum, Connection.unprovenHighWatermarkBytes))
                 high = min(cap, max(minimum, writability.highWatermark.multipliedReportingOverflow(by: 2).partialValue))
+                // The reader keeps up: size the buffer for the cap at once rather than doubling towards it.
+                writability.reservedBytes = cap &+ cap / 4
             } else {
                 high = minimum
             }

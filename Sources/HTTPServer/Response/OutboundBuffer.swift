@@ -185,6 +185,13 @@ public struct OutboundBuffer: ~Copyable {
         return replaced
     }
 
+    /// Makes the storage hold at least `capacity` bytes in one allocation, so that filling it to there
+    /// needs no chain of doublings (each of which leaves the last allocation behind, touched, in the heap).
+    package mutating func reserveCapacity(_ capacity: Int) {
+        guard capacity > self.capacity else { return }
+        grow(capacity &- count)
+    }
+
     // MARK: Storage
 
     /// Makes room for `extra` bytes after `writeIndex`, compacting or growing as needed.

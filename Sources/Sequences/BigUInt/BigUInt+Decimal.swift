@@ -69,6 +69,22 @@ extension BigUInt {
         }
     }
 
+    /// The number of decimal digits of `value`, 1 for zero.
+    public static func decimalDigitCount(_ value: UInt64) -> Int {
+        decimalDigitCount(of: value)
+    }
+
+    /// Writes `value` in decimal at `destination` (at most 20 bytes), with no terminator.
+    ///
+    /// For formatting machine words (indices) beside big values without making a ``BigUInt``.
+    /// - Returns: The number of digits written.
+    @discardableResult
+    public static func writeDecimal(_ value: UInt64, to destination: UnsafeMutableRawPointer) -> Int {
+        let count = decimalDigitCount(of: value)
+        writeDigits(of: value, count: count, to: destination)
+        return count
+    }
+
     // MARK: Digit helpers
 
     /// The number of decimal digits of a machine word, 1 for zero.

@@ -93,6 +93,20 @@ struct TermCursor {
         self.lastIndex = lastIndex
     }
 
+    /// Skips to the start now rather than on the first demand, asking `isCancelled` between chunks.
+    ///
+    /// - Returns: `false` if `isCancelled` said so (the cursor is then partway and must not be used);
+    ///   `true` once the start is reached, or the sequence ran out on the way (the first delivery then ends).
+    mutating func reachStart(isCancelled: () -> Bool) -> Bool {
+        while pendingSkip > 0 {
+            if isCancelled() { return false }
+            let chunk = min(pendingSkip, generator.skipChunk)
+            guard generator.skip(chunk) else { return true }
+            pendingSkip -= chunk
+        }
+        return true
+    }
+
     /// Delivers up to `demand` elements (plus whatever `receive(_:)` asks for on the way) to `downstream`.
     ///
     /// The hot loop: per element it reads the cancelled flag (a relaxed atomic load), produces the value and
@@ -104,11 +118,14 @@ struct TermCursor {
         cancelled: borrowing Atomic<Bool>,
         probe: SequenceProbe?
     ) -> DeliveryOutcome where Downstream.Input == Term, Downstream.Failure == Never {
-        while pendingSkip > 0 {
-            if cancelled.load(ordering: .relaxed) { return .cancelled }
-            let chunk = min(pendingSkip, generator.skipChunk)
-            guard generator.skip(chunk) else { return .ended }
-            pendingSkip -= chunk
+        if pendingSkip > 0 {
+            while pendingSkip > 0 {
+                if cancelled.load(ordering: .relaxed) { return .cancelled }
+                let chunk = min(pendingSkip, generator.skipChunk)
+                guard generator.skip(chunk) else { return .ended }
+                pendingSkip -= chunk
+            }
+            if let probe { probe.recordStartReached() }
         }
         // `budget` is meaningless while `unlimited`.
         var unlimited = demand.max == nil

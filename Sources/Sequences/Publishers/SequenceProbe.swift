@@ -18,6 +18,7 @@ public final class SequenceProbe: Sendable {
     private let requestedDemand = Atomic<UInt>(0)
     private let cancelledFlag = Atomic<Bool>(false)
     private let finishedFlag = Atomic<Bool>(false)
+    private let startReachedFlag = Atomic<Bool>(false)
 
     private static let unlimitedDemand = UInt.max
 
@@ -45,6 +46,16 @@ public final class SequenceProbe: Sendable {
     /// Whether the producer sent `.finished` (to any subscription made with this probe).
     public var isFinished: Bool {
         finishedFlag.load(ordering: .acquiring)
+    }
+
+    /// Whether the work of reaching `start` (skipping the elements before it) was completed, by a
+    /// subscription's first delivery or by ``SequencePublisher/reachingStart(isCancelled:)``.
+    public var isStartReached: Bool {
+        startReachedFlag.load(ordering: .acquiring)
+    }
+
+    func recordStartReached() {
+        startReachedFlag.store(true, ordering: .releasing)
     }
 
     func recordProduced() {

@@ -33,6 +33,10 @@ public struct SequencePublisher: Publisher, Sendable {
     /// Counters that every subscription made from this publisher reports to, if any.
     public let probe: SequenceProbe?
 
+    /// A cursor that has already reached `start` (see ``reachingStart(isCancelled:)``); each subscription
+    /// starts from a copy of it instead of doing that work again.
+    private let preparedCursor: TermCursor?
+
     /// Creates a publisher of `kind`, from index `start`, for `count` elements.
     ///
     /// Any non-negative values are accepted: a `start` past ``SequenceKind/maxStart`` only makes the
@@ -56,6 +60,47 @@ public struct SequencePublisher: Publisher, Sendable {
         self.start = start
         self.count = count
         self.probe = probe
+        self.preparedCursor = nil
+    }
+
+    private init(_ publisher: SequencePublisher, preparedCursor: TermCursor) {
+        kind = publisher.kind
+        start = publisher.start
+        count = publisher.count
+        probe = publisher.probe
+        self.preparedCursor = preparedCursor
+    }
+
+    /// The `start` beyond which ``startIsCostly`` says reaching it is worth moving off a latency-sensitive
+    /// thread: below it every kind gets there in well under a millisecond.
+    public static let costlyStartThreshold = 1_024
+
+    /// Whether reaching `start` takes real work (more than about a millisecond of one core; up to a
+    /// quarter of a second at ``SequenceKind/maxStart``), so that a server should do it on a worker
+    /// thread, with ``reachingStart(isCancelled:)``, rather than on an event loop. Naturals never do.
+    public var startIsCostly: Bool {
+        guard preparedCursor == nil, lastIndex != nil else { return false }
+        return kind != .naturals && start > Self.costlyStartThreshold
+    }
+
+    /// Does the work of reaching `start` now, on the calling thread, and returns a publisher whose
+    /// subscriptions begin delivering at `start` at once (the same elements as this one).
+    ///
+    /// The work is done in chunks; `isCancelled` is asked between them (every few hundred microseconds
+    /// at most), and when it answers `true` the work stops and the result is `nil`: the probe, if any,
+    /// then records a cancel, as it does for a subscription cancelled before its first element.
+    ///
+    /// - Complexity: that of reaching `start` (see ``SequenceKind/maxStart``); O(1) when there is
+    ///   nothing to reach.
+    public func reachingStart(isCancelled: () -> Bool) -> SequencePublisher? {
+        guard preparedCursor == nil, let lastIndex else { return self }
+        var cursor = TermCursor(kind: kind, start: start, lastIndex: lastIndex)
+        guard cursor.reachStart(isCancelled: isCancelled) else {
+            probe?.recordCancelled()
+            return nil
+        }
+        probe?.recordStartReached()
+        return SequencePublisher(self, preparedCursor: cursor)
     }
 
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Term, S.Failure == Never {
@@ -68,7 +113,7 @@ public struct SequencePublisher: Publisher, Sendable {
         let subscription = SequenceSubscription(
             kind: kind,
             downstream: subscriber,
-            cursor: TermCursor(kind: kind, start: start, lastIndex: lastIndex),
+            cursor: preparedCursor ?? TermCursor(kind: kind, start: start, lastIndex: lastIndex),
             probe: probe
         )
         subscriber.receive(subscription: subscription)

@@ -23,9 +23,11 @@ public struct StreamSummary: Sendable, Equatable {
 /// subscription, and with it everything upstream.
 ///
 /// Values may arrive on any thread. Those that arrive on the loop, inside the bridge's own
-/// `request`, are written at once (the fast path for synchronous producers such as the sequences);
-/// all others hop onto the loop in order, and once one has hopped, later ones follow it so that
-/// order is kept.
+/// `request`, are written at once (the fast path for synchronous producers such as the sequences):
+/// each request runs inside one append session on the outbound buffer, so a window of values costs
+/// one buffer hand-over and one flush check, not one per value. All other values hop onto the loop in
+/// order, and once one has hopped, later ones follow it so that order is kept. A producer that keeps
+/// up with a fast reader yields the loop after ``bytesPerTurn`` so other connections are served.
 ///
 /// **Ownership:** retained by the upstream subscription (as its subscriber) and by the writer's
 /// callbacks until the stream ends; it then drops both.
@@ -35,14 +37,14 @@ public struct StreamSummary: Sendable, Equatable {
 final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, HeartbeatParticipant,
     CustomStringConvertible, @unchecked Sendable
 {
-    // @unchecked Sendable: `machine`, `summary` and `heartbeat` are confined to `loop`; `hops` and
+    // @unchecked Sendable: `state` (and what it points to) is confined to `loop`; `hops` and
     // `requestingThread` are atomics read from any thread.
     typealias Input = Encoder.Element
 
     /// Limits on the demand windows.
     struct Window: Sendable {
         /// The most values requested at once.
-        var maximum = 4096
+        var maximum = 8192
         /// The guess of bytes per value before any was written.
         var initialBytesPerValue = 32
     }
@@ -50,15 +52,38 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
     private let writer: BodyWriter  // Immutable.
     private let loop: EventLoop  // Immutable.
     private let encoder: Encoder  // Immutable.
+    /// `encoder.append`, made in `init`, where the encoder's type is known: the per-value call from a
+    /// producer compiled without knowing it (another module's generic code) then lands in specialized
+    /// code instead of going through witness tables. // Immutable.
+    private let appendValue: (Input, UnsafeMutablePointer<OutboundBuffer>) -> Void
     private let window: Window  // Immutable.
     private let failureProblem: @Sendable (Failure) -> Problem  // Immutable.
     private let heartbeats: HeartbeatTicker?  // Immutable.
     private var onEnd: ((StreamSummary) -> Void)?  // Loop-confined.
-    private var machine = DemandBridgeStateMachine()  // Loop-confined.
-    private var events = 0  // Loop-confined.
-    private var bytes = 0  // Loop-confined.
-    private var eventsAtLastHeartbeatCheck = 0  // Loop-confined.
-    private var idleTicks = 0  // Loop-confined.
+    /// The per-value state, in heap storage of its own: reached through a pointer, it costs no dynamic
+    /// exclusivity check per access (a class's stored `var`s do). // Loop-confined.
+    private let state: UnsafeMutablePointer<State>
+
+    /// What the bridge tracks per value and per window.
+    private struct State {
+        var machine = DemandBridgeStateMachine()
+        var events = 0
+        var bytes = 0
+        var eventsAtLastHeartbeatCheck = 0
+        var idleTicks = 0
+        /// The outbound buffer lent for the current request's append session, while one is open.
+        var session: UnsafeMutablePointer<OutboundBuffer>?
+        /// Values written in the current session.
+        var sessionValues = 0
+        /// Whether the stream ended inside the session: the response is finished once it closes.
+        var finishAfterSession = false
+        /// Whether a continuation is queued after the bridge yielded the loop.
+        var resumeQueued = false
+    }
+
+    /// Bytes a synchronous producer may write in one go before the bridge yields the loop to the other
+    /// connections on it (the rest follows in a later turn).
+    static var bytesPerTurn: Int { 1024 * 1024 }
 
     /// Deliveries and completions waiting in the loop's queue; while any wait, new ones queue too.
     private let hops = Atomic<Int>(0)
@@ -83,16 +108,24 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         self.writer = writer
         self.loop = writer.loop
         self.encoder = encoder
+        self.appendValue = { value, buffer in encoder.append(value, to: &buffer.pointee) }
         self.window = window
         self.failureProblem = failureProblem
         self.heartbeats = heartbeats
         self.onEnd = onEnd
+        state = .allocate(capacity: 1)
+        state.initialize(to: State())
         // Strong on purpose: the writer drops its callbacks when the stream ends, which breaks the cycle.
         writer.onWritable = { self.writerBecameWritable() }
         writer.onClose = { self.writerClosed() }
         writer.onShutdown = { self.shutdownRequested() }
         write { encoder.appendPrologue(to: &$0) }
         heartbeats?.add(self)
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     var description: String { "DemandBridge" }
@@ -127,8 +160,14 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
 
     func receive(_ input: Input) -> Subscribers.Demand {
         if isInsideOwnRequest && hops.load(ordering: .relaxed) == 0 {
-            // Inside our own request: the next window goes back as this call's demand, not a nested request.
-            if case .request(_, let window) = written(input) { return .max(window) }
+            // Inside our own request, on the loop: straight into the lent buffer. The next window is
+            // requested when the request returns, not as this call's demand.
+            if let session = state.pointee.session {
+                appendValue(input, session)
+                state.pointee.sessionValues &+= 1
+            } else {
+                perform(written(input))
+            }
             return .none
         }
         hop { bridge in
@@ -150,54 +189,55 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
     /// The values to ask for now: as many as fit below the high watermark at the average size so far.
     private var nextWindow: Int {
         guard writer.isWritable else { return 0 }
-        let perValue = events > 0 ? max(1, bytes / events) : window.initialBytesPerValue
+        let events = state.pointee.events
+        let perValue = events > 0 ? max(1, state.pointee.bytes / events) : window.initialBytesPerValue
         return min(window.maximum, max(1, writer.writableBytes / perValue))
     }
 
     private func subscribed(_ subscription: any Subscription) {
-        perform(machine.subscribed(subscription, window: nextWindow))
+        perform(state.pointee.machine.subscribed(subscription, window: nextWindow))
     }
 
-    /// Writes one value; returns `.request` when the next window is due.
-    @inline(__always)
+    /// Writes one value that arrived outside a session; returns `.request` when the next window is due.
     private func written(_ input: Input) -> DemandBridgeStateMachine.Action {
-        guard machine.acceptsValues else { return .none }
+        guard state.pointee.machine.acceptsValues else { return .none }
         write { encoder.append(input, to: &$0) }
-        events &+= 1
-        return machine.valueWritten(nextWindow: nextWindow)
+        state.pointee.events &+= 1
+        return state.pointee.machine.valuesWritten(1) { nextWindow }
     }
 
     private func completed(_ completion: Subscribers.Completion<Failure>) {
         switch completion {
-        case .finished: perform(machine.finished())
-        case .failure(let error): perform(machine.failed(failureProblem(error)))
+        case .finished: perform(state.pointee.machine.finished())
+        case .failure(let error): perform(state.pointee.machine.failed(failureProblem(error)))
         }
     }
 
     private func writerBecameWritable() {
-        perform(machine.becameWritable(window: nextWindow))
+        perform(state.pointee.machine.becameWritable(window: nextWindow))
     }
 
     private func writerClosed() {
-        perform(machine.clientGone())
+        perform(state.pointee.machine.clientGone())
         finish()
     }
 
     private func shutdownRequested() {
-        perform(machine.shutdownRequested())
+        perform(state.pointee.machine.shutdownRequested())
     }
 
     /// Called by the loop's heartbeat ticker; writes a heartbeat after `ticksPerHeartbeat` idle ticks.
     func heartbeatTick(ticksPerHeartbeat: Int) {
-        guard !machine.hasEnded else { return }
-        if events != eventsAtLastHeartbeatCheck {
-            eventsAtLastHeartbeatCheck = events
-            idleTicks = 0
+        guard !state.pointee.machine.hasEnded else { return }
+        let events = state.pointee.events
+        if events != state.pointee.eventsAtLastHeartbeatCheck {
+            state.pointee.eventsAtLastHeartbeatCheck = events
+            state.pointee.idleTicks = 0
             return
         }
-        idleTicks += 1
-        if idleTicks >= ticksPerHeartbeat {
-            idleTicks = 0
+        state.pointee.idleTicks += 1
+        if state.pointee.idleTicks >= ticksPerHeartbeat {
+            state.pointee.idleTicks = 0
             write { encoder.appendHeartbeat(to: &$0) }
         }
     }
@@ -220,28 +260,90 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         }
     }
 
-    /// Requests `count` values, marking this thread so that values delivered inside take the fast path.
+    /// Requests `count` values, and goes on requesting window after window while a synchronous producer
+    /// fills them and the writer stays writable, up to ``bytesPerTurn``; then yields the loop.
+    ///
+    /// Each request runs in an append session: the thread is marked so that values delivered inside take
+    /// the fast path, and the outbound buffer is lent for the duration, so those values are written with
+    /// no per-value call into the writer. Nothing inside may touch the writer: an end that arrives
+    /// inside is written into the session and the response finished after it.
     private func request(_ count: Int, from subscription: any Subscription) {
-        let thread = UInt(bitPattern: Int(bitPattern: pthread_self()))
-        let previous = requestingThread.exchange(thread, ordering: .relaxed)
-        subscription.request(.max(count))
-        requestingThread.store(previous, ordering: .relaxed)
-    }
-
-    private func write(_ body: (inout OutboundBuffer) -> Void) {
-        writer.withAppendBuffer { buffer in
-            let before = buffer.count
-            body(&buffer)
-            bytes &+= buffer.count &- before
+        guard state.pointee.session == nil else {
+            // Re-entered from inside a session (the producer asked for more on our behalf): plain request.
+            subscription.request(.max(count))
+            return
+        }
+        var count = count
+        var written = 0
+        while true {
+            let thread = UInt(bitPattern: Int(bitPattern: pthread_self()))
+            let previous = requestingThread.exchange(thread, ordering: .relaxed)
+            var sessionBytes = 0
+            state.pointee.sessionValues = 0
+            writer.withAppendBuffer { buffer in
+                let before = buffer.count
+                withUnsafeMutablePointer(to: &buffer) { lent in
+                    state.pointee.session = lent
+                    subscription.request(.max(count))
+                    state.pointee.session = nil
+                }
+                sessionBytes = buffer.count &- before
+            }
+            requestingThread.store(previous, ordering: .relaxed)
+            let values = state.pointee.sessionValues
+            state.pointee.sessionValues = 0
+            state.pointee.bytes &+= sessionBytes
+            state.pointee.events &+= values
+            written &+= sessionBytes
+            if state.pointee.finishAfterSession {
+                state.pointee.finishAfterSession = false
+                finish()
+                return
+            }
+            guard values > 0 else { return }  // an asynchronous producer: its values hop in later
+            let action = state.pointee.machine.valuesWritten(values) { written < Self.bytesPerTurn ? nextWindow : 0 }
+            guard case .request(_, let next) = action else {
+                if written >= Self.bytesPerTurn { yieldLoop() }
+                return
+            }
+            count = next
         }
     }
 
-    /// Reports the summary once, then ends the response if it is still open.
+    /// Lets the loop serve its other connections, then asks for the next window if it is still due.
+    private func yieldLoop() {
+        guard !state.pointee.resumeQueued else { return }
+        state.pointee.resumeQueued = true
+        loop.execute { [self] in
+            state.pointee.resumeQueued = false
+            perform(state.pointee.machine.becameWritable(window: nextWindow))
+        }
+    }
+
+    private func write(_ body: (inout OutboundBuffer) -> Void) {
+        if let session = state.pointee.session {
+            // Inside a session the buffer is lent to us already; the session counts the bytes.
+            body(&session.pointee)
+            return
+        }
+        writer.withAppendBuffer { buffer in
+            let before = buffer.count
+            body(&buffer)
+            state.pointee.bytes &+= buffer.count &- before
+        }
+    }
+
+    /// Reports the summary once, then ends the response if it is still open (after the session, if the
+    /// end came inside one).
     private func finish() {
-        if let onEnd, let reason = machine.endReason {
+        if state.pointee.session != nil {
+            state.pointee.finishAfterSession = true
+            return
+        }
+        if let onEnd, let reason = state.pointee.machine.endReason {
             self.onEnd = nil
             heartbeats?.remove(self)
-            onEnd(StreamSummary(events: events, bytes: bytes, end: reason))
+            onEnd(StreamSummary(events: state.pointee.events, bytes: state.pointee.bytes, end: reason))
         }
         writer.finish()
     }

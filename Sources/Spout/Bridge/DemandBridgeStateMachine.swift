@@ -61,15 +61,18 @@ struct DemandBridgeStateMachine {
         }
     }
 
-    /// A value arrived and was written. When that used up the outstanding window and the writer can
-    /// take `window` more (`window > 0`), the next window is due: `.request`.
-    mutating func valueWritten(nextWindow window: Int) -> Action {
+    /// `count` values arrived and were written. When that used up the outstanding window and the writer
+    /// can take `nextWindow()` more (asked only then; 0 when it cannot), the next window is due: `.request`.
+    mutating func valuesWritten(_ count: Int, nextWindow: () -> Int) -> Action {
         guard case .streaming(let subscription, let outstanding) = state else { return .none }
         // A publisher that over-delivers is tolerated: the count never goes below zero.
-        let remaining = max(outstanding - 1, 0)
-        if remaining == 0 && window > 0 {
-            state = .streaming(subscription, outstanding: window)
-            return .request(subscription, window: window)
+        let remaining = max(outstanding &- count, 0)
+        if remaining == 0 {
+            let window = nextWindow()
+            if window > 0 {
+                state = .streaming(subscription, outstanding: window)
+                return .request(subscription, window: window)
+            }
         }
         state = .streaming(subscription, outstanding: remaining)
         return .none

@@ -66,11 +66,21 @@ public struct SSETermEncoder: StreamEncoder {
     @inline(__always)
     public func append(_ term: Term, to buffer: inout OutboundBuffer) {
         // The value is a decimal number, so it can never contain a line break: no splitting needed.
-        buffer.append(literal: "id: ")
-        buffer.appendDecimal(term.index)
-        buffer.append(literal: "\ndata: ")
-        buffer.appendDecimal(term.value)
-        buffer.append(literal: "\n\n")
+        // One reservation per event, then plain stores: "id: " index "\ndata: " value "\n\n".
+        let valueDigits = term.value.decimalDigitCount
+        _ = buffer.withUnsafeWritableBytes(minimumCapacity: valueDigits &+ 33) { space in
+            let start = space.baseAddress!
+            start.storeBytes(of: 0x203A_6469, as: UInt32.self)  // "id: "
+            var offset = 4 &+ BigUInt.writeDecimal(UInt64(truncatingIfNeeded: term.index), to: start + 4)
+            (start + offset).storeBytes(of: 0x3A61_7461_640A, as: UInt64.self)  // "\ndata:" + 2 bytes overwritten
+            (start + (offset &+ 6)).storeBytes(of: 0x20, as: UInt8.self)  // " "
+            offset &+= 7
+            offset &+= term.value.writeDecimal(
+                into: UnsafeMutableRawBufferPointer(start: start + offset, count: space.count &- offset)
+            )
+            (start + offset).storeBytes(of: 0x0A0A, as: UInt16.self)  // "\n\n"
+            return offset &+ 2
+        }
     }
 
     public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
@@ -111,7 +121,9 @@ public struct NDJSONTermEncoder: StreamEncoder {
     @inline(__always)
     public func append(_ term: Term, to buffer: inout OutboundBuffer) {
         buffer.append(literal: "{\"index\":")
-        buffer.appendDecimal(term.index)
+        _ = buffer.withUnsafeWritableBytes(minimumCapacity: 20) { space in
+            BigUInt.writeDecimal(UInt64(truncatingIfNeeded: term.index), to: space.baseAddress!)
+        }
         buffer.append(literal: ",\"value\":\"")
         buffer.appendDecimal(term.value)
         buffer.append(literal: "\"}\n")

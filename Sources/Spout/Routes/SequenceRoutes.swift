@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Reactive
 import Sequences
+import Synchronization
 
 /// `GET /sequences` and `GET /sequences/{name}`: the sequences as SSE, NDJSON or JSON.
 enum SequenceRoutes {
@@ -30,7 +31,15 @@ enum SequenceRoutes {
         do throws(Problem) {
             let plan = try SequencePlan(context: context)
             switch plan.format {
-            case .json: respondJSON(plan, context)
+            case .json where plan.isCostly:
+                // Built on a worker; only the answer comes back to the loop.
+                let publisher = plan.publisher
+                SequencePreparation.queue.async {
+                    context.service.hooks.willReachStart?(plan.kind, plan.start)
+                    let bytes = jsonDocument(plan, publisher)
+                    context.loop.execute { context.respond(json: bytes) }
+                }
+            case .json: context.respond(json: jsonDocument(plan, plan.publisher))
             case .sse: startStream(plan, context, encoder: SSETermEncoder(retryMilliseconds: plan.retryMilliseconds))
             case .ndjson: startStream(plan, context, encoder: NDJSONTermEncoder())
             }
@@ -40,7 +49,7 @@ enum SequenceRoutes {
     }
 
     /// The whole bounded sequence in one JSON document, values as decimal strings.
-    private static func respondJSON(_ plan: SequencePlan, _ context: RequestContext) {
+    private static func jsonDocument(_ plan: SequencePlan, _ publisher: SequencePublisher) -> [UInt8] {
         var object = JSONObjectWriter()
         object.add("sequence", plan.kind.rawValue)
         object.add("start", plan.start)
@@ -59,9 +68,9 @@ enum SequenceRoutes {
             }
         )
         // The sequence publishers deliver synchronously within `subscribe` when asked for everything.
-        plan.publisher.subscribe(collector)
+        publisher.subscribe(collector)
         bytes.append(contentsOf: Array("]}".utf8))
-        context.respond(json: bytes)
+        return bytes
     }
 
     private static func startStream<E: StreamEncoder>(_ plan: SequencePlan, _ context: RequestContext, encoder: E)
@@ -82,18 +91,69 @@ enum SequenceRoutes {
             context.streamEnded(StreamSummary(events: 0, bytes: 0, end: .completed))
             return
         }
+        let publisher = plan.publisher
+        guard publisher.startIsCostly else {
+            let bridge = DemandBridge<E, Never>(
+                writer: writer,
+                encoder: encoder,
+                heartbeats: context.service.heartbeats(on: context.loop),
+                onEnd: { summary in context.streamEnded(summary) }
+            )
+            subscribe(bridge, to: publisher, plan)
+            return
+        }
+        // Reaching the start takes up to a quarter of a second: a worker does it while the loop serves its
+        // other connections. The head and prologue are out already and heartbeats tick meanwhile; a client
+        // that leaves ends the bridge, which stops the work at its next chunk.
+        let abandoned = SequencePreparation.Flag()
         let bridge = DemandBridge<E, Never>(
             writer: writer,
             encoder: encoder,
             heartbeats: context.service.heartbeats(on: context.loop),
-            onEnd: { summary in context.streamEnded(summary) }
+            onEnd: { summary in
+                abandoned.set()
+                context.streamEnded(summary)
+            }
         )
-        if let paced = plan.pacedPublisher {
+        let loop = context.loop
+        SequencePreparation.queue.async {
+            context.service.hooks.willReachStart?(plan.kind, plan.start)
+            guard let prepared = publisher.reachingStart(isCancelled: { abandoned.isSet }) else { return }
+            // Back on the loop before the bridge is touched; a bridge that ended meanwhile cancels it.
+            loop.execute { subscribe(bridge, to: prepared, plan) }
+        }
+    }
+
+    /// Subscribes the bridge, paced when the plan asks for it.
+    private static func subscribe<E: StreamEncoder>(
+        _ bridge: DemandBridge<E, Never>,
+        to publisher: SequencePublisher,
+        _ plan: SequencePlan
+    ) where E.Element == Term {
+        if let paced = plan.paced(publisher) {
             paced.subscribe(bridge)
         } else {
             // The concrete publisher, not an erased one, so its delivery loop is specialised for the bridge.
-            plan.publisher.subscribe(bridge)
+            publisher.subscribe(bridge)
         }
+    }
+}
+
+/// Where costly sequence work runs instead of an event loop: reaching a far `start`, and large JSON
+/// documents of big numbers.
+enum SequencePreparation {
+    /// Concurrent, so one slow preparation does not hold up another; Dispatch bounds its threads by the cores.
+    static let queue = DispatchQueue(label: "spout.sequences.prepare", qos: .utility, attributes: .concurrent)
+
+    /// Set on the loop when a stream ends, read by the worker preparing it.
+    ///
+    /// **Thread safety:** an atomic; safe from any thread.
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+
+        var isSet: Bool { value.load(ordering: .relaxed) }
+
+        func set() { value.store(true, ordering: .relaxed) }
     }
 }
 
@@ -166,5 +226,11 @@ struct SequencePlan {
     /// The sequence from `start`, `count` long.
     var publisher: SequencePublisher {
         SequencePublisher(kind: kind, start: start, count: count, probe: probe)
+    }
+
+    /// Whether answering takes enough work to do it off the loop: a costly start, or a JSON document of
+    /// more than a thousand big numbers (factorials up to 10,000! have 35,660 digits each).
+    var isCostly: Bool {
+        publisher.startIsCostly || (kind != .naturals && (count ?? 0) > SequencePublisher.costlyStartThreshold)
     }
 }

@@ -142,3 +142,39 @@ import Testing
         #expect(subscriber.subscription.map { "\($0)" } == kind.displayName)
     }
 }
+
+@Suite struct ReachingStartTests {
+    @Test func aPreparedPublisherDeliversTheSameElementsAtOnce() throws {
+        for kind in [SequenceKind.fibonacci, .primes, .factorial] {
+            let publisher = SequencePublisher(kind: kind, start: 2_000, count: 3)
+            #expect(publisher.startIsCostly)
+            let probe = SequenceProbe()
+            let prepared = try #require(
+                SequencePublisher(kind: kind, start: 2_000, count: 3, probe: probe).reachingStart { false }
+            )
+            #expect(probe.isStartReached)
+            #expect(!prepared.startIsCostly)
+            #expect(terms(of: prepared) == terms(of: publisher))
+            // Each subscription starts from its own copy of the prepared position.
+            #expect(terms(of: prepared) == terms(of: publisher))
+        }
+        #expect(!SequencePublisher(kind: .naturals, start: 1_000_000).startIsCostly)
+        #expect(!SequencePublisher(kind: .fibonacci, start: 1_024).startIsCostly)
+    }
+
+    @Test func aCancelledPreparationStopsBetweenChunksAndReportsTheCancel() {
+        let probe = SequenceProbe()
+        let asked = TestBox(0)
+        let prepared = SequencePublisher(kind: .fibonacci, start: 100_000, count: 1, probe: probe).reachingStart {
+            asked.update { count in
+                count += 1
+                return count > 2  // cancelled after two chunks
+            }
+        }
+        #expect(prepared == nil)
+        #expect(asked.value == 3)
+        #expect(probe.isCancelled)
+        #expect(!probe.isStartReached)
+        #expect(probe.produced == 0)
+    }
+}

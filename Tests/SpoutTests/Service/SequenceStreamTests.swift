@@ -111,4 +111,115 @@ import TestSupport
         #expect(server.isHealthy())
         await server.stop()
     }
+
+    /// A service with one event loop whose costly-start preparations wait at `gate` until the test opens it.
+    private func gatedService(_ gate: PreparationGate, log: MemoryLogSink? = nil) throws -> SpoutService {
+        var configuration = SpoutConfiguration()
+        configuration.port = 0
+        configuration.eventLoops = 1  // every connection shares the one loop
+        let probes = gate.probes
+        return try SpoutService.start(
+            configuration: configuration,
+            log: log,
+            hooks: ServiceHooks(
+                makeSequenceProbe: { _ in
+                    let probe = SequenceProbe()
+                    probes.update { $0.append(probe) }
+                    return probe
+                },
+                willReachStart: { _, _ in gate.hold() }
+            )
+        )
+    }
+
+    @Test func aCostlyStartIsReachedOffTheLoopWhileTheLoopServesOthers() async throws {
+        let gate = PreparationGate()
+        let service = try gatedService(gate)
+        defer { gate.open() }
+        let stream = try StreamClient(port: service.port, path: "/sequences/fibonacci?start=100000&count=1")
+        #expect(stream.status == 200)
+        try #require(gate.waitUntilHeld())
+        // The preparation is held on its worker. Were it on the loop, the loop would be held too and this
+        // request on the same (only) loop would time out.
+        let client = try LoopbackClient(port: service.port)
+        try client.sendGet("/health")
+        let health = try client.readResponse(timeout: .seconds(5))
+        #expect(health.status == 200)
+        client.close()
+        let probe = try #require(gate.probes.value.first)
+        #expect(!probe.isStartReached)
+        #expect(probe.produced == 0)
+        // So is a JSON document with a costly start: built on a worker, answered on the loop.
+        let json = try LoopbackClient(port: service.port)
+        try json.sendGet("/sequences/factorial?start=10000&count=1&format=json")
+        try #require(gate.waitUntilHeld())
+        let health2 = try LoopbackClient(port: service.port)
+        try health2.sendGet("/health")
+        #expect(try health2.readResponse(timeout: .seconds(5)).status == 200)
+        health2.close()
+
+        gate.open()
+        let event = try #require(try stream.nextEvents(1).first)
+        #expect(event.lastEventID == "100000")
+        #expect(event.data.count == 20_899)  // F(100000) has 20,899 digits
+        #expect(probe.isStartReached)
+        let document = try json.readResponse(timeout: .seconds(30))
+        #expect(document.status == 200)
+        #expect(document.text.hasPrefix(#"{"sequence":"factorial","start":10000,"count":1,"values":["28462596809170545189"#))
+        #expect(gate.heldTooLong.value == false)
+        stream.close()
+        json.close()
+        await service.shutdown()
+    }
+
+    @Test func aClientThatLeavesWhileItsStartIsReachedStopsThatWork() async throws {
+        let gate = PreparationGate()
+        let service = try gatedService(gate)
+        defer { gate.open() }
+        let stream = try StreamClient(port: service.port, path: "/sequences/factorial?start=10000")
+        try #require(gate.waitUntilHeld())
+        stream.close()
+        // The loop sees the reader leave and ends the stream while its preparation is still held.
+        #expect(eventually { service.metrics.streamsEnded.value(["client_gone"]) == 1 })
+        let probe = try #require(gate.probes.value.first)
+        gate.open()
+        #expect(eventually { probe.isCancelled })
+        #expect(!probe.isStartReached)
+        #expect(probe.produced == 0)
+        #expect(service.metrics.activeStreams.value == 0)
+        await service.shutdown()
+    }
+}
+
+/// Holds costly-start preparations (on their worker threads) until the test opens it.
+///
+/// **Thread safety:** safe from any thread.
+private final class PreparationGate: Sendable {
+    let probes = TestBox<[SequenceProbe]>([])
+    /// Set when a preparation gave up waiting: the test never opened the gate in time.
+    let heldTooLong = TestBox(false)
+    private let entered = TestSignal()
+    private let opened = TestBox(false)
+    private let release = TestSignal()
+
+    /// Called by the hook on the worker: waits (at most 20 s) until the gate is opened.
+    func hold() {
+        entered.signal()
+        if opened.value { return }
+        if !release.wait(timeout: .seconds(20)) { heldTooLong.update { $0 = true } }
+        release.signal()  // let the next held preparation through too
+    }
+
+    /// Waits until a preparation is held at the gate.
+    func waitUntilHeld() -> Bool {
+        entered.wait(timeout: .seconds(10))
+    }
+
+    func open() {
+        let first = opened.update { value -> Bool in
+            defer { value = true }
+            return !value
+        }
+        if first { release.signal() }
+    }
 }
