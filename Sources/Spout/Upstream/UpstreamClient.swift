@@ -96,6 +96,7 @@ public final class UpstreamClient: Sendable {
         self.cache = ResponseCache<Data, UpstreamError>(
             ttlSeconds: configuration.cacheTTLSeconds,
             maxEntries: configuration.cacheMaxEntries,
+            staleSeconds: configuration.cacheStaleSeconds,
             now: cacheClock,
             onLookup: onLookup
         )

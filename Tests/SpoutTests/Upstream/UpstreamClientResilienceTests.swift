@@ -254,6 +254,26 @@ import TestSupport
         #expect(metrics.upstreamCache.value(["miss"]) == 2)
     }
 
+    @Test func withStaleSecondsAnExpiredBodyIsServedWhileOneRefreshRuns() async throws {
+        let fixture = try UpstreamFixture { request in
+            .json(#"{"userId":1,"id":\#(request.attempt),"title":"t","body":"b"}"#)
+        }
+        defer { fixture.stop() }
+        let clock = VirtualTimeScheduler()
+        let metrics = SpoutMetrics()
+        var configuration = Self.configuration(ttl: 30)
+        configuration.cacheStaleSeconds = 60
+        let client = Self.client(fixture, configuration, metrics: metrics, clock: clock)
+        #expect(try await client.get(Post.self, "/posts/1").firstResult().get().id == 1)
+        clock.advance(by: .seconds(45))  // expired, within the stale window
+        #expect(try await client.get(Post.self, "/posts/1").firstResult().get().id == 1)
+        #expect(await fixture.waitUntil { $0.requests(to: "/posts/1") == 2 && $0.inFlight == 0 })
+        #expect(await waitUntil { client.cache.inFlightCount == 0 })
+        #expect(try await client.get(Post.self, "/posts/1").firstResult().get().id == 2)
+        #expect(metrics.upstreamCache.value(["stale"]) == 1)
+        #expect(metrics.upstreamCache.value(["hit"]) == 1)
+    }
+
     @Test func hundredConcurrentMissesMakeOneUpstreamRequest() async throws {
         let fixture = try UpstreamFixture { _ in .json(Self.post) }
         defer { fixture.stop() }
