@@ -1,6 +1,7 @@
 /// What a ``SubjectConduit`` tells the subject that created it.
 ///
 /// **Thread safety:** implementations are safe to call from any thread.
+@usableFromInline
 internal protocol SubjectConduitOwner: AnyObject {
     /// A conduit received its first demand: the subject may now ask its upstreams for values.
     func conduitDidRequestDemand()
@@ -15,6 +16,7 @@ internal protocol SubjectConduitOwner: AnyObject {
 /// **Ownership:** retained by its subject (until completion or cancel) and by its subscriber.
 ///
 /// **Thread safety:** safe to call from any thread; subclasses serialize deliveries.
+@usableFromInline
 internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
     // @unchecked Sendable: no state here; the subclass guards its state with its lock.
 
@@ -23,11 +25,13 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
     /// A closure set by the subclass's `init` rather than an overridden method: `init` is called
     /// with concrete types, so the closure's body is specialized, and the per-value path runs no
     /// unspecialized generic code. Set once, before the conduit is shared.
-    internal final var offer: (Output) -> Void = { _ in }
+    @usableFromInline internal final var offer: (Output) -> Void = { _ in }
 
+    @inlinable
     internal init() {}
 
     /// Delivers the completion after any values already accepted.
+    @inlinable
     internal func finish(_ completion: Subscribers.Completion<Failure>) {
         internalInconsistency("abstract SubjectConduitBase.finish called")
     }
@@ -44,29 +48,31 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
 /// It retains the subscriber and the subject until then, and releases both after.
 ///
 /// **Thread safety:** safe to call from any thread.
+@usableFromInline
 internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<Downstream.Input, Downstream.Failure>,
     Subscription, CustomStringConvertible, CustomReflectable, @unchecked Sendable
 {
     // @unchecked Sendable: `machine` is only touched inside `lock`; `name` is immutable.
-    internal typealias Output = Downstream.Input
-    internal typealias Failure = Downstream.Failure
+    @usableFromInline internal typealias Output = Downstream.Input
+    @usableFromInline internal typealias Failure = Downstream.Failure
 
-    private let lock = Lock()
+    @usableFromInline let lock = Lock()
     /// Heap storage rather than a stored `var`, so that each access under the lock skips Swift's
     /// dynamic exclusivity check (the lock already makes access exclusive). Freed in `deinit`.
-    private let machine: UnsafeMutablePointer<SubjectConduitStateMachine<Downstream>>  // Guarded by lock.
-    private let name: String
+    @usableFromInline let machine: UnsafeMutablePointer<SubjectConduitStateMachine<Downstream>>  // Guarded by lock.
+    @usableFromInline let name: String
     /// The subscriber. Not guarded by the lock but by the delivery right the state machine hands
     /// out: only the delivering thread reads it, and it is cleared by whoever ends the conduit
     /// when nobody is delivering (or by the delivering thread, once it sees the end). Heap storage,
     /// so that reading it neither retains it nor runs an exclusivity check. Freed in `deinit`.
-    private let slot: UnsafeMutablePointer<Downstream?>
+    @usableFromInline let slot: UnsafeMutablePointer<Downstream?>
     /// `request(_:)` forwards here, for the same reason as ``SubjectConduitBase/offer``.
-    private var requestThunk: (Subscribers.Demand) -> Void = { _ in }
+    @usableFromInline var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
     /// - Parameters:
     ///   - latest: For a current-value subject, the value to deliver on the first demand; `nil` otherwise.
     ///   - keepsLatest: Whether a value offered without demand is kept (newest only) for the next demand.
+    @inlinable
     internal init(
         downstream: Downstream,
         owner: any SubjectConduitOwner,
@@ -97,35 +103,42 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         slot.deallocate()
     }
 
+    @inlinable
     internal var description: String { name }
 
+    @inlinable
     internal var customMirror: Mirror { Mirror(self, children: []) }
 
     /// Hands this conduit to the subscriber, then delivers what arrived meanwhile.
     ///
     /// The conduit starts in `.delivering`, owned by the subscribing thread, so that nothing
     /// reaches the subscriber before `receive(subscription:)` returns.
+    @inlinable
     internal func start() {
         downstream.receive(subscription: self)
         drain(extraDemand: .none)
     }
 
-    private func offerSpecialized(_ value: Output) {
+    @inlinable
+    func offerSpecialized(_ value: Output) {
         guard let value = lock.withLock({ machine.pointee.valueOffered(value) }) else { return }
         drain(extraDemand: downstream.receive(value))
     }
 
+    @inlinable
     override internal func finish(_ completion: Subscribers.Completion<Failure>) {
         guard lock.withLock({ machine.pointee.completionOffered(completion) }) else { return }
         downstream.receive(completion: completion)
         releaseDownstream()
     }
 
+    @inlinable
     internal func request(_ demand: Subscribers.Demand) {
         requestThunk(demand)
     }
 
-    private func requestSpecialized(_ demand: Subscribers.Demand) {
+    @inlinable
+    func requestSpecialized(_ demand: Subscribers.Demand) {
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
@@ -136,6 +149,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         }
     }
 
+    @inlinable
     internal func cancel() {
         let action = lock.withLock { machine.pointee.cancelled() }
         if action.releaseDownstream {
@@ -146,17 +160,20 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
 
     /// The subscriber, borrowed in place. Only the thread the state machine made the deliverer
     /// (or the one that moved it from `.idle` to `.terminal`) calls this.
-    private var downstream: Downstream {
+    @inlinable
+    var downstream: Downstream {
         slot.pointee.unsafelyUnwrapped
     }
 
     /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstream``.
-    private func releaseDownstream() {
+    @inlinable
+    func releaseDownstream() {
         slot.pointee = nil
     }
 
     /// Runs on the delivering thread after each call into the subscriber, until nothing is left.
-    private func drain(extraDemand: Subscribers.Demand) {
+    @inlinable
+    func drain(extraDemand: Subscribers.Demand) {
         var extra = extraDemand
         while true {
             switch lock.withLock({ machine.pointee.deliveryReturned(extraDemand: extra) }) {
@@ -177,11 +194,13 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
 /// The demand and delivery state of one ``SubjectConduit``.
 ///
 /// **Thread safety:** value type; its owner keeps it behind a lock.
+@usableFromInline
 internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
-    internal typealias Output = Downstream.Input
-    internal typealias Failure = Downstream.Failure
+    @usableFromInline internal typealias Output = Downstream.Input
+    @usableFromInline internal typealias Failure = Downstream.Failure
 
     /// Who may call into the subscriber.
+    @usableFromInline
     internal enum Phase {
         /// Nobody is delivering; the next thread with something to deliver becomes the deliverer.
         /// Next: `.delivering`, `.terminal`.
@@ -193,6 +212,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         case terminal
     }
 
+    @usableFromInline
     internal enum DrainAction {
         /// Stop delivering; `release`: the conduit ended meanwhile, so drop the subscriber.
         case stop(release: Bool)
@@ -201,21 +221,22 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         case complete(Subscribers.Completion<Failure>)
     }
 
-    private var phase: Phase = .delivering
+    @usableFromInline var phase: Phase = .delivering
     /// Released when the phase becomes `.terminal`.
-    private var owner: (any SubjectConduitOwner)?
+    @usableFromInline var owner: (any SubjectConduitOwner)?
     /// Demand not yet used; values in `pending` are already counted against it.
-    private var demand: Subscribers.Demand = .none
+    @usableFromInline var demand: Subscribers.Demand = .none
     /// Values accepted while `.delivering`, in order. Empty in the other phases.
-    private var pending = SubjectConduitQueue<Output>()
+    @usableFromInline var pending = SubjectConduitQueue<Output>()
     /// A completion that arrived while `.delivering`; sent after `pending` drains.
-    private var pendingCompletion: Subscribers.Completion<Failure>?
+    @usableFromInline var pendingCompletion: Subscribers.Completion<Failure>?
     /// Current-value subjects: the newest value not yet delivered, for lack of demand.
-    private var latest: Output?
-    private let keepsLatest: Bool
+    @usableFromInline var latest: Output?
+    @usableFromInline let keepsLatest: Bool
     /// Whether the owner was already told about this subscriber's first demand.
-    private var announcedDemand = false
+    @usableFromInline var announcedDemand = false
 
+    @inlinable
     internal init(owner: any SubjectConduitOwner, latest: Output?, keepsLatest: Bool) {
         self.owner = owner
         self.latest = latest
@@ -223,6 +244,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     }
 
     /// - Returns: The value for the calling thread to deliver now, as the deliverer.
+    @inlinable
     internal mutating func valueOffered(_ value: Output) -> Output? {
         guard phase != .terminal, pendingCompletion == nil else { return nil }
         guard demand > 0 else {
@@ -240,6 +262,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     }
 
     /// - Returns: Whether the calling thread sends the completion now (then drops the subscriber).
+    @inlinable
     internal mutating func completionOffered(_ completion: Subscribers.Completion<Failure>) -> Bool {
         switch phase {
         case .terminal:
@@ -253,6 +276,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         }
     }
 
+    @inlinable
     internal mutating func demandRequested(
         _ more: Subscribers.Demand
     ) -> (owner: (any SubjectConduitOwner)?, delivery: Output?) {
@@ -272,6 +296,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
 
     /// - Returns: The owner to tell, unless the conduit had already terminated, and whether the
     ///   calling thread drops the subscriber (only if nobody is delivering to it).
+    @inlinable
     internal mutating func cancelled() -> (owner: (any SubjectConduitOwner)?, releaseDownstream: Bool) {
         guard phase != .terminal else { return (nil, false) }
         let subject = owner
@@ -281,6 +306,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     }
 
     /// The delivering thread came back from the subscriber with `extraDemand`.
+    @inlinable
     internal mutating func deliveryReturned(extraDemand: Subscribers.Demand) -> DrainAction {
         switch phase {
         case .terminal:
@@ -308,7 +334,8 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         return .stop(release: false)
     }
 
-    private mutating func terminate() {
+    @inlinable
+    mutating func terminate() {
         phase = .terminal
         owner = nil
         pending.removeAll()
@@ -323,11 +350,13 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
 ///   and is only allocated once something has to wait.
 ///
 /// **Thread safety:** value type; not shared.
+@usableFromInline
 internal struct SubjectConduitQueue<Element> {
-    private var storage: [Element?] = []
-    private var head = 0
-    private var count = 0
+    @usableFromInline var storage: [Element?] = []
+    @usableFromInline var head = 0
+    @usableFromInline var count = 0
 
+    @inlinable
     internal mutating func append(_ element: Element) {
         if count == storage.count {
             grow()
@@ -336,6 +365,7 @@ internal struct SubjectConduitQueue<Element> {
         count += 1
     }
 
+    @inlinable
     internal mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head].take()
@@ -344,6 +374,7 @@ internal struct SubjectConduitQueue<Element> {
         return element
     }
 
+    @inlinable
     internal mutating func removeAll() {
         guard count > 0 || !storage.isEmpty else { return }
         storage = []
@@ -351,7 +382,8 @@ internal struct SubjectConduitQueue<Element> {
         count = 0
     }
 
-    private mutating func grow() {
+    @inlinable
+    mutating func grow() {
         var grown = [Element?](repeating: nil, count: Swift.max(4, storage.count * 2))
         for offset in 0..<count {
             grown[offset] = storage[(head + offset) % storage.count].take()
