@@ -31,7 +31,7 @@ func opaque(_ n: Int) -> Int { n }
 func measure(_ name: String, elements: Int, expected: Int, _ body: () -> Int) -> Double {
     let clock = ContinuousClock()
     var samples: [Double] = []
-    for run in 0..<6 {
+    for run in 0..<(profiling ? 2 : 6) {
         var result = 0
         let elapsed = clock.measure { result = body() }
         if result != expected {
@@ -240,14 +240,17 @@ func runFlatMap(_ n: Int) -> Int {
 // MARK: Main
 
 // `reactive-bench [case...]` runs only the named cases (chain, subject, fibonacci, zip, flatmap, plain);
-// with no argument it runs all of them.
-let selected = Set(CommandLine.arguments.dropFirst())
+// with no case it runs all of them. `--profile` (for callgrind or perf) runs each case once after
+// the warm-up, at a tenth of its size: its figures are not the benchmark's.
+let profiling = CommandLine.arguments.contains("--profile")
+let selected = Set(CommandLine.arguments.dropFirst().filter { $0 != "--profile" })
 func wanted(_ name: String) -> Bool { selected.isEmpty || selected.contains(name) }
 
-let big = opaque(10_000_000)
-let fibN = opaque(1_000_000)
-let zipN = opaque(1_000_000)
-let flatN = opaque(100_000)
+let scale = profiling ? 10 : 1
+let big = opaque(10_000_000 / scale)
+let fibN = opaque(1_000_000 / scale)
+let zipN = opaque(1_000_000 / scale)
+let flatN = opaque(100_000 / scale)
 
 /// Measures a case at N/4, N/2 and N, reports each, and flags a cost per element that grows
 /// by more than half from N/4 to N (linear total cost keeps it flat).

@@ -29,6 +29,8 @@ package struct Lock: ~Copyable, Sendable {
     package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
         var result: Result?
         mutex.withLock { _ in result = body() }
-        return result.unsafelyUnwrapped
+        // Moved out, not copied: a copy of a generic multi-payload enum (an action) goes through
+        // its value witnesses even in specialized code.
+        return result.take().unsafelyUnwrapped
     }
 }

@@ -15,10 +15,12 @@
 /// subscription until it becomes terminal, then drops them.
 ///
 /// **Thread safety:** value type; every event runs under ``FlatMapInner``'s lock.
+@usableFromInline
 internal struct FlatMapStateMachine<Downstream: Subscriber> {
-    typealias Output = Downstream.Input
-    typealias Failure = Downstream.Failure
+    @usableFromInline typealias Output = Downstream.Input
+    @usableFromInline typealias Failure = Downstream.Failure
 
+    @usableFromInline
     enum State {
         /// Nobody is delivering; the queue is empty or there is no demand. Next: `.delivering`,
         /// `.terminal`.
@@ -33,6 +35,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     /// The outer upstream (the publisher of publishers). `merge` has none: it stays `.active(nil)`
     /// until all its children have been added, then finishes.
+    @usableFromInline
     enum Outer {
         /// Still publishing; the subscription once it arrived.
         case active((any Subscription)?)
@@ -42,18 +45,23 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     /// One child, stored in a slot of ``children``; a slot is reused once its child finished and
     /// none of its values waits in the queue.
+    @usableFromInline
     struct Child {
         /// The child's subscription once it arrived; `nil` again after the child finished.
-        var subscription: (any Subscription)?
+        @usableFromInline var subscription: (any Subscription)?
         /// Whether the child is asked for one value at a time (else it was asked for `.unlimited`).
-        var oneAtATime = false
+        @usableFromInline var oneAtATime = false
         /// The child's values waiting in the queue.
-        var queued = 0
+        @usableFromInline var queued = 0
         /// Whether the child finished.
-        var finished = false
+        @usableFromInline var finished = false
+
+        @inlinable
+        init() {}
     }
 
     /// What the owner does, outside the lock, after an event.
+    @usableFromInline
     enum Action {
         case none
         /// Request the demand from the subscription.
@@ -72,6 +80,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     }
 
     /// What the delivering thread does next.
+    @usableFromInline
     enum DeliveryAction {
         /// Deliver this queued value, then ask the given subscription (its child) for one more.
         case deliver(Output, thenRequestOneFrom: (any Subscription)?)
@@ -81,24 +90,25 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case stop
     }
 
-    private var state: State = .idle
-    private var downstream: Downstream?
+    @usableFromInline var state: State = .idle
+    @usableFromInline var downstream: Downstream?
     /// The relay every child subscriber calls; installed once by the owner, dropped at the end
     /// (it retains the owner).
-    private var childRelay: FlatMapChildRelay<Output, Failure>?
-    private var outer: Outer = .active(nil)
-    private var children: ContiguousArray<Child?> = []
+    @usableFromInline var childRelay: FlatMapChildRelay<Output, Failure>?
+    @usableFromInline var outer: Outer = .active(nil)
+    @usableFromInline var children: ContiguousArray<Child?> = []
     /// Slots of ``children`` that are free for reuse.
-    private var freeSlots: [Int] = []
+    @usableFromInline var freeSlots: [Int] = []
     /// Slots in use (live children, and finished children whose values still wait).
-    private var slotsInUse = 0
+    @usableFromInline var slotsInUse = 0
     /// Values waiting for demand or for the current delivery to end, with their child's slot.
-    private var queue = RingQueue<(slot: Int, value: Output)>()
+    @usableFromInline var queue = RingQueue<(slot: Int, value: Output)>()
     /// Outstanding downstream demand.
-    private var demand = Subscribers.Demand.none
+    @usableFromInline var demand = Subscribers.Demand.none
     /// How many children may be live at once: what the outer upstream is asked for.
-    private let maxPublishers: Subscribers.Demand
+    @usableFromInline let maxPublishers: Subscribers.Demand
 
+    @inlinable
     init(downstream: Downstream, maxPublishers: Subscribers.Demand) {
         self.downstream = downstream
         self.maxPublishers = maxPublishers
@@ -108,17 +118,20 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     /// Stores the outer subscription; returns the downstream to hand the subscription to, or `nil`
     /// when this subscription is not wanted (a second one, or after the end).
+    @inlinable
     mutating func outerSubscribed(_ subscription: any Subscription) -> Downstream? {
         guard case .active(nil) = outer, !isTerminal else { return nil }
         outer = .active(subscription)
         return downstream
     }
 
+    @inlinable
     mutating func installChildRelay(_ relay: FlatMapChildRelay<Output, Failure>) {
         childRelay = relay
     }
 
     /// Reserves a slot for a new child; `nil` when the stream is over.
+    @inlinable
     mutating func childAdded() -> (slot: Int, relay: FlatMapChildRelay<Output, Failure>)? {
         guard !isTerminal, let childRelay else { return nil }
         slotsInUse += 1
@@ -130,6 +143,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return (children.count - 1, childRelay)
     }
 
+    @inlinable
     mutating func outerCompleted(_ completion: Subscribers.Completion<Failure>) -> Action {
         guard !isTerminal else { return .none }
         switch completion {
@@ -145,6 +159,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     // MARK: Children
 
+    @inlinable
     mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Action {
         guard !isTerminal, var child = children[slot], child.subscription == nil, !child.finished else {
             return .cancel(subscription)
@@ -157,6 +172,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     /// A child sent a value. When the value goes out on this thread, the action is `.deliver`, and
     /// `requestOneMore` says whether the child's `receive(_:)` should return `.max(1)` afterwards.
+    @inlinable
     mutating func childReceived(slot: Int, _ value: Output) -> (action: Action, requestOneMore: Bool) {
         guard !isTerminal, let child = children[slot] else { return (.none, false) }
         if case .idle = state, demand > 0, let downstream {
@@ -169,6 +185,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return (.none, false)
     }
 
+    @inlinable
     mutating func childCompleted(slot: Int, _ completion: Subscribers.Completion<Failure>) -> Action {
         guard !isTerminal, var child = children[slot], !child.finished else { return .none }
         switch completion {
@@ -195,6 +212,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     // MARK: Downstream
 
+    @inlinable
     mutating func requested(_ newDemand: Subscribers.Demand) -> Action {
         guard newDemand > 0 else { apiViolation("demand must be greater than zero, got \(newDemand)") }
         guard !isTerminal else { return .none }
@@ -208,6 +226,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return .deliverQueued(downstream, entry.value, thenRequestOneFrom: requestFrom)
     }
 
+    @inlinable
     mutating func cancelled() -> Action {
         guard !isTerminal else { return .none }
         let subscriptions = allSubscriptions()
@@ -216,6 +235,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     }
 
     /// The delivering thread finished one `receive(_:)`, which returned `additional`.
+    @inlinable
     mutating func delivered(_ additional: Subscribers.Demand) -> DeliveryAction {
         guard case .delivering(let pendingFailure) = state else { return .stop }
         if let pendingFailure {
@@ -237,14 +257,16 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     // MARK: Helpers
 
-    private var isTerminal: Bool {
+    @inlinable
+    var isTerminal: Bool {
         if case .terminal = state { return true }
         return false
     }
 
     /// A queued value of `slot` is going out: returns the child's subscription when the child
     /// should now be asked for one more, and frees the slot of a finished child with nothing left.
-    private mutating func valueLeftQueue(slot: Int) -> (any Subscription)? {
+    @inlinable
+    mutating func valueLeftQueue(slot: Int) -> (any Subscription)? {
         guard var child = children[slot] else { internalInconsistency("queued value of a free slot \(slot)") }
         child.queued -= 1
         if child.finished {
@@ -256,19 +278,22 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return child.oneAtATime ? child.subscription : nil
     }
 
-    private mutating func releaseSlot(_ slot: Int) {
+    @inlinable
+    mutating func releaseSlot(_ slot: Int) {
         children[slot] = nil
         freeSlots.append(slot)
         slotsInUse -= 1
     }
 
-    private mutating func finishIfDone() -> Action {
+    @inlinable
+    mutating func finishIfDone() -> Action {
         guard case .idle = state, case .finished = outer, slotsInUse == 0, let downstream else { return .none }
         enterTerminal()
         return .complete(downstream, .finished, cancel: [])
     }
 
-    private mutating func fail(_ error: Failure) -> Action {
+    @inlinable
+    mutating func fail(_ error: Failure) -> Action {
         let subscriptions = allSubscriptions()
         if case .delivering(let pendingFailure) = state {
             guard pendingFailure == nil else { return .none }
@@ -282,7 +307,8 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return .complete(downstream, .failure(error), cancel: subscriptions)
     }
 
-    private func allSubscriptions() -> [any Subscription] {
+    @inlinable
+    func allSubscriptions() -> [any Subscription] {
         var subscriptions: [any Subscription] = []
         if case .active(let subscription?) = outer {
             subscriptions.append(subscription)
@@ -295,7 +321,8 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return subscriptions
     }
 
-    private mutating func dropUpstreams() {
+    @inlinable
+    mutating func dropUpstreams() {
         outer = .finished
         children = []
         freeSlots = []
@@ -303,7 +330,8 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         queue.removeAll()
     }
 
-    private mutating func enterTerminal() {
+    @inlinable
+    mutating func enterTerminal() {
         dropUpstreams()
         state = .terminal
         downstream = nil
