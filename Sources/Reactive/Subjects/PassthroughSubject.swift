@@ -76,8 +76,11 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     @inlinable
     public func send(_ input: Output) {
         let conduits = lock.withLock { registry.pointee.conduits }
-        for conduit in conduits {
-            conduit.offer(input)
+        // Borrowed from the snapshot's buffer, so that no conduit is retained per value.
+        conduits.withUnsafeBufferPointer { conduits in
+            for index in conduits.indices {
+                conduits[index].offer(input)
+            }
         }
     }
 

@@ -22,13 +22,21 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
 
     /// Offers a value; it is delivered only if the subscriber has demand for it.
     ///
-    /// A closure set by the subclass's `init` rather than an overridden method: `init` is called
-    /// with concrete types, so the closure's body is specialized, and the per-value path runs no
-    /// unspecialized generic code. Set once, before the conduit is shared.
-    @usableFromInline internal final var offer: (Output) -> Void = { _ in }
+    /// Calls a function the subclass's `init` passes up rather than an overridden method: `init`
+    /// is called with concrete types, so that function is specialized, and the per-value path runs
+    /// no unspecialized generic code. The function captures nothing and is stored in a `let`, so a
+    /// call neither retains a closure context nor checks exclusivity.
+    @inlinable
+    internal final func offer(_ value: Output) {
+        offerFunction(self, value)
+    }
+
+    @usableFromInline let offerFunction: (SubjectConduitBase<Output, Failure>, Output) -> Void
 
     @inlinable
-    internal init() {}
+    internal init(offer: @escaping (SubjectConduitBase<Output, Failure>, Output) -> Void) {
+        offerFunction = offer
+    }
 
     /// Delivers the completion after any values already accepted.
     @inlinable
@@ -63,11 +71,24 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     @usableFromInline let name: String
     /// The subscriber. Not guarded by the lock but by the delivery right the state machine hands
     /// out: only the delivering thread reads it, and it is cleared by whoever ends the conduit
-    /// when nobody is delivering (or by the delivering thread, once it sees the end). Heap storage,
-    /// so that reading it neither retains it nor runs an exclusivity check. Freed in `deinit`.
-    @usableFromInline let slot: UnsafeMutablePointer<Downstream?>
+    /// when nobody is delivering (or by the delivering thread, once it sees the end). Kept in a box
+    /// this conduit owns by hand (retained once in `init`, released by `releaseDownstream()` or
+    /// `deinit`), so that reaching the subscriber copies and retains nothing: a copy of a subscriber
+    /// such as `map`'s costs a retain of each of its references per value.
+    @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox>?
+
+    /// Holds the subscriber for ``downstreamBox``.
+    @usableFromInline
+    internal final class DownstreamBox {
+        @usableFromInline let downstream: Downstream
+
+        @inlinable
+        init(_ downstream: Downstream) {
+            self.downstream = downstream
+        }
+    }
     /// `request(_:)` forwards here, for the same reason as ``SubjectConduitBase/offer``.
-    @usableFromInline var requestThunk: (Subscribers.Demand) -> Void = { _ in }
+    @usableFromInline @exclusivity(unchecked) var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
     /// - Parameters:
     ///   - latest: For a current-value subject, the value to deliver on the first demand; `nil` otherwise.
@@ -81,8 +102,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         name: String
     ) {
         machine = .allocate(capacity: 1)
-        slot = .allocate(capacity: 1)
-        slot.initialize(to: downstream)
+        downstreamBox = .passRetained(DownstreamBox(downstream))
         machine.initialize(
             to: SubjectConduitStateMachine(
                 owner: owner,
@@ -91,16 +111,16 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
             )
         )
         self.name = name
-        super.init()
-        offer = { [unowned(unsafe) self] value in self.offerSpecialized(value) }
+        super.init { base, value in
+            unsafeDowncast(base, to: SubjectConduit<Downstream>.self).offerSpecialized(value)
+        }
         requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
     }
 
     deinit {
         machine.deinitialize(count: 1)
         machine.deallocate()
-        slot.deinitialize(count: 1)
-        slot.deallocate()
+        downstreamBox?.release()
     }
 
     @inlinable
@@ -115,20 +135,20 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// reaches the subscriber before `receive(subscription:)` returns.
     @inlinable
     internal func start() {
-        downstream.receive(subscription: self)
+        withDownstream { $0.receive(subscription: self) }
         drain(extraDemand: .none)
     }
 
     @inlinable
     func offerSpecialized(_ value: Output) {
         guard let value = lock.withLock({ machine.pointee.valueOffered(value) }) else { return }
-        drain(extraDemand: downstream.receive(value))
+        drain(extraDemand: withDownstream { $0.receive(value) })
     }
 
     @inlinable
     override internal func finish(_ completion: Subscribers.Completion<Failure>) {
         guard lock.withLock({ machine.pointee.completionOffered(completion) }) else { return }
-        downstream.receive(completion: completion)
+        withDownstream { $0.receive(completion: completion) }
         releaseDownstream()
     }
 
@@ -145,7 +165,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         let action = lock.withLock { machine.pointee.demandRequested(demand) }
         action.owner?.conduitDidRequestDemand()
         if let value = action.delivery {
-            drain(extraDemand: downstream.receive(value))
+            drain(extraDemand: withDownstream { $0.receive(value) })
         }
     }
 
@@ -158,17 +178,19 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         action.owner?.conduitDidCancel(ObjectIdentifier(self))
     }
 
-    /// The subscriber, borrowed in place. Only the thread the state machine made the deliverer
+    /// Runs `body` with the subscriber, borrowed in place. Only the thread the state machine made the deliverer
     /// (or the one that moved it from `.idle` to `.terminal`) calls this.
     @inlinable
-    var downstream: Downstream {
-        slot.pointee.unsafelyUnwrapped
+    func withDownstream<Result>(_ body: (Downstream) -> Result) -> Result {
+        downstreamBox.unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0.downstream) }
     }
 
-    /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstream``.
+    /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstreamBox``.
     @inlinable
     func releaseDownstream() {
-        slot.pointee = nil
+        guard let box = downstreamBox else { return }
+        downstreamBox = nil
+        box.release()
     }
 
     /// Runs on the delivering thread after each call into the subscriber, until nothing is left.
@@ -181,9 +203,9 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
                 if release { releaseDownstream() }
                 return
             case .deliver(let value):
-                extra = downstream.receive(value)
+                extra = withDownstream { $0.receive(value) }
             case .complete(let completion):
-                downstream.receive(completion: completion)
+                withDownstream { $0.receive(completion: completion) }
                 releaseDownstream()
                 return
             }
