@@ -29,13 +29,16 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
     @usableFromInline let name: String
     /// `request(_:)` forwards here. The closure is made in `init`, which the publisher calls with
     /// concrete types, so its body is specialized; a protocol witness of a generic class never is.
-    @usableFromInline var requestThunk: (Subscribers.Demand) -> Void = { _ in }
+    /// `request(_:)` forwards here. Made in `init`, which the subscribing code calls with concrete
+    /// types, so it is specialized (a protocol witness of a generic class never is); it captures
+    /// nothing, so making it allocates nothing.
+    @usableFromInline let requestFunction: (SingleValueSubscription<Downstream>, Subscribers.Demand) -> Void
 
     @inlinable
     internal init(value: Downstream.Input, downstream: Downstream, name: String) {
         state = .pending(downstream, value)
         self.name = name
-        requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
+        requestFunction = { subscription, demand in subscription.requestSpecialized(demand) }
     }
 
     @inlinable
@@ -46,7 +49,7 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
 
     @inlinable
     internal func request(_ demand: Subscribers.Demand) {
-        requestThunk(demand)
+        requestFunction(self, demand)
     }
 
     @inlinable

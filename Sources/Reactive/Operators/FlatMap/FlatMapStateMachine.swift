@@ -33,32 +33,9 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case terminal
     }
 
-    /// The outer upstream (the publisher of publishers). `merge` has none: it stays `.active(nil)`
-    /// until all its children have been added, then finishes.
-    @usableFromInline
-    enum Outer {
-        /// Still publishing; the subscription once it arrived.
-        case active((any Subscription)?)
-        /// Finished; no more children will be added.
-        case finished
-    }
-
-    /// One child, stored in a slot of ``children``; a slot is reused once its child finished and
-    /// none of its values waits in the queue.
-    @usableFromInline
-    struct Child {
-        /// The child's subscription once it arrived; `nil` again after the child finished.
-        @usableFromInline var subscription: (any Subscription)?
-        /// Whether the child is asked for one value at a time (else it was asked for `.unlimited`).
-        @usableFromInline var oneAtATime = false
-        /// The child's values waiting in the queue.
-        @usableFromInline var queued = 0
-        /// Whether the child finished.
-        @usableFromInline var finished = false
-
-        @inlinable
-        init() {}
-    }
+    // Not nested in this generic type, so that their metadata is not generic.
+    @usableFromInline typealias Outer = FlatMapOuter
+    @usableFromInline typealias Child = FlatMapChildSlot
 
     /// What the owner does, outside the lock, after an event.
     @usableFromInline
@@ -70,8 +47,6 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case cancel(any Subscription)
         /// Cancel these subscriptions (after a failure that waits for the current delivery).
         case cancelAll([any Subscription])
-        /// Deliver this value, then run the delivery loop.
-        case deliver(Downstream, Output)
         /// Deliver this queued value, ask the given subscription (its child) for one more, then
         /// run the delivery loop.
         case deliverQueued(Downstream, Output, thenRequestOneFrom: (any Subscription)?)
@@ -96,7 +71,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     /// (it retains the owner).
     @usableFromInline var childRelay: FlatMapChildRelay<Output, Failure>?
     @usableFromInline var outer: Outer = .active(nil)
-    @usableFromInline var children: ContiguousArray<Child?> = []
+    @usableFromInline var children: ContiguousArray<Child> = []
     /// Slots of ``children`` that are free for reuse.
     @usableFromInline var freeSlots: [Int] = []
     /// Slots in use (live children, and finished children whose values still wait).
@@ -136,10 +111,10 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         guard !isTerminal, let childRelay else { return nil }
         slotsInUse += 1
         if let slot = freeSlots.popLast() {
-            children[slot] = Child()
+            children[slot] = Child(live: true)
             return (slot, childRelay)
         }
-        children.append(Child())
+        children.append(Child(live: true))
         return (children.count - 1, childRelay)
     }
 
@@ -160,40 +135,42 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     // MARK: Children
 
     @inlinable
-    mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Action {
-        guard !isTerminal, var child = children[slot], child.subscription == nil, !child.finished else {
-            return .cancel(subscription)
+    mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Subscribers.Demand? {
+        guard !isTerminal, children[slot].live, children[slot].subscription == nil, !children[slot].finished else {
+            return nil
         }
-        child.subscription = subscription
-        child.oneAtATime = demand != .unlimited
-        children[slot] = child
-        return .request(subscription, child.oneAtATime ? .max(1) : .unlimited)
+        let oneAtATime = demand != .unlimited
+        children[slot].subscription = subscription
+        children[slot].oneAtATime = oneAtATime
+        return oneAtATime ? .max(1) : .unlimited
     }
 
-    /// A child sent a value. When the value goes out on this thread, the action is `.deliver`, and
-    /// `requestOneMore` says whether the child's `receive(_:)` should return `.max(1)` afterwards.
+    /// A child sent a value. When the value goes out on this thread, as the deliverer, the result
+    /// holds the downstream to send it to (then run the delivery loop), and `requestOneMore` says
+    /// whether the child's `receive(_:)` should return `.max(1)` afterwards.
     @inlinable
-    mutating func childReceived(slot: Int, _ value: Output) -> (action: Action, requestOneMore: Bool) {
-        guard !isTerminal, let child = children[slot] else { return (.none, false) }
+    mutating func childReceived(slot: Int, _ value: Output) -> (deliverTo: Downstream, requestOneMore: Bool)? {
+        guard !isTerminal, children[slot].live else { return nil }
+        let oneAtATime = children[slot].oneAtATime
         if case .idle = state, demand > 0, let downstream {
             demand -= 1
             state = .delivering(pendingFailure: nil)
-            return (.deliver(downstream, value), child.oneAtATime)
+            return (downstream, oneAtATime)
         }
-        children[slot]?.queued += 1
+        children[slot].queued += 1
         queue.append((slot, value))
-        return (.none, false)
+        return nil
     }
 
+    /// - Returns: `nil` when there is nothing to do (the usual case), else the action.
     @inlinable
-    mutating func childCompleted(slot: Int, _ completion: Subscribers.Completion<Failure>) -> Action {
-        guard !isTerminal, var child = children[slot], !child.finished else { return .none }
+    mutating func childCompleted(slot: Int, _ completion: Subscribers.Completion<Failure>) -> Action? {
+        guard !isTerminal, children[slot].live, !children[slot].finished else { return nil }
         switch completion {
         case .finished:
-            child.finished = true
-            child.subscription = nil
-            children[slot] = child
-            if child.queued == 0 {
+            children[slot].finished = true
+            children[slot].subscription = nil
+            if children[slot].queued == 0 {
                 releaseSlot(slot)
             }
             if case .idle = state, case .finished = outer, slotsInUse == 0 {
@@ -202,10 +179,9 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             if maxPublishers != .unlimited, case .active(let subscription?) = outer {
                 return .request(subscription, .max(1))
             }
-            return .none
+            return nil
         case .failure(let error):
-            child.subscription = nil
-            children[slot] = child
+            children[slot].subscription = nil
             return fail(error)
         }
     }
@@ -267,20 +243,18 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     /// should now be asked for one more, and frees the slot of a finished child with nothing left.
     @inlinable
     mutating func valueLeftQueue(slot: Int) -> (any Subscription)? {
-        guard var child = children[slot] else { internalInconsistency("queued value of a free slot \(slot)") }
-        child.queued -= 1
-        if child.finished {
-            children[slot] = child
-            if child.queued == 0 { releaseSlot(slot) }
+        guard children[slot].live else { internalInconsistency("queued value of a free slot \(slot)") }
+        children[slot].queued -= 1
+        if children[slot].finished {
+            if children[slot].queued == 0 { releaseSlot(slot) }
             return nil
         }
-        children[slot] = child
-        return child.oneAtATime ? child.subscription : nil
+        return children[slot].oneAtATime ? children[slot].subscription : nil
     }
 
     @inlinable
     mutating func releaseSlot(_ slot: Int) {
-        children[slot] = nil
+        children[slot] = Child(live: false)
         freeSlots.append(slot)
         slotsInUse -= 1
     }
@@ -313,7 +287,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         if case .active(let subscription?) = outer {
             subscriptions.append(subscription)
         }
-        for case let child? in children {
+        for child in children where child.live {
             if let subscription = child.subscription {
                 subscriptions.append(subscription)
             }
@@ -336,5 +310,36 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         state = .terminal
         downstream = nil
         childRelay = nil
+    }
+}
+
+/// The outer upstream of a ``FlatMapStateMachine`` (the publisher of publishers). `merge` has
+/// none: it stays `.active(nil)` until all its children have been added, then finishes.
+@usableFromInline
+internal enum FlatMapOuter {
+    /// Still publishing; the subscription once it arrived.
+    case active((any Subscription)?)
+    /// Finished; no more children will be added.
+    case finished
+}
+
+/// One child of a ``FlatMapStateMachine``, stored in a slot of its `children`; a slot is reused
+/// once its child finished and none of its values waits in the queue.
+@usableFromInline
+internal struct FlatMapChildSlot {
+    /// The child's subscription once it arrived; `nil` again after the child finished.
+    @usableFromInline var subscription: (any Subscription)?
+    /// Whether the child is asked for one value at a time (else it was asked for `.unlimited`).
+    @usableFromInline var oneAtATime = false
+    /// The child's values waiting in the queue.
+    @usableFromInline var queued = 0
+    /// Whether the child finished.
+    @usableFromInline var finished = false
+    /// Whether the slot holds a child; a free slot holds nothing else.
+    @usableFromInline var live: Bool
+
+    @inlinable
+    init(live: Bool) {
+        self.live = live
     }
 }

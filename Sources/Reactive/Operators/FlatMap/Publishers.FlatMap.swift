@@ -239,21 +239,27 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     @inlinable
     func childSubscribed(slot: Int, _ subscription: any Subscription) {
-        let action = lock.withLock { machine.childSubscribed(slot: slot, subscription) }
-        perform(consume action)
+        if let demand = lock.withLock({ machine.childSubscribed(slot: slot, subscription) }) {
+            subscription.request(demand)
+        } else {
+            subscription.cancel()
+        }
     }
 
     @inlinable
     func childReceived(slot: Int, _ value: Downstream.Input) -> Subscribers.Demand {
-        let (action, requestOneMore) = lock.withLock { machine.childReceived(slot: slot, value) }
-        perform(consume action)
+        guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(slot: slot, value) }) else {
+            return .none
+        }
+        deliver(value, to: downstream, thenRequestOneFrom: nil)
         return requestOneMore ? .max(1) : .none
     }
 
     @inlinable
     func childCompleted(slot: Int, _ completion: Subscribers.Completion<Downstream.Failure>) {
-        let action = lock.withLock { machine.childCompleted(slot: slot, completion) }
-        perform(consume action)
+        if let action = lock.withLock({ machine.childCompleted(slot: slot, completion) }) {
+            perform(action)
+        }
     }
 
     // MARK: Actions
@@ -269,8 +275,6 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
             subscription.cancel()
         case .cancelAll(let subscriptions):
             for subscription in subscriptions { subscription.cancel() }
-        case .deliver(let downstream, let value):
-            deliver(value, to: downstream, thenRequestOneFrom: nil)
         case .deliverQueued(let downstream, let value, let child):
             deliver(value, to: downstream, thenRequestOneFrom: child)
         case .complete(let downstream, let completion, let subscriptions):
