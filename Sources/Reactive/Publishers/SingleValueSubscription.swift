@@ -27,8 +27,6 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
     // access) is off.
     @usableFromInline @exclusivity(unchecked) var state: State  // Guarded by lock.
     @usableFromInline let name: String
-    /// `request(_:)` forwards here. The closure is made in `init`, which the publisher calls with
-    /// concrete types, so its body is specialized; a protocol witness of a generic class never is.
     /// `request(_:)` forwards here. Made in `init`, which the subscribing code calls with concrete
     /// types, so it is specialized (a protocol witness of a generic class never is); it captures
     /// nothing, so making it allocates nothing.

@@ -70,7 +70,12 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     /// The relay every child subscriber calls; installed once by the owner, dropped at the end
     /// (it retains the owner).
     @usableFromInline var childRelay: FlatMapChildRelay<Output, Failure>?
-    @usableFromInline var outer: Outer = .active(nil)
+    @usableFromInline var outer: Outer = .active(nil) {
+        didSet { outerFinished = if case .finished = outer { true } else { false } }
+    }
+    /// Whether `outer` is `.finished`, kept beside it: the per-child checks read this flag, since
+    /// matching on `outer` copies its existential payload.
+    @usableFromInline var outerFinished = false
     @usableFromInline var children: ContiguousArray<Child> = []
     /// Slots of ``children`` that are free for reuse.
     @usableFromInline var freeSlots: [Int] = []
@@ -111,7 +116,10 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         guard !isTerminal, let childRelay else { return nil }
         slotsInUse += 1
         if let slot = freeSlots.popLast() {
-            children[slot] = Child(live: true)
+            children[slot].live = true
+            children[slot].oneAtATime = false
+            children[slot].queued = 0
+            children[slot].finished = false
             return (slot, childRelay)
         }
         children.append(Child(live: true))
@@ -173,10 +181,10 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             if children[slot].queued == 0 {
                 releaseSlot(slot)
             }
-            if case .idle = state, case .finished = outer, slotsInUse == 0 {
+            if case .idle = state, outerFinished, slotsInUse == 0 {
                 return finishIfDone()
             }
-            if maxPublishers != .unlimited, case .active(let subscription?) = outer {
+            if maxPublishers != .unlimited, !outerFinished, case .active(let subscription?) = outer {
                 return .request(subscription, .max(1))
             }
             return nil
@@ -223,7 +231,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             demand -= 1
             return .deliver(entry.value, thenRequestOneFrom: valueLeftQueue(slot: entry.slot))
         }
-        if case .finished = outer, slotsInUse == 0 {
+        if outerFinished, slotsInUse == 0 {
             enterTerminal()
             return .complete(.finished, cancel: [])
         }
@@ -254,14 +262,15 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     @inlinable
     mutating func releaseSlot(_ slot: Int) {
-        children[slot] = Child(live: false)
+        children[slot].live = false
+        children[slot].subscription = nil
         freeSlots.append(slot)
         slotsInUse -= 1
     }
 
     @inlinable
     mutating func finishIfDone() -> Action {
-        guard case .idle = state, case .finished = outer, slotsInUse == 0, let downstream else { return .none }
+        guard case .idle = state, outerFinished, slotsInUse == 0, let downstream else { return .none }
         enterTerminal()
         return .complete(downstream, .finished, cancel: [])
     }
