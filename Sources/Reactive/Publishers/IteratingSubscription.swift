@@ -24,7 +24,9 @@ where Elements.Element == Downstream.Input {
     // `name` and `completion` are immutable.
 
     @usableFromInline let lock = Lock()
-    @usableFromInline @exclusivity(unchecked) var machine: IteratingStateMachine<Downstream, Elements>  // Guarded by lock.
+    // The lock makes every access exclusive, so the dynamic exclusivity check is off.
+    @usableFromInline @exclusivity(unchecked)
+    var machine: IteratingStateMachine<Downstream, Elements>  // Guarded by lock.
     /// Set by `cancel()` before it takes the lock, so the delivering loop sees it without locking.
     @usableFromInline let cancelRequested = Atomic<Bool>(false)
     @usableFromInline let completion: Subscribers.Completion<Downstream.Failure>

@@ -240,7 +240,8 @@ where Downstream.Input == Storage.Output {
     @usableFromInline let lock = Lock()
     // The lock makes every access exclusive, so the dynamic exclusivity check (a runtime call per
     // access) is off.
-    @usableFromInline @exclusivity(unchecked) var machine: CombiningStateMachine<Downstream, Storage>  // Guarded by lock.
+    @usableFromInline @exclusivity(unchecked)
+    var machine: CombiningStateMachine<Downstream, Storage>  // Guarded by lock.
 
     @inlinable
     init(downstream: Downstream) {
