@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Runs the Reactive benchmarks in release twice: as built by default, and with cross-module optimization.
-# Usage: bench/reactive.sh   (from anywhere; exits non-zero if either run fails a checksum)
+# Usage: bench/reactive.sh [case...]   (cases: chain subject fibonacci zip flatmap plain; default all)
+#        BUILD=plain|cmo|both (default both) picks the builds.
+# Exits non-zero if a run fails a checksum.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BUILD="${BUILD:-both}"
 
-echo "== swift run -c release reactive-bench (scratch .build-bench) =="
-swift run -c release --scratch-path .build-bench reactive-bench
+if [ "$BUILD" != cmo ]; then
+    echo "== swift run -c release reactive-bench $* (scratch .build-bench) =="
+    swift run -c release --scratch-path .build-bench reactive-bench "$@"
+fi
 
-echo
-echo "== swift run -c release -Xswiftc -cross-module-optimization reactive-bench (scratch .build-bench-cmo) =="
-swift run -c release -Xswiftc -cross-module-optimization --scratch-path .build-bench-cmo reactive-bench
+if [ "$BUILD" != plain ]; then
+    [ "$BUILD" = cmo ] || echo
+    echo "== swift run -c release -Xswiftc -cross-module-optimization reactive-bench $* (scratch .build-bench-cmo) =="
+    swift run -c release -Xswiftc -cross-module-optimization --scratch-path .build-bench-cmo reactive-bench "$@"
+fi

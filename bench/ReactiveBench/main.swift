@@ -2,6 +2,7 @@
 // Run in release, both with and without cross-module optimization: `bench/reactive.sh`.
 // Each figure is the median of 5 timed runs after one warm-up run (ContinuousClock), in ns per element.
 // Every case checks its checksum or count against a plain loop and exits non-zero on mismatch.
+// zip and flatMap also run at N/4 and N/2: with linear total cost, ns per element stays flat.
 
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +32,7 @@ func opaque(_ n: Int) -> Int { n }
 func measure(_ name: String, elements: Int, expected: Int, _ body: () -> Int) -> Double {
     let clock = ContinuousClock()
     var samples: [Double] = []
-    for run in 0..<6 {
+    for run in 0..<(profiling ? 2 : 6) {
         var result = 0
         let elapsed = clock.measure { result = body() }
         if result != expected {
@@ -239,27 +240,57 @@ func runFlatMap(_ n: Int) -> Int {
 
 // MARK: Main
 
-let big = opaque(10_000_000)
-let fibN = opaque(1_000_000)
-let flatN = opaque(100_000)
+// `reactive-bench [case...]` runs only the named cases (chain, subject, fibonacci, zip, flatmap, plain);
+// with no case it runs all of them. `--profile` (for callgrind or perf) runs each case once after
+// the warm-up, at a tenth of its size: its figures are not the benchmark's.
+let profiling = CommandLine.arguments.contains("--profile")
+let selected = Set(CommandLine.arguments.dropFirst().filter { $0 != "--profile" })
+func wanted(_ name: String) -> Bool { selected.isEmpty || selected.contains(name) }
 
-let chainNs = measure("map-filter-scan-sink", elements: big, expected: plainChain(big)) { runChain(big) }
-report("map-filter-scan-sink (10M)", chainNs, target: 20)
+let scale = profiling ? 10 : 1
+let big = opaque(10_000_000 / scale)
+let fibN = opaque(1_000_000 / scale)
+let zipN = opaque(1_000_000 / scale)
+let flatN = opaque(100_000 / scale)
 
-let subjectNs = measure("passthrough-map-sink", elements: big, expected: plainSubject(big)) { runSubject(big) }
-report("PassthroughSubject-map-sink (10M)", subjectNs, target: 30)
-
-let fibNs = measure("fibonacci-max1", elements: fibN, expected: plainFibonacci(fibN)) { runFibonacci(fibN) }
-report("fibonacci custom publisher, .max(1) demand (1M)", fibNs, target: 20)
-
-for zipN in [250_000, 500_000, 1_000_000] {
-    let n = opaque(zipN)
-    let ns = measure("zip \(n)", elements: n, expected: plainZip(n)) { runZip(n) }
-    report("zip two sequences (\(n))", ns, target: 100)
+/// Measures a case at N/4, N/2 and N, reports each, and flags a cost per element that grows
+/// by more than half from N/4 to N (linear total cost keeps it flat).
+func measureGrowth(_ name: String, n: Int, target: Double, expected: (Int) -> Int, _ body: @escaping (Int) -> Int) {
+    var figures: [Double] = []
+    for size in [n / 4, n / 2, n] {
+        let size = opaque(size)
+        let ns = measure("\(name) \(size)", elements: size, expected: expected(size)) { body(size) }
+        report("\(name) (\(size))", ns, target: target)
+        figures.append(ns)
+    }
+    let growth = ((figures[2] / figures[0]) * 100).rounded() / 100
+    print("\(name): ns/element at N over N/4 = \(growth)\(growth > 1.5 ? "  NOT LINEAR" : "")")
 }
 
-let flatNs = measure("flatMap-just", elements: flatN, expected: plainSubject(flatN)) { runFlatMap(flatN) }
-report("flatMap over Just (100k)", flatNs, target: 200)
+if wanted("chain") {
+    let chainNs = measure("map-filter-scan-sink", elements: big, expected: plainChain(big)) { runChain(big) }
+    report("map-filter-scan-sink (10M)", chainNs, target: 20)
+}
 
-let plainNs = measure("plain loop", elements: big, expected: plainChain(big)) { plainChain(big) }
-report("plain Swift loop, chain arithmetic (10M)", plainNs, target: nil)
+if wanted("subject") {
+    let subjectNs = measure("passthrough-map-sink", elements: big, expected: plainSubject(big)) { runSubject(big) }
+    report("PassthroughSubject-map-sink (10M)", subjectNs, target: 30)
+}
+
+if wanted("fibonacci") {
+    let fibNs = measure("fibonacci-max1", elements: fibN, expected: plainFibonacci(fibN)) { runFibonacci(fibN) }
+    report("fibonacci custom publisher, .max(1) demand (1M)", fibNs, target: 20)
+}
+
+if wanted("zip") {
+    measureGrowth("zip two sequences", n: zipN, target: 100, expected: plainZip) { runZip($0) }
+}
+
+if wanted("flatmap") {
+    measureGrowth("flatMap over Just", n: flatN, target: 200, expected: plainSubject) { runFlatMap($0) }
+}
+
+if wanted("plain") {
+    let plainNs = measure("plain loop", elements: big, expected: plainChain(big)) { plainChain(big) }
+    report("plain Swift loop, chain arithmetic (10M)", plainNs, target: nil)
+}

@@ -13,8 +13,8 @@ extension Subscribers {
         @usableFromInline
         internal let rawValue: UInt
 
-        @usableFromInline
-        internal static let unlimitedRawValue = UInt(Int.max) + 1
+        @inlinable
+        internal static var unlimitedRawValue: UInt { UInt(Int.max) &+ 1 }
 
         @inlinable
         internal init(rawValue: UInt) {
@@ -22,10 +22,14 @@ extension Subscribers {
         }
 
         /// A request for as many values as the publisher can produce.
-        public static let unlimited = Demand(rawValue: unlimitedRawValue)
+        // Computed and inlinable rather than a `static let`: a stored global costs a call to its
+        // lazy accessor at every use from another module.
+        @inlinable
+        public static var unlimited: Demand { Demand(rawValue: unlimitedRawValue) }
 
         /// A request for no elements from the publisher.
-        public static let none = Demand(rawValue: 0)
+        @inlinable
+        public static var none: Demand { Demand(rawValue: 0) }
 
         /// Creates a demand for the given maximum number of elements.
         ///

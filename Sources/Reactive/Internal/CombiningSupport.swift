@@ -95,59 +95,89 @@ internal struct RingQueue<Element> {
     }
 }
 
-/// Up to four upstream subscriptions, stored inline so that forwarding demand to every side of a
-/// `zip` or `combineLatest` allocates nothing.
+/// Up to four upstream subscriptions, kept in one immutable box that is replaced when a side
+/// arrives or leaves (a few times per stream), so that the value is one reference: the actions
+/// that carry it stay small, and copying one costs a retain rather than four existential copies.
 ///
 /// **Ownership:** a value type; holds the subscriptions strongly while it lives.
 ///
-/// **Thread safety:** value type; not shared.
+/// **Thread safety:** value type; not shared. The box is immutable.
+@usableFromInline
 internal struct SubscriptionQuartet {
-    private var s0: (any Subscription)?
-    private var s1: (any Subscription)?
-    private var s2: (any Subscription)?
-    private var s3: (any Subscription)?
+    @usableFromInline
+    internal final class Box {
+        @usableFromInline let s0: (any Subscription)?
+        @usableFromInline let s1: (any Subscription)?
+        @usableFromInline let s2: (any Subscription)?
+        @usableFromInline let s3: (any Subscription)?
 
+        @inlinable
+        init(
+            _ s0: (any Subscription)?,
+            _ s1: (any Subscription)?,
+            _ s2: (any Subscription)?,
+            _ s3: (any Subscription)?
+        ) {
+            self.s0 = s0
+            self.s1 = s1
+            self.s2 = s2
+            self.s3 = s3
+        }
+    }
+
+    /// `nil` when no subscription is held.
+    @usableFromInline var box: Box?
+
+    @inlinable
     init() {}
 
     /// Whether no subscription is held.
-    var isEmpty: Bool { s0 == nil && s1 == nil && s2 == nil && s3 == nil }
+    @inlinable
+    var isEmpty: Bool { box == nil }
 
     /// The subscription of side `index` (0 to 3), if any.
+    @inlinable
     subscript(index: Int) -> (any Subscription)? {
         get {
+            guard let box else { return nil }
             switch index {
-            case 0: s0
-            case 1: s1
-            case 2: s2
-            case 3: s3
+            case 0: return box.s0
+            case 1: return box.s1
+            case 2: return box.s2
+            case 3: return box.s3
             default: internalInconsistency("side \(index) out of range")
             }
         }
         set {
-            switch index {
-            case 0: s0 = newValue
-            case 1: s1 = newValue
-            case 2: s2 = newValue
-            case 3: s3 = newValue
-            default: internalInconsistency("side \(index) out of range")
+            var all = [box?.s0, box?.s1, box?.s2, box?.s3]
+            guard all.indices.contains(index) else { internalInconsistency("side \(index) out of range") }
+            all[index] = newValue
+            if all.allSatisfy({ $0 == nil }) {
+                box = nil
+            } else {
+                box = Box(all[0], all[1], all[2], all[3])
             }
         }
     }
 
     /// Requests `demand` from every held subscription. Call it outside any lock.
+    @inlinable
     func request(_ demand: Subscribers.Demand) {
-        s0?.request(demand)
-        s1?.request(demand)
-        s2?.request(demand)
-        s3?.request(demand)
+        guard let box else { return }
+        box.s0?.request(demand)
+        box.s1?.request(demand)
+        box.s2?.request(demand)
+        box.s3?.request(demand)
     }
 
     /// Cancels every held subscription. Call it outside any lock.
+    @inlinable
     func cancel() {
-        s0?.cancel()
-        s1?.cancel()
-        s2?.cancel()
-        s3?.cancel()
+        guard let box else { return }
+        box.s0?.cancel()
+        box.s1?.cancel()
+        box.s2?.cancel()
+        box.s3?.cancel()
     }
 }
 
@@ -162,12 +192,14 @@ internal struct SubscriptionQuartet {
 /// **Ownership:** retained by the upstream's subscription; retains what its closures capture.
 ///
 /// **Thread safety:** as safe as its closures; the operators' closures are safe from any thread.
+@usableFromInline
 internal final class RelaySubscriber<Input, Failure: Error>: Subscriber, CustomStringConvertible {
-    let description: String  // Immutable.
-    private let onSubscription: (any Subscription) -> Void  // Immutable.
-    private let onValue: (Input) -> Subscribers.Demand  // Immutable.
-    private let onCompletion: (Subscribers.Completion<Failure>) -> Void  // Immutable.
+    @usableFromInline let description: String  // Immutable.
+    @usableFromInline let onSubscription: (any Subscription) -> Void  // Immutable.
+    @usableFromInline let onValue: (Input) -> Subscribers.Demand  // Immutable.
+    @usableFromInline let onCompletion: (Subscribers.Completion<Failure>) -> Void  // Immutable.
 
+    @inlinable
     init(
         _ description: String,
         onSubscription: @escaping (any Subscription) -> Void,
@@ -180,14 +212,17 @@ internal final class RelaySubscriber<Input, Failure: Error>: Subscriber, CustomS
         self.onCompletion = onCompletion
     }
 
+    @inlinable
     func receive(subscription: any Subscription) {
         onSubscription(subscription)
     }
 
+    @inlinable
     func receive(_ input: Input) -> Subscribers.Demand {
         onValue(input)
     }
 
+    @inlinable
     func receive(completion: Subscribers.Completion<Failure>) {
         onCompletion(completion)
     }

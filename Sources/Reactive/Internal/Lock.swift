@@ -27,8 +27,23 @@ package struct Lock: ~Copyable, Sendable {
     @inlinable
     @inline(__always)
     package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
-        var result: Result?
-        mutex.withLock { _ in result = body() }
-        return result.unsafelyUnwrapped
+        // The result crosses `Mutex.withLock`'s `sending` boundary in a wrapper that says it may,
+        // which is true for the same reason as the owners' `@unchecked Sendable`. Not through an
+        // optional: an `Optional<Action>` of a generic multi-payload action enum is tested and
+        // destroyed through runtime calls even in specialized code.
+        mutex.withLock { _ in UncheckedTransfer(value: body()) }.value
+    }
+}
+
+/// Carries a value out of ``Lock/withLock(_:)``; see there.
+@usableFromInline
+internal struct UncheckedTransfer<Value>: @unchecked Sendable {
+    // @unchecked Sendable: audited, only used to return the result of a locked section to the
+    // thread that ran it.
+    @usableFromInline var value: Value
+
+    @inlinable
+    init(value: Value) {
+        self.value = value
     }
 }

@@ -10,6 +10,7 @@ extension Publisher {
     ///
     /// - Parameter isIncluded: A closure that returns whether to republish the element.
     /// - Returns: A publisher that republishes the elements that satisfy the closure.
+    @inlinable
     public func filter(_ isIncluded: @escaping (Output) -> Bool) -> Publishers.Filter<Self> {
         Publishers.Filter(upstream: self, isIncluded: isIncluded)
     }
@@ -46,11 +47,13 @@ extension Publishers {
         public let isIncluded: (Upstream.Output) -> Bool
 
         /// Creates a publisher that republishes the elements of `upstream` that satisfy `isIncluded`.
+        @inlinable
         public init(upstream: Upstream, isIncluded: @escaping (Upstream.Output) -> Bool) {
             self.upstream = upstream
             self.isIncluded = isIncluded
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             upstream.subscribe(FilterInner(downstream: subscriber, isIncluded: isIncluded))
         }
@@ -87,25 +90,36 @@ extension Publishers {
 // Upstream's subscription goes straight to downstream: no lock, no allocation per value. Generic
 // over what it touches only, not nested in the publisher, so that long chains stay small types
 // the optimizer still specializes.
-// A rejected value asks upstream for one more in its place.
-private struct FilterInner<Downstream: Subscriber>: Subscriber, CustomStringConvertible {
-    typealias Input = Downstream.Input
-    typealias Failure = Downstream.Failure
+// A rejected value asks upstream for one more in its place. Inlinable, as `MapInner` is.
+@usableFromInline
+internal struct FilterInner<Downstream: Subscriber>: Subscriber, CustomStringConvertible {
+    @usableFromInline typealias Input = Downstream.Input
+    @usableFromInline typealias Failure = Downstream.Failure
 
-    let combineIdentifier = CombineIdentifier()
-    let downstream: Downstream
-    let isIncluded: (Input) -> Bool
+    @usableFromInline let combineIdentifier: CombineIdentifier
+    @usableFromInline let downstream: Downstream
+    @usableFromInline let isIncluded: (Input) -> Bool
 
-    var description: String { "Filter" }
+    @inlinable
+    init(downstream: Downstream, isIncluded: @escaping (Input) -> Bool) {
+        combineIdentifier = CombineIdentifier()
+        self.downstream = downstream
+        self.isIncluded = isIncluded
+    }
 
+    @usableFromInline var description: String { "Filter" }
+
+    @inlinable
     func receive(subscription: any Subscription) {
         downstream.receive(subscription: subscription)
     }
 
+    @inlinable
     func receive(_ input: Input) -> Subscribers.Demand {
         isIncluded(input) ? downstream.receive(input) : .max(1)
     }
 
+    @inlinable
     func receive(completion: Subscribers.Completion<Failure>) {
         downstream.receive(completion: completion)
     }
@@ -132,34 +146,6 @@ extension Publishers.TryFilter {
     public func tryFilter(_ isIncluded: @escaping (Output) throws -> Bool) -> Publishers.TryFilter<Upstream> {
         let first = self.isIncluded
         return Publishers.TryFilter(upstream: upstream) { try first($0) && isIncluded($0) }
-    }
-}
-
-extension Publishers.Filter {
-    // A hot path: a value type that hands upstream's subscription straight to downstream; a
-    // rejected value asks upstream for one more in its place.
-    private struct Inner<Downstream: Subscriber>: Subscriber, CustomStringConvertible
-    where Downstream.Input == Output, Downstream.Failure == Failure {
-        typealias Input = Upstream.Output
-        typealias Failure = Upstream.Failure
-
-        let combineIdentifier = CombineIdentifier()
-        let downstream: Downstream
-        let isIncluded: (Upstream.Output) -> Bool
-
-        var description: String { "Filter" }
-
-        func receive(subscription: any Subscription) {
-            downstream.receive(subscription: subscription)
-        }
-
-        func receive(_ input: Input) -> Subscribers.Demand {
-            isIncluded(input) ? downstream.receive(input) : .max(1)
-        }
-
-        func receive(completion: Subscribers.Completion<Failure>) {
-            downstream.receive(completion: completion)
-        }
     }
 }
 

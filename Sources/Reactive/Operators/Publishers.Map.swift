@@ -8,6 +8,7 @@ extension Publisher {
     ///
     /// - Parameter transform: A closure that takes one element and returns a new element.
     /// - Returns: A publisher that publishes the transformed elements.
+    @inlinable
     public func map<T>(_ transform: @escaping (Output) -> T) -> Publishers.Map<Self, T> {
         Publishers.Map(upstream: self, transform: transform)
     }
@@ -56,11 +57,13 @@ extension Publishers {
         public let transform: (Upstream.Output) -> Output
 
         /// Creates a publisher that transforms the elements of `upstream` with `transform`.
+        @inlinable
         public init(upstream: Upstream, transform: @escaping (Upstream.Output) -> Output) {
             self.upstream = upstream
             self.transform = transform
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             upstream.subscribe(MapInner(downstream: subscriber, transform: transform))
         }
@@ -95,24 +98,36 @@ extension Publishers {
 
 // Upstream's subscription goes straight to downstream: no lock, no allocation per value. Generic
 // over what it touches only, not nested in the publisher, so that long chains stay small types
-// the optimizer still specializes.
-private struct MapInner<Input, Downstream: Subscriber>: Subscriber, CustomStringConvertible {
-    typealias Failure = Downstream.Failure
+// the optimizer still specializes. Inlinable, so that a client's chain is specialized in the
+// client module: a value then costs the closure call alone.
+@usableFromInline
+internal struct MapInner<Input, Downstream: Subscriber>: Subscriber, CustomStringConvertible {
+    @usableFromInline typealias Failure = Downstream.Failure
 
-    let combineIdentifier = CombineIdentifier()
-    let downstream: Downstream
-    let transform: (Input) -> Downstream.Input
+    @usableFromInline let combineIdentifier: CombineIdentifier
+    @usableFromInline let downstream: Downstream
+    @usableFromInline let transform: (Input) -> Downstream.Input
 
-    var description: String { "Map" }
+    @inlinable
+    init(downstream: Downstream, transform: @escaping (Input) -> Downstream.Input) {
+        combineIdentifier = CombineIdentifier()
+        self.downstream = downstream
+        self.transform = transform
+    }
 
+    @usableFromInline var description: String { "Map" }
+
+    @inlinable
     func receive(subscription: any Subscription) {
         downstream.receive(subscription: subscription)
     }
 
+    @inlinable
     func receive(_ input: Input) -> Subscribers.Demand {
         downstream.receive(transform(input))
     }
 
+    @inlinable
     func receive(completion: Subscribers.Completion<Failure>) {
         downstream.receive(completion: completion)
     }
@@ -139,34 +154,6 @@ extension Publishers.TryMap {
     public func tryMap<T>(_ transform: @escaping (Output) throws -> T) -> Publishers.TryMap<Upstream, T> {
         let first = self.transform
         return Publishers.TryMap(upstream: upstream) { try transform(try first($0)) }
-    }
-}
-
-extension Publishers.Map {
-    // The hottest path in the library: a value type that hands upstream's subscription straight
-    // to downstream, so a value costs one closure call and no lock.
-    private struct Inner<Downstream: Subscriber>: Subscriber, CustomStringConvertible
-    where Downstream.Input == Output, Downstream.Failure == Upstream.Failure {
-        typealias Input = Upstream.Output
-        typealias Failure = Upstream.Failure
-
-        let combineIdentifier = CombineIdentifier()
-        let downstream: Downstream
-        let transform: (Upstream.Output) -> Output
-
-        var description: String { "Map" }
-
-        func receive(subscription: any Subscription) {
-            downstream.receive(subscription: subscription)
-        }
-
-        func receive(_ input: Input) -> Subscribers.Demand {
-            downstream.receive(transform(input))
-        }
-
-        func receive(completion: Subscribers.Completion<Failure>) {
-            downstream.receive(completion: completion)
-        }
     }
 }
 

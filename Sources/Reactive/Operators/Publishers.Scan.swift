@@ -11,6 +11,7 @@ extension Publisher {
     ///   - initialResult: The previous result the closure receives with the first element.
     ///   - nextPartialResult: A closure that takes the previous result and the next element.
     /// - Returns: A publisher of the accumulated results.
+    @inlinable
     public func scan<T>(
         _ initialResult: T,
         _ nextPartialResult: @escaping (T, Output) -> T
@@ -58,6 +59,7 @@ extension Publishers {
         public let nextPartialResult: (Output, Upstream.Output) -> Output
 
         /// Creates a publisher that accumulates the elements of `upstream` with `nextPartialResult`.
+        @inlinable
         public init(
             upstream: Upstream,
             initialResult: Output,
@@ -68,6 +70,7 @@ extension Publishers {
             self.nextPartialResult = nextPartialResult
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             upstream.subscribe(ScanInner(downstream: subscriber, result: initialResult, next: nextPartialResult))
         }
@@ -117,31 +120,40 @@ extension Publishers {
 // over what it touches only, not nested in the publisher, so that long chains stay small types
 // the optimizer still specializes.
 // The running result needs no lock: a publisher never makes two `receive` calls at once.
-private final class ScanInner<Input, Downstream: Subscriber>: Subscriber, CustomStringConvertible {
-    typealias Output = Downstream.Input
-    typealias Failure = Downstream.Failure
+// Inlinable, as `MapInner` is.
+@usableFromInline
+internal final class ScanInner<Input, Downstream: Subscriber>: Subscriber, CustomStringConvertible {
+    @usableFromInline typealias Output = Downstream.Input
+    @usableFromInline typealias Failure = Downstream.Failure
 
-    private let downstream: Downstream
-    private let next: (Output, Input) -> Output
-    private var result: Output  // Touched only from upstream's receive calls, which never overlap.
+    @usableFromInline let downstream: Downstream
+    @usableFromInline let next: (Output, Input) -> Output
+    // Touched only from upstream's receive calls, which never overlap, so the dynamic exclusivity
+    // check (a runtime call per access) is off.
+    @usableFromInline @exclusivity(unchecked) var result: Output
 
+    @inlinable
     init(downstream: Downstream, result: Output, next: @escaping (Output, Input) -> Output) {
         self.downstream = downstream
         self.result = result
         self.next = next
     }
 
-    var description: String { "Scan" }
+    @usableFromInline var description: String { "Scan" }
 
+    @inlinable
     func receive(subscription: any Subscription) {
         downstream.receive(subscription: subscription)
     }
 
+    @inlinable
     func receive(_ input: Input) -> Subscribers.Demand {
-        result = next(result, input)
-        return downstream.receive(result)
+        let value = next(result, input)
+        result = value
+        return downstream.receive(value)
     }
 
+    @inlinable
     func receive(completion: Subscribers.Completion<Failure>) {
         downstream.receive(completion: completion)
     }

@@ -13,23 +13,30 @@ import Synchronization
 /// completes or is cancelled.
 ///
 /// **Thread safety:** safe to call from any thread.
+///
+/// Inlinable, so that the delivering loop is specialized in the client module for the client's
+/// subscriber: then a value costs one direct call into the chain.
+@usableFromInline
 internal final class IteratingSubscription<Downstream: Subscriber, Elements: IteratorProtocol>: Subscription,
     CustomStringConvertible, CustomReflectable, @unchecked Sendable
 where Elements.Element == Downstream.Input {
     // @unchecked Sendable: `machine` is only touched inside `lock`; `cancelRequested` is atomic;
     // `name` and `completion` are immutable.
 
-    private let lock = Lock()
-    private var machine: IteratingStateMachine<Downstream, Elements>  // Guarded by lock.
+    @usableFromInline let lock = Lock()
+    // The lock makes every access exclusive, so the dynamic exclusivity check is off.
+    @usableFromInline @exclusivity(unchecked)
+    var machine: IteratingStateMachine<Downstream, Elements>  // Guarded by lock.
     /// Set by `cancel()` before it takes the lock, so the delivering loop sees it without locking.
-    private let cancelRequested = Atomic<Bool>(false)
-    private let completion: Subscribers.Completion<Downstream.Failure>
-    private let name: String
+    @usableFromInline let cancelRequested = Atomic<Bool>(false)
+    @usableFromInline let completion: Subscribers.Completion<Downstream.Failure>
+    @usableFromInline let name: String
     /// `request(_:)` forwards here. The closure is made in `init`, which the subscribing code calls
     /// with concrete types, so its body is specialized; a protocol witness of a generic class never is.
-    private var requestThunk: (Subscribers.Demand) -> Void = { _ in }
+    @usableFromInline var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
-    private init(
+    @inlinable
+    init(
         iterator: Elements,
         next: Elements.Element,
         downstream: Downstream,
@@ -45,6 +52,7 @@ where Elements.Element == Downstream.Input {
     /// Subscribes `downstream` to the elements of `iterator`, then `completion`.
     ///
     /// An iterator that is empty from the start completes at once, after `Subscriptions.empty`.
+    @inlinable
     internal static func subscribe(
         _ downstream: Downstream,
         to iterator: Elements,
@@ -67,15 +75,17 @@ where Elements.Element == Downstream.Input {
         downstream.receive(subscription: subscription)
     }
 
-    internal var description: String { name }
+    @usableFromInline internal var description: String { name }
 
-    internal var customMirror: Mirror { Mirror(self, children: []) }
+    @usableFromInline internal var customMirror: Mirror { Mirror(self, children: []) }
 
+    @inlinable
     internal func request(_ demand: Subscribers.Demand) {
         requestThunk(demand)
     }
 
-    private func requestSpecialized(_ demand: Subscribers.Demand) {
+    @inlinable
+    func requestSpecialized(_ demand: Subscribers.Demand) {
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
@@ -84,13 +94,15 @@ where Elements.Element == Downstream.Input {
         deliver(iterator: &iterator, next: next, downstream: downstream, demand: demand)
     }
 
+    @inlinable
     internal func cancel() {
         cancelRequested.store(true, ordering: .releasing)
         lock.withLock { machine.cancelled() }
     }
 
     /// The delivering loop: runs on the thread that found the subscription waiting for demand.
-    private func deliver(
+    @inlinable
+    func deliver(
         iterator: inout Elements,
         next: Elements.Element,
         downstream: Downstream,
@@ -123,7 +135,8 @@ where Elements.Element == Downstream.Input {
         }
     }
 
-    private func finish(_ downstream: Downstream) {
+    @inlinable
+    func finish(_ downstream: Downstream) {
         if lock.withLock({ machine.finished() }) {
             downstream.receive(completion: completion)
         }
@@ -133,9 +146,11 @@ where Elements.Element == Downstream.Input {
 /// Who owns the iterator of an ``IteratingSubscription``, and the demand that is waiting.
 ///
 /// **Thread safety:** value type; its owner keeps it behind a lock.
+@usableFromInline
 internal struct IteratingStateMachine<Downstream: Subscriber, Elements: IteratorProtocol>
 where Elements.Element == Downstream.Input {
-    private enum State {
+    @usableFromInline
+    enum State {
         /// No demand; the iterator, the element pulled ahead and the subscriber rest here.
         /// Next: `.delivering`, `.terminal`.
         case awaitingDemand(Elements, next: Elements.Element, Downstream)
@@ -146,22 +161,26 @@ where Elements.Element == Downstream.Input {
         case terminal
     }
 
+    @usableFromInline
     internal enum RequestAction {
         case none
         case deliver(Elements, next: Elements.Element, Downstream)
     }
 
+    @usableFromInline
     internal enum ExhaustedAction {
         case stop
         case `continue`(Subscribers.Demand)
     }
 
-    private var state: State
+    @usableFromInline var state: State
 
+    @inlinable
     internal init(iterator: Elements, next: Elements.Element, downstream: Downstream) {
         state = .awaitingDemand(iterator, next: next, downstream)
     }
 
+    @inlinable
     internal mutating func demandRequested(_ demand: Subscribers.Demand) -> RequestAction {
         switch state {
         case .awaitingDemand(let iterator, let next, let downstream):
@@ -176,6 +195,7 @@ where Elements.Element == Downstream.Input {
     }
 
     /// The delivering thread used up its demand; it continues with what was added, or parks.
+    @inlinable
     internal mutating func demandExhausted(
         iterator: Elements,
         next: Elements.Element,
@@ -196,6 +216,7 @@ where Elements.Element == Downstream.Input {
     }
 
     /// - Returns: Whether to send the completion (not if cancelled meanwhile).
+    @inlinable
     internal mutating func finished() -> Bool {
         switch state {
         case .delivering:
@@ -208,6 +229,7 @@ where Elements.Element == Downstream.Input {
         }
     }
 
+    @inlinable
     internal mutating func cancelled() {
         state = .terminal
     }

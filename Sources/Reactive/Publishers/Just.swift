@@ -15,10 +15,12 @@ public struct Just<Output>: Publisher {
     public let output: Output
 
     /// Creates a publisher that emits `output` once, then finishes.
+    @inlinable
     public init(_ output: Output) {
         self.output = output
     }
 
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
         subscriber.receive(subscription: SingleValueSubscription(value: output, downstream: subscriber, name: "Just"))
     }

@@ -5,6 +5,7 @@ extension Sequence {
     ///     // Prints: 1
     ///     //         2
     ///     //         3
+    @inlinable
     public var publisher: Publishers.Sequence<Self, Never> {
         Publishers.Sequence(sequence: self)
     }
@@ -32,10 +33,12 @@ extension Publishers {
         public let sequence: Elements
 
         /// Creates a publisher for the given sequence.
+        @inlinable
         public init(sequence: Elements) {
             self.sequence = sequence
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             IteratingSubscription.subscribe(
                 subscriber,

@@ -5,13 +5,15 @@
 /// finishes or is cancelled.
 ///
 /// **Thread safety:** safe to call from any thread.
+@usableFromInline
 internal final class SingleValueSubscription<Downstream: Subscriber>: Subscription, CustomStringConvertible,
     CustomReflectable, @unchecked Sendable
 {
     // @unchecked Sendable: `state` is only touched inside `lock`; `name` is immutable.
 
     /// Where the one value is.
-    private enum State {
+    @usableFromInline
+    enum State {
         /// Waiting for demand. Next: `.delivering`, `.terminal`.
         case pending(Downstream, Downstream.Input)
         /// The value is being received; the completion follows unless cancelled. Next: `.terminal`.
@@ -20,28 +22,36 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
         case terminal
     }
 
-    private let lock = Lock()
-    private var state: State  // Guarded by lock.
-    private let name: String
-    /// `request(_:)` forwards here. The closure is made in `init`, which the publisher calls with
-    /// concrete types, so its body is specialized; a protocol witness of a generic class never is.
-    private var requestThunk: (Subscribers.Demand) -> Void = { _ in }
+    @usableFromInline let lock = Lock()
+    // The lock makes every access exclusive, so the dynamic exclusivity check (a runtime call per
+    // access) is off.
+    @usableFromInline @exclusivity(unchecked) var state: State  // Guarded by lock.
+    @usableFromInline let name: String
+    /// `request(_:)` forwards here. Made in `init`, which the subscribing code calls with concrete
+    /// types, so it is specialized (a protocol witness of a generic class never is); it captures
+    /// nothing, so making it allocates nothing.
+    @usableFromInline let requestFunction: (SingleValueSubscription<Downstream>, Subscribers.Demand) -> Void
 
+    @inlinable
     internal init(value: Downstream.Input, downstream: Downstream, name: String) {
         state = .pending(downstream, value)
         self.name = name
-        requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
+        requestFunction = { subscription, demand in subscription.requestSpecialized(demand) }
     }
 
+    @inlinable
     internal var description: String { name }
 
+    @inlinable
     internal var customMirror: Mirror { Mirror(self, children: []) }
 
+    @inlinable
     internal func request(_ demand: Subscribers.Demand) {
-        requestThunk(demand)
+        requestFunction(self, demand)
     }
 
-    private func requestSpecialized(_ demand: Subscribers.Demand) {
+    @inlinable
+    func requestSpecialized(_ demand: Subscribers.Demand) {
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
@@ -62,6 +72,7 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
         }
     }
 
+    @inlinable
     internal func cancel() {
         lock.withLock { state = .terminal }
     }

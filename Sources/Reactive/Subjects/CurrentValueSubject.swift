@@ -113,12 +113,14 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
 }
 
 extension CurrentValueSubject: SubjectConduitOwner {
+    @usableFromInline
     internal func conduitDidRequestDemand() {
         for upstream in lock.withLock({ registry.pointee.downstreamDemanded() }) {
             upstream.request(.unlimited)
         }
     }
 
+    @usableFromInline
     internal func conduitDidCancel(_ conduit: ObjectIdentifier) {
         lock.withLock { registry.pointee.detach(conduit) }
     }

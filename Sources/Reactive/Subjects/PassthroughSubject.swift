@@ -24,16 +24,17 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     @unchecked Sendable
 {
     // @unchecked Sendable: `registry` is only touched inside `lock`.
-    private let lock = Lock()
+    @usableFromInline let lock = Lock()
     /// Heap storage rather than a stored `var`, so that `send` skips Swift's dynamic exclusivity
     /// check (the lock already makes access exclusive). Freed in `deinit`.
-    private let registry: UnsafeMutablePointer<SubjectRegistry<Output, Failure>> = {
+    @usableFromInline let registry: UnsafeMutablePointer<SubjectRegistry<Output, Failure>> = {
         let registry = UnsafeMutablePointer<SubjectRegistry<Output, Failure>>.allocate(capacity: 1)
         registry.initialize(to: SubjectRegistry())
         return registry
     }()  // Guarded by lock.
 
     /// Creates a subject with no subscribers.
+    @inlinable
     public init() {}
 
     deinit {
@@ -45,9 +46,11 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
         }
     }
 
+    @inlinable
     public var description: String { "PassthroughSubject" }
 
     /// Attaches the subscriber; a subject that has completed sends it the completion at once.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S) where Output == S.Input, Failure == S.Failure {
         let conduit = SubjectConduit(
             downstream: subscriber,
@@ -70,16 +73,21 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     }
 
     /// Sends a value to each subscriber that has demand for it; the others miss it.
+    @inlinable
     public func send(_ input: Output) {
         let conduits = lock.withLock { registry.pointee.conduits }
-        for conduit in conduits {
-            conduit.offer(input)
+        // Borrowed from the snapshot's buffer, so that no conduit is retained per value.
+        conduits.withUnsafeBufferPointer { conduits in
+            for index in conduits.indices {
+                conduits[index].offer(input)
+            }
         }
     }
 
     /// Sends the completion to every subscriber, after the values they already accepted.
     ///
     /// Later values and completions are ignored.
+    @inlinable
     public func send(completion: Subscribers.Completion<Failure>) {
         guard let conduits = lock.withLock({ registry.pointee.complete(completion) }) else { return }
         for conduit in conduits {
@@ -88,6 +96,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     }
 
     /// Keeps the upstream subscription and asks it for `.unlimited` once a subscriber wants values.
+    @inlinable
     public func send(subscription: any Subscription) {
         switch lock.withLock({ registry.pointee.upstreamArrived(subscription) }) {
         case .requestUnlimited: subscription.request(.unlimited)
@@ -98,12 +107,14 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
 }
 
 extension PassthroughSubject: SubjectConduitOwner {
+    @inlinable
     internal func conduitDidRequestDemand() {
         for upstream in lock.withLock({ registry.pointee.downstreamDemanded() }) {
             upstream.request(.unlimited)
         }
     }
 
+    @inlinable
     internal func conduitDidCancel(_ conduit: ObjectIdentifier) {
         lock.withLock { registry.pointee.detach(conduit) }
     }

@@ -1,6 +1,7 @@
 /// What a ``SubjectConduit`` tells the subject that created it.
 ///
 /// **Thread safety:** implementations are safe to call from any thread.
+@usableFromInline
 internal protocol SubjectConduitOwner: AnyObject {
     /// A conduit received its first demand: the subject may now ask its upstreams for values.
     func conduitDidRequestDemand()
@@ -15,19 +16,30 @@ internal protocol SubjectConduitOwner: AnyObject {
 /// **Ownership:** retained by its subject (until completion or cancel) and by its subscriber.
 ///
 /// **Thread safety:** safe to call from any thread; subclasses serialize deliveries.
+@usableFromInline
 internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
     // @unchecked Sendable: no state here; the subclass guards its state with its lock.
 
     /// Offers a value; it is delivered only if the subscriber has demand for it.
     ///
-    /// A closure set by the subclass's `init` rather than an overridden method: `init` is called
-    /// with concrete types, so the closure's body is specialized, and the per-value path runs no
-    /// unspecialized generic code. Set once, before the conduit is shared.
-    internal final var offer: (Output) -> Void = { _ in }
+    /// Calls a function the subclass's `init` passes up rather than an overridden method: `init`
+    /// is called with concrete types, so that function is specialized, and the per-value path runs
+    /// no unspecialized generic code. The function captures nothing and is stored in a `let`, so a
+    /// call neither retains a closure context nor checks exclusivity.
+    @inlinable
+    internal final func offer(_ value: Output) {
+        offerFunction(self, value)
+    }
 
-    internal init() {}
+    @usableFromInline let offerFunction: (SubjectConduitBase<Output, Failure>, Output) -> Void
+
+    @inlinable
+    internal init(offer: @escaping (SubjectConduitBase<Output, Failure>, Output) -> Void) {
+        offerFunction = offer
+    }
 
     /// Delivers the completion after any values already accepted.
+    @inlinable
     internal func finish(_ completion: Subscribers.Completion<Failure>) {
         internalInconsistency("abstract SubjectConduitBase.finish called")
     }
@@ -44,29 +56,44 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
 /// It retains the subscriber and the subject until then, and releases both after.
 ///
 /// **Thread safety:** safe to call from any thread.
+@usableFromInline
 internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<Downstream.Input, Downstream.Failure>,
     Subscription, CustomStringConvertible, CustomReflectable, @unchecked Sendable
 {
     // @unchecked Sendable: `machine` is only touched inside `lock`; `name` is immutable.
-    internal typealias Output = Downstream.Input
-    internal typealias Failure = Downstream.Failure
+    @usableFromInline internal typealias Output = Downstream.Input
+    @usableFromInline internal typealias Failure = Downstream.Failure
 
-    private let lock = Lock()
+    @usableFromInline let lock = Lock()
     /// Heap storage rather than a stored `var`, so that each access under the lock skips Swift's
     /// dynamic exclusivity check (the lock already makes access exclusive). Freed in `deinit`.
-    private let machine: UnsafeMutablePointer<SubjectConduitStateMachine<Downstream>>  // Guarded by lock.
-    private let name: String
+    @usableFromInline let machine: UnsafeMutablePointer<SubjectConduitStateMachine<Downstream>>  // Guarded by lock.
+    @usableFromInline let name: String
     /// The subscriber. Not guarded by the lock but by the delivery right the state machine hands
     /// out: only the delivering thread reads it, and it is cleared by whoever ends the conduit
-    /// when nobody is delivering (or by the delivering thread, once it sees the end). Heap storage,
-    /// so that reading it neither retains it nor runs an exclusivity check. Freed in `deinit`.
-    private let slot: UnsafeMutablePointer<Downstream?>
+    /// when nobody is delivering (or by the delivering thread, once it sees the end). Kept in a box
+    /// this conduit owns by hand (retained once in `init`, released by `releaseDownstream()` or
+    /// `deinit`), so that reaching the subscriber copies and retains nothing: a copy of a subscriber
+    /// such as `map`'s costs a retain of each of its references per value.
+    @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox>?
+
+    /// Holds the subscriber for ``downstreamBox``.
+    @usableFromInline
+    internal final class DownstreamBox {
+        @usableFromInline let downstream: Downstream
+
+        @inlinable
+        init(_ downstream: Downstream) {
+            self.downstream = downstream
+        }
+    }
     /// `request(_:)` forwards here, for the same reason as ``SubjectConduitBase/offer``.
-    private var requestThunk: (Subscribers.Demand) -> Void = { _ in }
+    @usableFromInline @exclusivity(unchecked) var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
     /// - Parameters:
     ///   - latest: For a current-value subject, the value to deliver on the first demand; `nil` otherwise.
     ///   - keepsLatest: Whether a value offered without demand is kept (newest only) for the next demand.
+    @inlinable
     internal init(
         downstream: Downstream,
         owner: any SubjectConduitOwner,
@@ -75,8 +102,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         name: String
     ) {
         machine = .allocate(capacity: 1)
-        slot = .allocate(capacity: 1)
-        slot.initialize(to: downstream)
+        downstreamBox = .passRetained(DownstreamBox(downstream))
         machine.initialize(
             to: SubjectConduitStateMachine(
                 owner: owner,
@@ -85,57 +111,65 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
             )
         )
         self.name = name
-        super.init()
-        offer = { [unowned(unsafe) self] value in self.offerSpecialized(value) }
+        super.init { base, value in
+            unsafeDowncast(base, to: SubjectConduit<Downstream>.self).offerSpecialized(value)
+        }
         requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
     }
 
     deinit {
         machine.deinitialize(count: 1)
         machine.deallocate()
-        slot.deinitialize(count: 1)
-        slot.deallocate()
+        downstreamBox?.release()
     }
 
+    @inlinable
     internal var description: String { name }
 
+    @inlinable
     internal var customMirror: Mirror { Mirror(self, children: []) }
 
     /// Hands this conduit to the subscriber, then delivers what arrived meanwhile.
     ///
     /// The conduit starts in `.delivering`, owned by the subscribing thread, so that nothing
     /// reaches the subscriber before `receive(subscription:)` returns.
+    @inlinable
     internal func start() {
-        downstream.receive(subscription: self)
+        withDownstream { $0.receive(subscription: self) }
         drain(extraDemand: .none)
     }
 
-    private func offerSpecialized(_ value: Output) {
+    @inlinable
+    func offerSpecialized(_ value: Output) {
         guard let value = lock.withLock({ machine.pointee.valueOffered(value) }) else { return }
-        drain(extraDemand: downstream.receive(value))
+        drain(extraDemand: withDownstream { $0.receive(value) })
     }
 
+    @inlinable
     override internal func finish(_ completion: Subscribers.Completion<Failure>) {
         guard lock.withLock({ machine.pointee.completionOffered(completion) }) else { return }
-        downstream.receive(completion: completion)
+        withDownstream { $0.receive(completion: completion) }
         releaseDownstream()
     }
 
+    @inlinable
     internal func request(_ demand: Subscribers.Demand) {
         requestThunk(demand)
     }
 
-    private func requestSpecialized(_ demand: Subscribers.Demand) {
+    @inlinable
+    func requestSpecialized(_ demand: Subscribers.Demand) {
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
         let action = lock.withLock { machine.pointee.demandRequested(demand) }
         action.owner?.conduitDidRequestDemand()
         if let value = action.delivery {
-            drain(extraDemand: downstream.receive(value))
+            drain(extraDemand: withDownstream { $0.receive(value) })
         }
     }
 
+    @inlinable
     internal func cancel() {
         let action = lock.withLock { machine.pointee.cancelled() }
         if action.releaseDownstream {
@@ -144,19 +178,24 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         action.owner?.conduitDidCancel(ObjectIdentifier(self))
     }
 
-    /// The subscriber, borrowed in place. Only the thread the state machine made the deliverer
+    /// Runs `body` with the subscriber, borrowed in place. Only the thread the state machine made the deliverer
     /// (or the one that moved it from `.idle` to `.terminal`) calls this.
-    private var downstream: Downstream {
-        slot.pointee.unsafelyUnwrapped
+    @inlinable
+    func withDownstream<Result>(_ body: (Downstream) -> Result) -> Result {
+        downstreamBox.unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0.downstream) }
     }
 
-    /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstream``.
-    private func releaseDownstream() {
-        slot.pointee = nil
+    /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstreamBox``.
+    @inlinable
+    func releaseDownstream() {
+        guard let box = downstreamBox else { return }
+        downstreamBox = nil
+        box.release()
     }
 
     /// Runs on the delivering thread after each call into the subscriber, until nothing is left.
-    private func drain(extraDemand: Subscribers.Demand) {
+    @inlinable
+    func drain(extraDemand: Subscribers.Demand) {
         var extra = extraDemand
         while true {
             switch lock.withLock({ machine.pointee.deliveryReturned(extraDemand: extra) }) {
@@ -164,9 +203,9 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
                 if release { releaseDownstream() }
                 return
             case .deliver(let value):
-                extra = downstream.receive(value)
+                extra = withDownstream { $0.receive(value) }
             case .complete(let completion):
-                downstream.receive(completion: completion)
+                withDownstream { $0.receive(completion: completion) }
                 releaseDownstream()
                 return
             }
@@ -177,11 +216,13 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
 /// The demand and delivery state of one ``SubjectConduit``.
 ///
 /// **Thread safety:** value type; its owner keeps it behind a lock.
+@usableFromInline
 internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
-    internal typealias Output = Downstream.Input
-    internal typealias Failure = Downstream.Failure
+    @usableFromInline internal typealias Output = Downstream.Input
+    @usableFromInline internal typealias Failure = Downstream.Failure
 
     /// Who may call into the subscriber.
+    @usableFromInline
     internal enum Phase {
         /// Nobody is delivering; the next thread with something to deliver becomes the deliverer.
         /// Next: `.delivering`, `.terminal`.
@@ -193,6 +234,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         case terminal
     }
 
+    @usableFromInline
     internal enum DrainAction {
         /// Stop delivering; `release`: the conduit ended meanwhile, so drop the subscriber.
         case stop(release: Bool)
@@ -201,21 +243,22 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         case complete(Subscribers.Completion<Failure>)
     }
 
-    private var phase: Phase = .delivering
+    @usableFromInline var phase: Phase = .delivering
     /// Released when the phase becomes `.terminal`.
-    private var owner: (any SubjectConduitOwner)?
+    @usableFromInline var owner: (any SubjectConduitOwner)?
     /// Demand not yet used; values in `pending` are already counted against it.
-    private var demand: Subscribers.Demand = .none
+    @usableFromInline var demand: Subscribers.Demand = .none
     /// Values accepted while `.delivering`, in order. Empty in the other phases.
-    private var pending = SubjectConduitQueue<Output>()
+    @usableFromInline var pending = SubjectConduitQueue<Output>()
     /// A completion that arrived while `.delivering`; sent after `pending` drains.
-    private var pendingCompletion: Subscribers.Completion<Failure>?
+    @usableFromInline var pendingCompletion: Subscribers.Completion<Failure>?
     /// Current-value subjects: the newest value not yet delivered, for lack of demand.
-    private var latest: Output?
-    private let keepsLatest: Bool
+    @usableFromInline var latest: Output?
+    @usableFromInline let keepsLatest: Bool
     /// Whether the owner was already told about this subscriber's first demand.
-    private var announcedDemand = false
+    @usableFromInline var announcedDemand = false
 
+    @inlinable
     internal init(owner: any SubjectConduitOwner, latest: Output?, keepsLatest: Bool) {
         self.owner = owner
         self.latest = latest
@@ -223,6 +266,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     }
 
     /// - Returns: The value for the calling thread to deliver now, as the deliverer.
+    @inlinable
     internal mutating func valueOffered(_ value: Output) -> Output? {
         guard phase != .terminal, pendingCompletion == nil else { return nil }
         guard demand > 0 else {
@@ -240,6 +284,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     }
 
     /// - Returns: Whether the calling thread sends the completion now (then drops the subscriber).
+    @inlinable
     internal mutating func completionOffered(_ completion: Subscribers.Completion<Failure>) -> Bool {
         switch phase {
         case .terminal:
@@ -253,6 +298,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         }
     }
 
+    @inlinable
     internal mutating func demandRequested(
         _ more: Subscribers.Demand
     ) -> (owner: (any SubjectConduitOwner)?, delivery: Output?) {
@@ -272,6 +318,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
 
     /// - Returns: The owner to tell, unless the conduit had already terminated, and whether the
     ///   calling thread drops the subscriber (only if nobody is delivering to it).
+    @inlinable
     internal mutating func cancelled() -> (owner: (any SubjectConduitOwner)?, releaseDownstream: Bool) {
         guard phase != .terminal else { return (nil, false) }
         let subject = owner
@@ -281,6 +328,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     }
 
     /// The delivering thread came back from the subscriber with `extraDemand`.
+    @inlinable
     internal mutating func deliveryReturned(extraDemand: Subscribers.Demand) -> DrainAction {
         switch phase {
         case .terminal:
@@ -308,7 +356,8 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         return .stop(release: false)
     }
 
-    private mutating func terminate() {
+    @inlinable
+    mutating func terminate() {
         phase = .terminal
         owner = nil
         pending.removeAll()
@@ -323,11 +372,13 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
 ///   and is only allocated once something has to wait.
 ///
 /// **Thread safety:** value type; not shared.
+@usableFromInline
 internal struct SubjectConduitQueue<Element> {
-    private var storage: [Element?] = []
-    private var head = 0
-    private var count = 0
+    @usableFromInline var storage: [Element?] = []
+    @usableFromInline var head = 0
+    @usableFromInline var count = 0
 
+    @inlinable
     internal mutating func append(_ element: Element) {
         if count == storage.count {
             grow()
@@ -336,6 +387,7 @@ internal struct SubjectConduitQueue<Element> {
         count += 1
     }
 
+    @inlinable
     internal mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head].take()
@@ -344,6 +396,7 @@ internal struct SubjectConduitQueue<Element> {
         return element
     }
 
+    @inlinable
     internal mutating func removeAll() {
         guard count > 0 || !storage.isEmpty else { return }
         storage = []
@@ -351,7 +404,8 @@ internal struct SubjectConduitQueue<Element> {
         count = 0
     }
 
-    private mutating func grow() {
+    @inlinable
+    mutating func grow() {
         var grown = [Element?](repeating: nil, count: Swift.max(4, storage.count * 2))
         for offset in 0..<count {
             grown[offset] = storage[(head + offset) % storage.count].take()

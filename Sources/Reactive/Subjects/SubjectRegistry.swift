@@ -4,24 +4,28 @@
 /// Its owner keeps it behind a lock and carries out what each event returns outside the lock.
 ///
 /// **Thread safety:** value type; its owner keeps it behind a lock.
+@usableFromInline
 internal struct SubjectRegistry<Output, Failure: Error> {
-    internal typealias Conduit = SubjectConduitBase<Output, Failure>
+    @usableFromInline internal typealias Conduit = SubjectConduitBase<Output, Failure>
 
     /// Conduits of the current subscribers, in subscription order. Copied (not locked) to send.
-    internal private(set) var conduits: ContiguousArray<Conduit> = []
+    @usableFromInline internal var conduits: ContiguousArray<Conduit> = []
     /// Subscriptions given by ``Subject/send(subscription:)``; released on completion.
-    private var upstreams: [any Subscription] = []
+    @usableFromInline var upstreams: [any Subscription] = []
     /// Whether some subscriber has asked for values, so that upstreams were asked for `.unlimited`.
-    private var upstreamDemanded = false
+    @usableFromInline var upstreamDemanded = false
     /// Set once; after it nothing is sent and new subscribers get it at once.
-    internal private(set) var completion: Subscribers.Completion<Failure>?
+    @usableFromInline internal var completion: Subscribers.Completion<Failure>?
 
+    @inlinable
     internal init() {}
 
+    @inlinable
     internal mutating func attach(_ conduit: Conduit) {
         conduits.append(conduit)
     }
 
+    @inlinable
     internal mutating func detach(_ id: ObjectIdentifier) {
         if let index = conduits.firstIndex(where: { ObjectIdentifier($0) == id }) {
             conduits.remove(at: index)
@@ -29,6 +33,7 @@ internal struct SubjectRegistry<Output, Failure: Error> {
     }
 
     /// - Returns: The conduits to finish, or `nil` if the subject had already completed.
+    @inlinable
     internal mutating func complete(_ completion: Subscribers.Completion<Failure>) -> ContiguousArray<Conduit>? {
         guard self.completion == nil else { return nil }
         self.completion = completion
@@ -39,6 +44,7 @@ internal struct SubjectRegistry<Output, Failure: Error> {
     }
 
     /// What to do with a subscription given by ``Subject/send(subscription:)``.
+    @usableFromInline
     internal enum UpstreamAction {
         /// Ask it for `.unlimited` now: a subscriber already wants values.
         case requestUnlimited
@@ -48,6 +54,7 @@ internal struct SubjectRegistry<Output, Failure: Error> {
         case cancel
     }
 
+    @inlinable
     internal mutating func upstreamArrived(_ subscription: any Subscription) -> UpstreamAction {
         guard completion == nil else { return .cancel }
         upstreams.append(subscription)
@@ -55,6 +62,7 @@ internal struct SubjectRegistry<Output, Failure: Error> {
     }
 
     /// - Returns: The upstream subscriptions to ask for `.unlimited`, the first time only.
+    @inlinable
     internal mutating func downstreamDemanded() -> [any Subscription] {
         guard !upstreamDemanded else { return [] }
         upstreamDemanded = true
@@ -62,6 +70,7 @@ internal struct SubjectRegistry<Output, Failure: Error> {
     }
 
     /// Takes the upstream subscriptions, for the subject's deinit to cancel them.
+    @inlinable
     internal mutating func takeUpstreams() -> [any Subscription] {
         defer { upstreams = [] }
         return upstreams

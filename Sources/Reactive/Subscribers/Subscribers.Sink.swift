@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Publisher {
     /// Attaches a subscriber with closure-based behaviour, requesting an unlimited number of values.
     ///
@@ -6,6 +8,7 @@ extension Publisher {
     ///     // Prints: 1 2 3 finished (one per line)
     ///
     /// - Returns: A cancellable that cancels the subscription when cancelled or deinitialized.
+    @inlinable
     public func sink(
         receiveCompletion: @escaping (Subscribers.Completion<Failure>) -> Void,
         receiveValue: @escaping (Output) -> Void
@@ -18,6 +21,7 @@ extension Publisher {
 
 extension Publisher where Failure == Never {
     /// Attaches a subscriber that runs `receiveValue` for every value of a publisher that cannot fail.
+    @inlinable
     public func sink(receiveValue: @escaping (Output) -> Void) -> AnyCancellable {
         sink(receiveCompletion: { _ in }, receiveValue: receiveValue)
     }
@@ -33,7 +37,8 @@ extension Subscribers {
     public final class Sink<Input, Failure: Error>: Subscriber, Cancellable, CustomStringConvertible,
         CustomReflectable, @unchecked Sendable
     {
-        // @unchecked Sendable: `state` is only touched inside `lock`; the closures are immutable.
+        // @unchecked Sendable: `state` is only touched inside `lock`; `delivers` is atomic; the
+        // closures are immutable.
 
         /// The closure that runs for each value.
         public let receiveValue: (Input) -> Void
@@ -52,8 +57,11 @@ extension Subscribers {
 
         private let lock = Lock()
         private var state: State = .awaitingSubscription  // Guarded by lock.
-        // Released on completion or cancel, so a chain that holds this sink frees itself.
-        private var valueHandler: ((Input) -> Void)?  // Guarded by lock.
+        /// Whether `state` is `.subscribed`: set (under the lock) before the subscription is asked
+        /// for values, cleared (under the lock) on completion or cancel. The per-value path reads
+        /// only this, without the lock, and calls the immutable `receiveValue`.
+        @usableFromInline let delivers = Atomic<Bool>(false)
+        // Released on completion or cancel.
         private var completionHandler: ((Subscribers.Completion<Failure>) -> Void)?  // Guarded by lock.
 
         /// Creates a sink with the given closures.
@@ -63,7 +71,6 @@ extension Subscribers {
         ) {
             self.receiveValue = receiveValue
             self.receiveCompletion = receiveCompletion
-            valueHandler = receiveValue
             completionHandler = receiveCompletion
         }
 
@@ -75,6 +82,7 @@ extension Subscribers {
             let accepted = lock.withLock { () -> Bool in
                 guard case .awaitingSubscription = state else { return false }
                 state = .subscribed(subscription)
+                delivers.store(true, ordering: .releasing)
                 return true
             }
             if accepted {
@@ -84,14 +92,14 @@ extension Subscribers {
             }
         }
 
+        // The hot path: no lock, one atomic load (a plain load on x86 and arm64). A value that
+        // races with a cancel from another thread may still be delivered, as with a lock (the
+        // handler would be copied out before the cancel and called after it).
+        @inlinable
         public func receive(_ value: Input) -> Subscribers.Demand {
-            // The hot path: copy the handler out inside the lock into a concrete local, so no
-            // reabstraction thunk is allocated per value, then call it outside the lock.
-            var handler: ((Input) -> Void)?
-            lock.withLock {
-                if case .subscribed = state { handler = valueHandler }
+            if delivers.load(ordering: .acquiring) {
+                receiveValue(value)
             }
-            handler?(value)
             return .none
         }
 
@@ -99,8 +107,8 @@ extension Subscribers {
             let handler = lock.withLock { () -> ((Subscribers.Completion<Failure>) -> Void)? in
                 guard case .subscribed = state else { return nil }
                 state = .terminal
+                delivers.store(false, ordering: .releasing)
                 defer {
-                    valueHandler = nil
                     completionHandler = nil
                 }
                 return completionHandler
@@ -112,7 +120,7 @@ extension Subscribers {
             let subscription = lock.withLock { () -> (any Subscription)? in
                 defer {
                     state = .terminal
-                    valueHandler = nil
+                    delivers.store(false, ordering: .releasing)
                     completionHandler = nil
                 }
                 guard case .subscribed(let subscription) = state else { return nil }

@@ -15,10 +15,12 @@
 /// subscription until it becomes terminal, then drops them.
 ///
 /// **Thread safety:** value type; every event runs under ``FlatMapInner``'s lock.
+@usableFromInline
 internal struct FlatMapStateMachine<Downstream: Subscriber> {
-    typealias Output = Downstream.Input
-    typealias Failure = Downstream.Failure
+    @usableFromInline typealias Output = Downstream.Input
+    @usableFromInline typealias Failure = Downstream.Failure
 
+    @usableFromInline
     enum State {
         /// Nobody is delivering; the queue is empty or there is no demand. Next: `.delivering`,
         /// `.terminal`.
@@ -31,29 +33,12 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case terminal
     }
 
-    /// The outer upstream (the publisher of publishers). `merge` has none: it stays `.active(nil)`
-    /// until all its children have been added, then finishes.
-    enum Outer {
-        /// Still publishing; the subscription once it arrived.
-        case active((any Subscription)?)
-        /// Finished; no more children will be added.
-        case finished
-    }
-
-    /// One child, stored in a slot of ``children``; a slot is reused once its child finished and
-    /// none of its values waits in the queue.
-    struct Child {
-        /// The child's subscription once it arrived; `nil` again after the child finished.
-        var subscription: (any Subscription)?
-        /// Whether the child is asked for one value at a time (else it was asked for `.unlimited`).
-        var oneAtATime = false
-        /// The child's values waiting in the queue.
-        var queued = 0
-        /// Whether the child finished.
-        var finished = false
-    }
+    // Not nested in this generic type, so that their metadata is not generic.
+    @usableFromInline typealias Outer = FlatMapOuter
+    @usableFromInline typealias Child = FlatMapChildSlot
 
     /// What the owner does, outside the lock, after an event.
+    @usableFromInline
     enum Action {
         case none
         /// Request the demand from the subscription.
@@ -62,8 +47,6 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case cancel(any Subscription)
         /// Cancel these subscriptions (after a failure that waits for the current delivery).
         case cancelAll([any Subscription])
-        /// Deliver this value, then run the delivery loop.
-        case deliver(Downstream, Output)
         /// Deliver this queued value, ask the given subscription (its child) for one more, then
         /// run the delivery loop.
         case deliverQueued(Downstream, Output, thenRequestOneFrom: (any Subscription)?)
@@ -72,6 +55,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     }
 
     /// What the delivering thread does next.
+    @usableFromInline
     enum DeliveryAction {
         /// Deliver this queued value, then ask the given subscription (its child) for one more.
         case deliver(Output, thenRequestOneFrom: (any Subscription)?)
@@ -81,24 +65,30 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case stop
     }
 
-    private var state: State = .idle
-    private var downstream: Downstream?
+    @usableFromInline var state: State = .idle
+    @usableFromInline var downstream: Downstream?
     /// The relay every child subscriber calls; installed once by the owner, dropped at the end
     /// (it retains the owner).
-    private var childRelay: FlatMapChildRelay<Output, Failure>?
-    private var outer: Outer = .active(nil)
-    private var children: ContiguousArray<Child?> = []
+    @usableFromInline var childRelay: FlatMapChildRelay<Output, Failure>?
+    @usableFromInline var outer: Outer = .active(nil) {
+        didSet { outerFinished = if case .finished = outer { true } else { false } }
+    }
+    /// Whether `outer` is `.finished`, kept beside it: the per-child checks read this flag, since
+    /// matching on `outer` copies its existential payload.
+    @usableFromInline var outerFinished = false
+    @usableFromInline var children: ContiguousArray<Child> = []
     /// Slots of ``children`` that are free for reuse.
-    private var freeSlots: [Int] = []
+    @usableFromInline var freeSlots: [Int] = []
     /// Slots in use (live children, and finished children whose values still wait).
-    private var slotsInUse = 0
+    @usableFromInline var slotsInUse = 0
     /// Values waiting for demand or for the current delivery to end, with their child's slot.
-    private var queue = RingQueue<(slot: Int, value: Output)>()
+    @usableFromInline var queue = RingQueue<(slot: Int, value: Output)>()
     /// Outstanding downstream demand.
-    private var demand = Subscribers.Demand.none
+    @usableFromInline var demand = Subscribers.Demand.none
     /// How many children may be live at once: what the outer upstream is asked for.
-    private let maxPublishers: Subscribers.Demand
+    @usableFromInline let maxPublishers: Subscribers.Demand
 
+    @inlinable
     init(downstream: Downstream, maxPublishers: Subscribers.Demand) {
         self.downstream = downstream
         self.maxPublishers = maxPublishers
@@ -108,28 +98,35 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     /// Stores the outer subscription; returns the downstream to hand the subscription to, or `nil`
     /// when this subscription is not wanted (a second one, or after the end).
+    @inlinable
     mutating func outerSubscribed(_ subscription: any Subscription) -> Downstream? {
         guard case .active(nil) = outer, !isTerminal else { return nil }
         outer = .active(subscription)
         return downstream
     }
 
+    @inlinable
     mutating func installChildRelay(_ relay: FlatMapChildRelay<Output, Failure>) {
         childRelay = relay
     }
 
     /// Reserves a slot for a new child; `nil` when the stream is over.
+    @inlinable
     mutating func childAdded() -> (slot: Int, relay: FlatMapChildRelay<Output, Failure>)? {
         guard !isTerminal, let childRelay else { return nil }
         slotsInUse += 1
         if let slot = freeSlots.popLast() {
-            children[slot] = Child()
+            children[slot].live = true
+            children[slot].oneAtATime = false
+            children[slot].queued = 0
+            children[slot].finished = false
             return (slot, childRelay)
         }
-        children.append(Child())
+        children.append(Child(live: true))
         return (children.count - 1, childRelay)
     }
 
+    @inlinable
     mutating func outerCompleted(_ completion: Subscribers.Completion<Failure>) -> Action {
         guard !isTerminal else { return .none }
         switch completion {
@@ -145,56 +142,61 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     // MARK: Children
 
-    mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Action {
-        guard !isTerminal, var child = children[slot], child.subscription == nil, !child.finished else {
-            return .cancel(subscription)
+    @inlinable
+    mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Subscribers.Demand? {
+        guard !isTerminal, children[slot].live, children[slot].subscription == nil, !children[slot].finished else {
+            return nil
         }
-        child.subscription = subscription
-        child.oneAtATime = demand != .unlimited
-        children[slot] = child
-        return .request(subscription, child.oneAtATime ? .max(1) : .unlimited)
+        let oneAtATime = demand != .unlimited
+        children[slot].subscription = subscription
+        children[slot].oneAtATime = oneAtATime
+        return oneAtATime ? .max(1) : .unlimited
     }
 
-    /// A child sent a value. When the value goes out on this thread, the action is `.deliver`, and
-    /// `requestOneMore` says whether the child's `receive(_:)` should return `.max(1)` afterwards.
-    mutating func childReceived(slot: Int, _ value: Output) -> (action: Action, requestOneMore: Bool) {
-        guard !isTerminal, let child = children[slot] else { return (.none, false) }
+    /// A child sent a value. When the value goes out on this thread, as the deliverer, the result
+    /// holds the downstream to send it to (then run the delivery loop), and `requestOneMore` says
+    /// whether the child's `receive(_:)` should return `.max(1)` afterwards.
+    @inlinable
+    mutating func childReceived(slot: Int, _ value: Output) -> (deliverTo: Downstream, requestOneMore: Bool)? {
+        guard !isTerminal, children[slot].live else { return nil }
+        let oneAtATime = children[slot].oneAtATime
         if case .idle = state, demand > 0, let downstream {
             demand -= 1
             state = .delivering(pendingFailure: nil)
-            return (.deliver(downstream, value), child.oneAtATime)
+            return (downstream, oneAtATime)
         }
-        children[slot]?.queued += 1
+        children[slot].queued += 1
         queue.append((slot, value))
-        return (.none, false)
+        return nil
     }
 
-    mutating func childCompleted(slot: Int, _ completion: Subscribers.Completion<Failure>) -> Action {
-        guard !isTerminal, var child = children[slot], !child.finished else { return .none }
+    /// - Returns: `nil` when there is nothing to do (the usual case), else the action.
+    @inlinable
+    mutating func childCompleted(slot: Int, _ completion: Subscribers.Completion<Failure>) -> Action? {
+        guard !isTerminal, children[slot].live, !children[slot].finished else { return nil }
         switch completion {
         case .finished:
-            child.finished = true
-            child.subscription = nil
-            children[slot] = child
-            if child.queued == 0 {
+            children[slot].finished = true
+            children[slot].subscription = nil
+            if children[slot].queued == 0 {
                 releaseSlot(slot)
             }
-            if case .idle = state, case .finished = outer, slotsInUse == 0 {
+            if case .idle = state, outerFinished, slotsInUse == 0 {
                 return finishIfDone()
             }
-            if maxPublishers != .unlimited, case .active(let subscription?) = outer {
+            if maxPublishers != .unlimited, !outerFinished, case .active(let subscription?) = outer {
                 return .request(subscription, .max(1))
             }
-            return .none
+            return nil
         case .failure(let error):
-            child.subscription = nil
-            children[slot] = child
+            children[slot].subscription = nil
             return fail(error)
         }
     }
 
     // MARK: Downstream
 
+    @inlinable
     mutating func requested(_ newDemand: Subscribers.Demand) -> Action {
         guard newDemand > 0 else { apiViolation("demand must be greater than zero, got \(newDemand)") }
         guard !isTerminal else { return .none }
@@ -208,6 +210,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return .deliverQueued(downstream, entry.value, thenRequestOneFrom: requestFrom)
     }
 
+    @inlinable
     mutating func cancelled() -> Action {
         guard !isTerminal else { return .none }
         let subscriptions = allSubscriptions()
@@ -216,6 +219,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     }
 
     /// The delivering thread finished one `receive(_:)`, which returned `additional`.
+    @inlinable
     mutating func delivered(_ additional: Subscribers.Demand) -> DeliveryAction {
         guard case .delivering(let pendingFailure) = state else { return .stop }
         if let pendingFailure {
@@ -227,7 +231,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             demand -= 1
             return .deliver(entry.value, thenRequestOneFrom: valueLeftQueue(slot: entry.slot))
         }
-        if case .finished = outer, slotsInUse == 0 {
+        if outerFinished, slotsInUse == 0 {
             enterTerminal()
             return .complete(.finished, cancel: [])
         }
@@ -237,38 +241,42 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     // MARK: Helpers
 
-    private var isTerminal: Bool {
+    @inlinable
+    var isTerminal: Bool {
         if case .terminal = state { return true }
         return false
     }
 
     /// A queued value of `slot` is going out: returns the child's subscription when the child
     /// should now be asked for one more, and frees the slot of a finished child with nothing left.
-    private mutating func valueLeftQueue(slot: Int) -> (any Subscription)? {
-        guard var child = children[slot] else { internalInconsistency("queued value of a free slot \(slot)") }
-        child.queued -= 1
-        if child.finished {
-            children[slot] = child
-            if child.queued == 0 { releaseSlot(slot) }
+    @inlinable
+    mutating func valueLeftQueue(slot: Int) -> (any Subscription)? {
+        guard children[slot].live else { internalInconsistency("queued value of a free slot \(slot)") }
+        children[slot].queued -= 1
+        if children[slot].finished {
+            if children[slot].queued == 0 { releaseSlot(slot) }
             return nil
         }
-        children[slot] = child
-        return child.oneAtATime ? child.subscription : nil
+        return children[slot].oneAtATime ? children[slot].subscription : nil
     }
 
-    private mutating func releaseSlot(_ slot: Int) {
-        children[slot] = nil
+    @inlinable
+    mutating func releaseSlot(_ slot: Int) {
+        children[slot].live = false
+        children[slot].subscription = nil
         freeSlots.append(slot)
         slotsInUse -= 1
     }
 
-    private mutating func finishIfDone() -> Action {
-        guard case .idle = state, case .finished = outer, slotsInUse == 0, let downstream else { return .none }
+    @inlinable
+    mutating func finishIfDone() -> Action {
+        guard case .idle = state, outerFinished, slotsInUse == 0, let downstream else { return .none }
         enterTerminal()
         return .complete(downstream, .finished, cancel: [])
     }
 
-    private mutating func fail(_ error: Failure) -> Action {
+    @inlinable
+    mutating func fail(_ error: Failure) -> Action {
         let subscriptions = allSubscriptions()
         if case .delivering(let pendingFailure) = state {
             guard pendingFailure == nil else { return .none }
@@ -282,12 +290,13 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return .complete(downstream, .failure(error), cancel: subscriptions)
     }
 
-    private func allSubscriptions() -> [any Subscription] {
+    @inlinable
+    func allSubscriptions() -> [any Subscription] {
         var subscriptions: [any Subscription] = []
         if case .active(let subscription?) = outer {
             subscriptions.append(subscription)
         }
-        for case let child? in children {
+        for child in children where child.live {
             if let subscription = child.subscription {
                 subscriptions.append(subscription)
             }
@@ -295,7 +304,8 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return subscriptions
     }
 
-    private mutating func dropUpstreams() {
+    @inlinable
+    mutating func dropUpstreams() {
         outer = .finished
         children = []
         freeSlots = []
@@ -303,10 +313,42 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         queue.removeAll()
     }
 
-    private mutating func enterTerminal() {
+    @inlinable
+    mutating func enterTerminal() {
         dropUpstreams()
         state = .terminal
         downstream = nil
         childRelay = nil
+    }
+}
+
+/// The outer upstream of a ``FlatMapStateMachine`` (the publisher of publishers). `merge` has
+/// none: it stays `.active(nil)` until all its children have been added, then finishes.
+@usableFromInline
+internal enum FlatMapOuter {
+    /// Still publishing; the subscription once it arrived.
+    case active((any Subscription)?)
+    /// Finished; no more children will be added.
+    case finished
+}
+
+/// One child of a ``FlatMapStateMachine``, stored in a slot of its `children`; a slot is reused
+/// once its child finished and none of its values waits in the queue.
+@usableFromInline
+internal struct FlatMapChildSlot {
+    /// The child's subscription once it arrived; `nil` again after the child finished.
+    @usableFromInline var subscription: (any Subscription)?
+    /// Whether the child is asked for one value at a time (else it was asked for `.unlimited`).
+    @usableFromInline var oneAtATime = false
+    /// The child's values waiting in the queue.
+    @usableFromInline var queued = 0
+    /// Whether the child finished.
+    @usableFromInline var finished = false
+    /// Whether the slot holds a child; a free slot holds nothing else.
+    @usableFromInline var live: Bool
+
+    @inlinable
+    init(live: Bool) {
+        self.live = live
     }
 }

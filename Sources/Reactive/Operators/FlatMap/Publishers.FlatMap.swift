@@ -16,6 +16,7 @@ extension Publisher {
     ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
     ///   - transform: A closure that makes a publisher from an element.
     /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    @inlinable
     public func flatMap<T, P: Publisher>(
         maxPublishers: Subscribers.Demand = .unlimited,
         _ transform: @escaping (Output) -> P
@@ -36,6 +37,7 @@ extension Publisher where Failure == Never {
     ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
     ///   - transform: A closure that makes a publisher from an element.
     /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    @inlinable
     public func flatMap<P: Publisher>(
         maxPublishers: Subscribers.Demand = .unlimited,
         _ transform: @escaping (Output) -> P
@@ -56,6 +58,7 @@ extension Publisher where Failure == Never {
     ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
     ///   - transform: A closure that makes a publisher from an element.
     /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    @inlinable
     public func flatMap<P: Publisher>(
         maxPublishers: Subscribers.Demand = .unlimited,
         _ transform: @escaping (Output) -> P
@@ -80,6 +83,7 @@ extension Publisher {
     ///   - maxPublishers: The most inner publishers live at once; `.unlimited` by default.
     ///   - transform: A closure that makes a publisher from an element.
     /// - Returns: A publisher of the elements of the publishers `transform` makes.
+    @inlinable
     public func flatMap<P: Publisher>(
         maxPublishers: Subscribers.Demand = .unlimited,
         _ transform: @escaping (Output) -> P
@@ -114,6 +118,7 @@ extension Publishers {
         public let transform: (Upstream.Output) -> NewPublisher
 
         /// Creates a publisher that transforms elements from an upstream publisher into new publishers.
+        @inlinable
         public init(
             upstream: Upstream,
             maxPublishers: Subscribers.Demand,
@@ -124,6 +129,7 @@ extension Publishers {
             self.transform = transform
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let inner = FlatMapInner(downstream: subscriber, maxPublishers: maxPublishers, name: "FlatMap")
             let transform = transform
@@ -149,18 +155,22 @@ extension Publishers {
 /// child subscriber; releases the downstream and all upstream subscriptions on completion or cancel.
 ///
 /// **Thread safety:** safe to call from any thread; deliveries are serialized.
+@usableFromInline
 internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomStringConvertible,
     CustomReflectable, CustomPlaygroundDisplayConvertible, @unchecked Sendable
 {
     // @unchecked Sendable: `machine` is only touched inside `lock`; `name` is immutable.
-    typealias Machine = FlatMapStateMachine<Downstream>
+    @usableFromInline typealias Machine = FlatMapStateMachine<Downstream>
 
-    private let lock = Lock()
-    private var machine: Machine  // Guarded by lock.
-    private let name: String  // Immutable.
+    @usableFromInline let lock = Lock()
+    // The lock makes every access exclusive, so the dynamic exclusivity check (a runtime call per
+    // access) is off.
+    @usableFromInline @exclusivity(unchecked) var machine: Machine  // Guarded by lock.
+    @usableFromInline let name: String  // Immutable.
 
-    private let maxPublishers: Subscribers.Demand  // Immutable.
+    @usableFromInline let maxPublishers: Subscribers.Demand  // Immutable.
 
+    @inlinable
     init(downstream: Downstream, maxPublishers: Subscribers.Demand, name: String) {
         machine = Machine(downstream: downstream, maxPublishers: maxPublishers)
         self.name = name
@@ -175,26 +185,32 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         )
     }
 
+    @inlinable
     var description: String { name }
 
+    @inlinable
     var customMirror: Mirror { Mirror(self, children: []) }
 
+    @inlinable
     var playgroundDescription: Any { description }
 
+    @inlinable
     func request(_ demand: Subscribers.Demand) {
         let action = lock.withLock { machine.requested(demand) }
-        perform(action)
+        perform(consume action)
     }
 
+    @inlinable
     func cancel() {
         let action = lock.withLock { machine.cancelled() }
-        perform(action)
+        perform(consume action)
     }
 
     // MARK: Outer upstream
 
     /// Stores the outer subscription, hands this subscription downstream, and asks the upstream
     /// for `maxPublishers`; cancels a subscription that is not wanted.
+    @inlinable
     func outerSubscribed(_ subscription: any Subscription) {
         guard let downstream = lock.withLock({ machine.outerSubscribed(subscription) }) else {
             subscription.cancel()
@@ -206,12 +222,14 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         }
     }
 
+    @inlinable
     func outerCompleted(_ completion: Subscribers.Completion<Downstream.Failure>) {
         let action = lock.withLock { machine.outerCompleted(completion) }
-        perform(action)
+        perform(consume action)
     }
 
     /// Subscribes to a new inner publisher, unless the stream is over.
+    @inlinable
     func addChild<P: Publisher>(_ publisher: P) where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
         guard let (slot, relay) = lock.withLock({ machine.childAdded() }) else { return }
         publisher.subscribe(FlatMapChild(relay: relay, slot: slot))
@@ -219,26 +237,36 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     // MARK: Children
 
+    @inlinable
     func childSubscribed(slot: Int, _ subscription: any Subscription) {
-        let action = lock.withLock { machine.childSubscribed(slot: slot, subscription) }
-        perform(action)
+        if let demand = lock.withLock({ machine.childSubscribed(slot: slot, subscription) }) {
+            subscription.request(demand)
+        } else {
+            subscription.cancel()
+        }
     }
 
+    @inlinable
     func childReceived(slot: Int, _ value: Downstream.Input) -> Subscribers.Demand {
-        let (action, requestOneMore) = lock.withLock { machine.childReceived(slot: slot, value) }
-        perform(action)
+        guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(slot: slot, value) }) else {
+            return .none
+        }
+        deliver(value, to: downstream, thenRequestOneFrom: nil)
         return requestOneMore ? .max(1) : .none
     }
 
+    @inlinable
     func childCompleted(slot: Int, _ completion: Subscribers.Completion<Downstream.Failure>) {
-        let action = lock.withLock { machine.childCompleted(slot: slot, completion) }
-        perform(action)
+        if let action = lock.withLock({ machine.childCompleted(slot: slot, completion) }) {
+            perform(action)
+        }
     }
 
     // MARK: Actions
 
-    private func perform(_ action: Machine.Action) {
-        switch action {
+    @inlinable
+    func perform(_ action: consuming Machine.Action) {
+        switch consume action {
         case .none:
             break
         case .request(let subscription, let demand):
@@ -247,8 +275,6 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
             subscription.cancel()
         case .cancelAll(let subscriptions):
             for subscription in subscriptions { subscription.cancel() }
-        case .deliver(let downstream, let value):
-            deliver(value, to: downstream, thenRequestOneFrom: nil)
         case .deliverQueued(let downstream, let value, let child):
             deliver(value, to: downstream, thenRequestOneFrom: child)
         case .complete(let downstream, let completion, let subscriptions):
@@ -259,7 +285,8 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     /// The delivery loop: one thread at a time runs it, so downstream calls never overlap, and
     /// values or demand arriving re-entrantly are picked up here instead of recursing.
-    private func deliver(
+    @inlinable
+    func deliver(
         _ first: Downstream.Input,
         to downstream: Downstream,
         thenRequestOneFrom child: (any Subscription)?
@@ -268,7 +295,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         child?.request(.max(1))
         while true {
             let action = lock.withLock { machine.delivered(additional) }
-            switch action {
+            switch consume action {
             case .deliver(let value, let child):
                 additional = downstream.receive(value)
                 child?.request(.max(1))
@@ -289,11 +316,13 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 /// **Ownership:** retained by the inner until it ends and by every child; retains the inner.
 ///
 /// **Thread safety:** immutable; its closures are safe to call from any thread.
+@usableFromInline
 internal final class FlatMapChildRelay<Input, Failure: Error> {
-    let onSubscription: (Int, any Subscription) -> Void  // Immutable.
-    let onValue: (Int, Input) -> Subscribers.Demand  // Immutable.
-    let onCompletion: (Int, Subscribers.Completion<Failure>) -> Void  // Immutable.
+    @usableFromInline let onSubscription: (Int, any Subscription) -> Void  // Immutable.
+    @usableFromInline let onValue: (Int, Input) -> Subscribers.Demand  // Immutable.
+    @usableFromInline let onCompletion: (Int, Subscribers.Completion<Failure>) -> Void  // Immutable.
 
+    @inlinable
     init(
         onSubscription: @escaping (Int, any Subscription) -> Void,
         onValue: @escaping (Int, Input) -> Subscribers.Demand,
@@ -311,25 +340,31 @@ internal final class FlatMapChildRelay<Input, Failure: Error> {
 /// **Ownership:** retained by that publisher's subscription; retains the relay (and so the inner).
 ///
 /// **Thread safety:** forwards every call to the relay, which is safe from any thread.
+@usableFromInline
 internal final class FlatMapChild<Input, Failure: Error>: Subscriber, CustomStringConvertible {
-    private let relay: FlatMapChildRelay<Input, Failure>  // Immutable.
-    private let slot: Int  // Immutable.
+    @usableFromInline let relay: FlatMapChildRelay<Input, Failure>  // Immutable.
+    @usableFromInline let slot: Int  // Immutable.
 
+    @inlinable
     init(relay: FlatMapChildRelay<Input, Failure>, slot: Int) {
         self.relay = relay
         self.slot = slot
     }
 
+    @inlinable
     var description: String { "FlatMap" }
 
+    @inlinable
     func receive(subscription: any Subscription) {
         relay.onSubscription(slot, subscription)
     }
 
+    @inlinable
     func receive(_ input: Input) -> Subscribers.Demand {
         relay.onValue(slot, input)
     }
 
+    @inlinable
     func receive(completion: Subscribers.Completion<Failure>) {
         relay.onCompletion(slot, completion)
     }

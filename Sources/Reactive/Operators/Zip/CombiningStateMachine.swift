@@ -37,10 +37,12 @@ internal protocol CombiningStorage {
 /// subscriptions until it becomes terminal, then drops them.
 ///
 /// **Thread safety:** value type; every event runs under ``CombiningInner``'s lock.
+@usableFromInline
 internal struct CombiningStateMachine<Downstream: Subscriber, Storage: CombiningStorage>
 where Downstream.Input == Storage.Output {
-    typealias Failure = Downstream.Failure
+    @usableFromInline typealias Failure = Downstream.Failure
 
+    @usableFromInline
     enum State {
         /// Nobody is delivering; values wait in storage for demand. Next: `.delivering`, `.terminal`.
         case idle
@@ -53,6 +55,7 @@ where Downstream.Input == Storage.Output {
     }
 
     /// What the owner does, outside the lock, after an event.
+    @usableFromInline
     enum Action {
         case none
         /// Request the demand from each given subscription.
@@ -61,8 +64,6 @@ where Downstream.Input == Storage.Output {
         case cancel(any Subscription)
         /// Cancel the upstream subscriptions.
         case cancelUpstreams(SubscriptionQuartet)
-        /// Start delivering: send the output, then loop on ``CombiningStateMachine/delivered(_:)``.
-        case deliver(Downstream, Storage.Output)
         /// Forward the demand, then start delivering.
         case requestAndDeliver(SubscriptionQuartet, Subscribers.Demand, Downstream, Storage.Output)
         /// Cancel the remaining upstreams, then send the completion.
@@ -70,6 +71,7 @@ where Downstream.Input == Storage.Output {
     }
 
     /// What the delivering thread does next.
+    @usableFromInline
     enum DeliveryAction {
         /// Send this output too.
         case deliver(Storage.Output)
@@ -81,21 +83,23 @@ where Downstream.Input == Storage.Output {
         case stop
     }
 
-    private var state: State = .idle
-    private var downstream: Downstream?
-    private var storage = Storage()
-    private var subscriptions = SubscriptionQuartet()
+    @usableFromInline var state: State = .idle
+    @usableFromInline var downstream: Downstream?
+    @usableFromInline var storage = Storage()
+    @usableFromInline var subscriptions = SubscriptionQuartet()
     /// Outstanding downstream demand.
-    private var demand = Subscribers.Demand.none
+    @usableFromInline var demand = Subscribers.Demand.none
     /// Everything downstream ever requested: what a late side is sent.
-    private var totalRequested = Subscribers.Demand.none
+    @usableFromInline var totalRequested = Subscribers.Demand.none
     /// Bit `i` set = side `i` finished.
-    private var finishedSides: UInt8 = 0
+    @usableFromInline var finishedSides: UInt8 = 0
 
+    @inlinable
     init(downstream: Downstream) {
         self.downstream = downstream
     }
 
+    @inlinable
     mutating func subscribed(side: Int, _ subscription: any Subscription) -> Action {
         if case .terminal = state { return .cancel(subscription) }
         guard subscriptions[side] == nil, finishedSides & (1 << side) == 0 else { return .cancel(subscription) }
@@ -106,6 +110,7 @@ where Downstream.Input == Storage.Output {
         return .request(single, totalRequested)
     }
 
+    @inlinable
     mutating func requested(_ newDemand: Subscribers.Demand) -> Action {
         guard newDemand > 0 else { apiViolation("demand must be greater than zero, got \(newDemand)") }
         switch state {
@@ -124,22 +129,27 @@ where Downstream.Input == Storage.Output {
         }
     }
 
-    mutating func received(_ store: (inout Storage) -> Void) -> Action {
+    @inlinable
+    /// - Returns: The output to start delivering, as the deliverer, to the downstream returned with it.
+    ///   An optional rather than an ``Action``: this runs for every value, and a copy of the generic
+    ///   multi-payload `Action` goes through value witnesses even in specialized code.
+    mutating func received(_ store: (inout Storage) -> Void) -> (Downstream, Storage.Output)? {
         switch state {
         case .terminal:
-            return .none
+            return nil
         case .delivering:
             store(&storage)
-            return .none
+            return nil
         case .idle:
             store(&storage)
-            guard let output = nextOutput(), let downstream else { return .none }
+            guard let output = nextOutput(), let downstream else { return nil }
             state = .delivering(pendingFailure: nil)
-            return .deliver(downstream, output)
+            return (downstream, output)
         }
     }
 
     /// The delivering thread finished one `receive(_:)`, which returned `additional`.
+    @inlinable
     mutating func delivered(_ additional: Subscribers.Demand) -> DeliveryAction {
         guard case .delivering(let pendingFailure) = state else { return .stop }
         if let pendingFailure {
@@ -163,6 +173,7 @@ where Downstream.Input == Storage.Output {
         return .stop
     }
 
+    @inlinable
     mutating func completed(side: Int, _ completion: Subscribers.Completion<Failure>) -> Action {
         if case .terminal = state { return .none }
         subscriptions[side] = nil
@@ -190,6 +201,7 @@ where Downstream.Input == Storage.Output {
         }
     }
 
+    @inlinable
     mutating func cancelled() -> Action {
         if case .terminal = state { return .none }
         let remaining = subscriptions
@@ -197,13 +209,15 @@ where Downstream.Input == Storage.Output {
         return .cancelUpstreams(remaining)
     }
 
-    private mutating func nextOutput() -> Storage.Output? {
+    @inlinable
+    mutating func nextOutput() -> Storage.Output? {
         guard demand > 0, let output = storage.takeOutput() else { return nil }
         demand -= 1
         return output
     }
 
-    private mutating func enterTerminal() {
+    @inlinable
+    mutating func enterTerminal() {
         state = .terminal
         downstream = nil
         storage = Storage()
@@ -218,52 +232,67 @@ where Downstream.Input == Storage.Output {
 /// the downstream and the upstream subscriptions on completion or cancel.
 ///
 /// **Thread safety:** safe to call from any thread; deliveries are serialized.
+@usableFromInline
 internal final class CombiningInner<Downstream: Subscriber, Storage: CombiningStorage>: Subscription,
     CustomStringConvertible, CustomReflectable, CustomPlaygroundDisplayConvertible, @unchecked Sendable
 where Downstream.Input == Storage.Output {
     // @unchecked Sendable: `machine` is only touched inside `lock`.
-    private let lock = Lock()
-    private var machine: CombiningStateMachine<Downstream, Storage>  // Guarded by lock.
+    @usableFromInline let lock = Lock()
+    // The lock makes every access exclusive, so the dynamic exclusivity check (a runtime call per
+    // access) is off.
+    @usableFromInline @exclusivity(unchecked)
+    var machine: CombiningStateMachine<Downstream, Storage>  // Guarded by lock.
 
+    @inlinable
     init(downstream: Downstream) {
         machine = CombiningStateMachine(downstream: downstream)
     }
 
+    @inlinable
     var description: String { Storage.operatorName }
 
+    @inlinable
     var customMirror: Mirror { Mirror(self, children: []) }
 
+    @inlinable
     var playgroundDescription: Any { description }
 
+    @inlinable
     func request(_ demand: Subscribers.Demand) {
         let action = lock.withLock { machine.requested(demand) }
-        perform(action)
+        perform(consume action)
     }
 
+    @inlinable
     func cancel() {
         let action = lock.withLock { machine.cancelled() }
-        perform(action)
+        perform(consume action)
     }
 
+    @inlinable
     func sideSubscribed(_ side: Int, _ subscription: any Subscription) {
         let action = lock.withLock { machine.subscribed(side: side, subscription) }
-        perform(action)
+        perform(consume action)
     }
 
+    @inlinable
     func sideReceived(_ store: (inout Storage) -> Void) {
-        let action = lock.withLock { machine.received(store) }
-        perform(action)
+        if let (downstream, output) = lock.withLock({ machine.received(store) }) {
+            deliver(output, to: downstream)
+        }
     }
 
+    @inlinable
     func sideCompleted(_ side: Int, _ completion: Subscribers.Completion<Downstream.Failure>) {
         let action = lock.withLock { machine.completed(side: side, completion) }
-        perform(action)
+        perform(consume action)
     }
 
     /// The subscriber for one upstream side; `store` records a value of that side in the storage.
     ///
     /// Call it from `receive(subscriber:)`, where the types are concrete, so that the closures it
     /// makes (and the per-value path through them) are specialized.
+    @inlinable
     func makeSide<Input>(
         _ side: Int,
         store: @escaping (inout Storage, Input) -> Void
@@ -279,8 +308,9 @@ where Downstream.Input == Storage.Output {
         )
     }
 
-    private func perform(_ action: CombiningStateMachine<Downstream, Storage>.Action) {
-        switch action {
+    @inlinable
+    func perform(_ action: consuming CombiningStateMachine<Downstream, Storage>.Action) {
+        switch consume action {
         case .none:
             break
         case .request(let subscriptions, let demand):
@@ -289,8 +319,6 @@ where Downstream.Input == Storage.Output {
             subscription.cancel()
         case .cancelUpstreams(let subscriptions):
             subscriptions.cancel()
-        case .deliver(let downstream, let output):
-            deliver(output, to: downstream)
         case .requestAndDeliver(let subscriptions, let demand, let downstream, let output):
             subscriptions.request(demand)
             deliver(output, to: downstream)
@@ -302,11 +330,12 @@ where Downstream.Input == Storage.Output {
 
     /// The delivery loop: one thread at a time runs it, so downstream calls never overlap, and
     /// values or demand arriving re-entrantly are picked up here instead of recursing.
-    private func deliver(_ first: Storage.Output, to downstream: Downstream) {
+    @inlinable
+    func deliver(_ first: Storage.Output, to downstream: Downstream) {
         var additional = downstream.receive(first)
         while true {
             let action = lock.withLock { machine.delivered(additional) }
-            switch action {
+            switch consume action {
             case .deliver(let output):
                 additional = downstream.receive(output)
             case .forward(let subscriptions, let demand):

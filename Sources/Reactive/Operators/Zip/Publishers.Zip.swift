@@ -12,6 +12,7 @@ extension Publisher {
     ///
     /// - Parameter other: Another publisher.
     /// - Returns: A publisher that emits pairs of elements from the upstream publishers as tuples.
+    @inlinable
     public func zip<P: Publisher>(_ other: P) -> Publishers.Zip<Self, P> where Failure == P.Failure {
         Publishers.Zip(self, other)
     }
@@ -23,6 +24,7 @@ extension Publisher {
     ///     // Prints: 1 a true, then 2 b false
     ///
     /// - Returns: A publisher that emits groups of elements from the upstream publishers as tuples.
+    @inlinable
     public func zip<P: Publisher, Q: Publisher>(
         _ publisher1: P,
         _ publisher2: Q
@@ -37,6 +39,7 @@ extension Publisher {
     ///     // Prints: 1 a true 2.5
     ///
     /// - Returns: A publisher that emits groups of elements from the upstream publishers as tuples.
+    @inlinable
     public func zip<P: Publisher, Q: Publisher, R: Publisher>(
         _ publisher1: P,
         _ publisher2: Q,
@@ -58,6 +61,7 @@ extension Publisher {
     ///   - other: Another publisher.
     ///   - transform: A closure that makes a new value from an element of each publisher.
     /// - Returns: A publisher of the transformed pairs.
+    @inlinable
     public func zip<P: Publisher, T>(
         _ other: P,
         _ transform: @escaping (Output, P.Output) -> T
@@ -72,6 +76,7 @@ extension Publisher {
     ///     // Prints: 111
     ///
     /// - Returns: A publisher of the transformed groups.
+    @inlinable
     public func zip<P: Publisher, Q: Publisher, T>(
         _ publisher1: P,
         _ publisher2: Q,
@@ -87,6 +92,7 @@ extension Publisher {
     ///     // Prints: 24
     ///
     /// - Returns: A publisher of the transformed groups.
+    @inlinable
     public func zip<P: Publisher, Q: Publisher, R: Publisher, T>(
         _ publisher1: P,
         _ publisher2: Q,
@@ -118,11 +124,13 @@ extension Publishers {
         public let b: B
 
         /// Creates a publisher that zips the elements of two publishers.
+        @inlinable
         public init(_ a: A, _ b: B) {
             self.a = a
             self.b = b
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             typealias Storage = ZipStorage2<A.Output, B.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
@@ -153,12 +161,14 @@ extension Publishers {
         public let c: C
 
         /// Creates a publisher that zips the elements of three publishers.
+        @inlinable
         public init(_ a: A, _ b: B, _ c: C) {
             self.a = a
             self.b = b
             self.c = c
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             typealias Storage = ZipStorage3<A.Output, B.Output, C.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
@@ -193,6 +203,7 @@ extension Publishers {
         public let d: D
 
         /// Creates a publisher that zips the elements of four publishers.
+        @inlinable
         public init(_ a: A, _ b: B, _ c: C, _ d: D) {
             self.a = a
             self.b = b
@@ -200,6 +211,7 @@ extension Publishers {
             self.d = d
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             typealias Storage = ZipStorage4<A.Output, B.Output, C.Output, D.Output>
             let inner = CombiningInner<S, Storage>(downstream: subscriber)
