@@ -66,16 +66,7 @@ enum ArticleRoutes {
 
     private static func startStream<E: StreamEncoder>(_ plan: ArticleStreamPlan, _ context: RequestContext, encoder: E)
     where E.Element == JSONStreamEvent {
-        let writer = context.startStream(headers: [
-            "Content-Type": plan.format.mediaType,
-            "Cache-Control": "no-cache",
-            "X-Accel-Buffering": "no",
-        ])
-        if context.request.method == .head {
-            writer.finish()
-            context.streamEnded(StreamSummary(events: 0, bytes: 0, end: .completed))
-            return
-        }
+        guard let writer = context.startEventStream(mediaType: plan.format.mediaType) else { return }
         // At most a page per window: the first request is one page, and each later one comes only
         // once the writer has taken what was sent, so pages follow the client's reading.
         let bridge = DemandBridge<E, UpstreamError>(
@@ -83,11 +74,7 @@ enum ArticleRoutes {
             encoder: encoder,
             window: DemandBridge.Window(maximum: plan.pages.pageSize),
             heartbeats: context.service.heartbeats(on: context.loop),
-            failureProblem: { error in
-                var problem = error.problem
-                problem.instance = Routes.clip(context.request.path)
-                return problem
-            },
+            failureProblem: { error in context.instanced(error.problem) },
             onEnd: { summary in context.streamEnded(summary) }
         )
         plan.pages

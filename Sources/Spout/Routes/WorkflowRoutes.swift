@@ -55,25 +55,12 @@ enum WorkflowRoutes {
         encoder: E,
         mediaType: String
     ) where E.Element == JSONStreamEvent {
-        let writer = context.startStream(headers: [
-            "Content-Type": mediaType,
-            "Cache-Control": "no-cache",
-            "X-Accel-Buffering": "no",
-        ])
-        if context.request.method == .head {
-            writer.finish()
-            context.streamEnded(StreamSummary(events: 0, bytes: 0, end: .completed))
-            return
-        }
+        guard let writer = context.startEventStream(mediaType: mediaType) else { return }
         let bridge = DemandBridge<E, Problem>(
             writer: writer,
             encoder: encoder,
             heartbeats: context.service.heartbeats(on: context.loop),
-            failureProblem: { problem in
-                var problem = problem
-                problem.instance = Routes.clip(context.request.path)
-                return problem
-            },
+            failureProblem: { problem in context.instanced(problem) },
             onEnd: { summary in context.streamEnded(summary) }
         )
         events.subscribe(bridge)

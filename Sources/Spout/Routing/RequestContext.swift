@@ -49,12 +49,36 @@ public struct RequestContext: Sendable {
 
     /// Answers with an `application/problem+json` body; the instance is this request's path.
     public func respond(problem: Problem, headers: Headers = [:]) {
-        var problem = problem
-        if problem.instance == nil { problem.instance = Routes.clip(request.path) }
+        let problem = instanced(problem)
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
         respond(status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
             headers: headers, body: problem.jsonBytes)
+    }
+
+    /// `problem` with this request's path as its instance, unless it names one already.
+    func instanced(_ problem: Problem) -> Problem {
+        var problem = problem
+        if problem.instance == nil { problem.instance = Routes.clip(request.path) }
+        return problem
+    }
+
+    /// Starts a `200` SSE or NDJSON response of `mediaType`, with `Cache-Control: no-cache` and
+    /// `X-Accel-Buffering: no` (so that proxies pass each event on at once). A `HEAD` request gets the
+    /// head alone and is recorded as a completed stream: then `nil` comes back, as there is nothing
+    /// to produce. Otherwise the caller reports the end with ``streamEnded(_:)``.
+    func startEventStream(mediaType: String) -> BodyWriter? {
+        let writer = startStream(headers: [
+            "Content-Type": mediaType,
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        ])
+        guard request.method != .head else {
+            writer.finish()
+            streamEnded(StreamSummary(events: 0, bytes: 0, end: .completed))
+            return nil
+        }
+        return writer
     }
 
     /// Starts a `200` streamed response; the caller reports its end with ``streamEnded(_:)``.
