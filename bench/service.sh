@@ -3,13 +3,20 @@
 #   env: ROUNDS (rounds of the heavy phases sse_many/backpressure, default 1),
 #        LIGHT_ROUNDS (rounds of sse_throughput/rps, default 3), MANY (sse_many N, default 10000),
 #        RUNS (timed reads per sse_throughput round, default 3), PORT_SPOUT=18090, PORT_GO=18091,
-#        BUILD=cmo|plain (plain skips the CMO build), PHASES="throughput many backpressure rps", SHARED (default ../shared)
+#        BUILD=cmo|plain (plain skips the CMO build), SHARED (default ../shared),
+#        PHASES="throughput many backpressure backpressure_warm rps",
+#        WARM_COUNT (events of the warm-up read before backpressure_warm, default 100000)
 # Builds `spout` in release with cross-module optimization (scratch .build-release-cmo; falls back
 # to a plain release build in .build-release if that build fails, and says so) and the Go peer from
 # shared/peers/go, then runs shared/bench/{sse_throughput.sh, sse_many.py, backpressure.py, rps.sh}
 # against the Go peer and Spout, one after the other (a fresh server per run), alternating rounds.
 # Spout runs with its defaults (request log on, stdout to /dev/null). Prints every figure and the
 # medians / Spout-over-Go ratios, and writes them to bench/.out/service-<timestamp>.txt.
+# backpressure runs backpressure.py against a cold server (nothing streamed yet: first-use costs such as
+# code pages faulted in count as growth); backpressure_warm first reads one short stream to the end
+# (GET /sequences/naturals?count=$WARM_COUNT), identically for both servers, so the growth is what a
+# stalled connection costs. sse_many rounds that held fewer than MANY connections are reported but left
+# out of the rss_per_connection median (a per-connection figure over fewer connections is not comparable).
 # Servers bind 127.0.0.1 only and are killed on exit.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +30,8 @@ MANY=${MANY:-10000}
 export RUNS=${RUNS:-3}
 PORT_SPOUT=${PORT_SPOUT:-18090}
 PORT_GO=${PORT_GO:-18091}
-PHASES=${PHASES:-throughput many backpressure rps}
+PHASES=${PHASES:-throughput many backpressure backpressure_warm rps}
+WARM_COUNT=${WARM_COUNT:-100000}
 
 command -v wrk >/dev/null && command -v go >/dev/null && command -v curl >/dev/null || {
   echo "installing wrk, golang-go and curl" >&2
@@ -91,6 +99,10 @@ run_phase() { # phase who: one fresh server, one script run; lines "phase who na
     throughput)   out=$("$BENCH/sse_throughput.sh" "$url" 2>&1) || rc=$? ;;
     many)         out=$(python3 "$BENCH/sse_many.py" "$url" "$MANY" "$pid" 2>&1) || rc=$? ;;
     backpressure) out=$(python3 "$BENCH/backpressure.py" "$url" "$pid" 2>&1) || rc=$? ;;
+    backpressure_warm)
+      # Same script, after one short stream read to the end on this server.
+      curl -sN --max-time 60 -o /dev/null "$url/sequences/naturals?count=$WARM_COUNT" || rc=$?
+      out=$(python3 "$BENCH/backpressure.py" "$url" "$pid" 2>&1) || rc=$? ;;
     rps)          out=$("$BENCH/rps.sh" "$url" 2>&1) || rc=$? ;;
   esac
   stop
@@ -111,9 +123,10 @@ for phase in $PHASES; do
   done
 done
 
-python3 - "$RESULTS" <<'PY' | tee -a "$RESULTS"
+python3 - "$RESULTS" "$MANY" <<'PY' | tee -a "$RESULTS"
 import sys, statistics, collections
 vals = collections.defaultdict(list); text = collections.defaultdict(list); failed = []
+many = int(sys.argv[2]); held = {}; partial = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) < 4 or line.startswith("#"):
@@ -121,6 +134,11 @@ for line in open(sys.argv[1]):
     phase, who, name, value = f[0], f[1], f[2].rstrip(":"), f[3]
     if name == "FAILED":
         failed.append(f"{phase} {who}")
+    if phase == "many" and name == "held_open":
+        held[who] = float(value)  # sse_many prints held_open before rss_per_connection
+    if phase == "many" and name == "rss_per_connection" and held.get(who, 0) < many:
+        partial[who].append(f"{value} KiB over {held.get(who, 0):.0f} held")
+        continue
     try:
         vals[(phase, who, name)].append(float(value))
     except ValueError:
@@ -140,6 +158,9 @@ rows = [("throughput", "sse_events_per_s_median", "events/s", 0, "target spout/g
         ("backpressure", "rss_growth_max", "KiB", 0, "target spout < 64 KiB"),
         ("backpressure", "rss_growth_after_first_1s", "KiB", 0, ""),
         ("backpressure", "server_cpu_during_pause", "s", 3, ""),
+        ("backpressure_warm", "rss_growth_max", "KiB", 0, "target spout < 64 KiB (after one warm-up stream)"),
+        ("backpressure_warm", "rss_growth_after_first_1s", "KiB", 0, ""),
+        ("backpressure_warm", "server_cpu_during_pause", "s", 3, ""),
         ("rps", "health_rps", "req/s", 0, ""), ("rps", "health_p99", "ms", 2, ""),
         ("rps", "fib_json_rps", "req/s", 0, ""), ("rps", "fib_json_p99", "ms", 2, "")]
 for p, n, unit, nd, note in rows:
@@ -147,12 +168,18 @@ for p, n, unit, nd, note in rows:
     if g is None and s is None:
         continue
     k = len(vals.get((p, "spout", n), []))
-    print(f"{p}.{n}: go {fmt(g, nd)} {unit}, spout {fmt(s, nd)} {unit} (n={k}), spout/go {ratio(s, g)}"
+    vs = vals.get((p, "spout", n), []); vg = vals.get((p, "go", n), [])
+    spread = (f" [go {fmt(min(vg), nd)}–{fmt(max(vg), nd)}, spout {fmt(min(vs), nd)}–{fmt(max(vs), nd)}]"
+              if len(vs) > 1 and vg else "")
+    print(f"{p}.{n}: go {fmt(g, nd)} {unit}, spout {fmt(s, nd)} {unit} (n={k}), spout/go {ratio(s, g)}" + spread
           + (f"  [{note}]" if note else ""))
-for who in ("go", "spout"):
-    t = text.get(("backpressure", who, "resume_data_correct"))
-    if t:
-        print(f"backpressure.resume_data_correct: {who} {' '.join(t)}")
+for p in ("backpressure", "backpressure_warm"):
+    for who in ("go", "spout"):
+        t = text.get((p, who, "resume_data_correct"))
+        if t:
+            print(f"{p}.resume_data_correct: {who} {' '.join(t)}")
+for who, runs in partial.items():
+    print(f"many.rss_per_connection EXCLUDED for {who} (fewer than {many} held): {'; '.join(runs)}")
 for x in failed:
     print(f"FAILED: {x} (see its output above)")
 PY

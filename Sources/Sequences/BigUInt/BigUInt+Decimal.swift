@@ -13,7 +13,7 @@ extension BigUInt {
     /// The number of digits in the decimal form: 1 for zero, else the digits without leading zeros.
     ///
     /// - Complexity: O(1).
-    @inline(__always)
+    @inlinable
     public var decimalDigitCount: Int {
         guard let top = high.last else {
             return Self.decimalDigitCount(of: low)
@@ -31,8 +31,22 @@ extension BigUInt {
     /// - Parameter buffer: Where the digits go; at least ``decimalDigitCount`` bytes.
     /// - Returns: The number of bytes written, which is ``decimalDigitCount``.
     /// - Complexity: O(*n*) in the number of digits; no allocation.
-    @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public func writeDecimal(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        // Inlined for the one-limb case (every value below 10^18): the streams' hot path.
+        if high.isEmpty, let start = buffer.baseAddress {
+            let count = Self.decimalDigitCount(of: low)
+            if count <= buffer.count {
+                Self.writeDigits(of: low, count: count, to: start)
+                return count
+            }
+        }
+        return writeDecimalLimbs(into: buffer)
+    }
+
+    /// ``writeDecimal(into:)`` for any number of limbs, and its misuse check.
+    @usableFromInline
+    func writeDecimalLimbs(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let count = decimalDigitCount
         guard count <= buffer.count, let start = buffer.baseAddress else {
             apiViolation("writeDecimal needs \(count) bytes, the buffer has \(buffer.count)")
@@ -74,11 +88,20 @@ extension BigUInt {
         decimalDigitCount(of: value)
     }
 
+    /// The value as a machine word, or `nil` when it needs more than one limb (it is 10^18 or more).
+    ///
+    /// For callers that format the common small values without touching the limb array.
+    /// - Complexity: O(1).
+    @inlinable
+    public var smallValue: UInt64? {
+        high.isEmpty ? low : nil
+    }
+
     /// Writes `value` in decimal at `destination` (at most 20 bytes), with no terminator.
     ///
     /// For formatting machine words (indices) beside big values without making a ``BigUInt``.
     /// - Returns: The number of digits written.
-    @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public static func writeDecimal(_ value: UInt64, to destination: UnsafeMutableRawPointer) -> Int {
         let count = decimalDigitCount(of: value)
         writeDigits(of: value, count: count, to: destination)
@@ -88,7 +111,7 @@ extension BigUInt {
     // MARK: Digit helpers
 
     /// The number of decimal digits of a machine word, 1 for zero.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func decimalDigitCount(of value: UInt64) -> Int {
         // floor(bits * log10(2)) is the digit count or one less; one comparison with a power of ten decides.
         // Setting the lowest bit changes no comparison with 10^k for k > 0 and makes zero count as one digit.
@@ -99,14 +122,14 @@ extension BigUInt {
     }
 
     /// 10^exponent for exponents 0 through 19 (the powers a `UInt64` holds).
-    @inline(__always)
-    private static func powerOfTen(_ exponent: Int) -> UInt64 {
+    @inlinable @inline(__always)
+    static func powerOfTen(_ exponent: Int) -> UInt64 {
         // A table lookup: a `switch` here compiles to an indirect jump per call.
         powersOfTen[exponent]
     }
 
     /// 10^0 through 10^19; a constant, statically initialized.
-    private static let powersOfTen: InlineArray<20, UInt64> = [
+    @usableFromInline static let powersOfTen: InlineArray<20, UInt64> = [
         1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
         10_000_000_000, 100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000,
         1_000_000_000_000_000, 10_000_000_000_000_000, 100_000_000_000_000_000, 1_000_000_000_000_000_000,
@@ -116,7 +139,7 @@ extension BigUInt {
     /// The two-digit ASCII pairs "00" through "99", back to back.
     ///
     /// A computed `StaticString` is a pointer into constant data: no lazy global, no allocation.
-    private static var digitPairs: StaticString {
+    @inlinable static var digitPairs: StaticString {
         """
         00010203040506070809101112131415161718192021222324252627282930313233343536373839\
         40414243444546474849505152535455565758596061626364656667686970717273747576777879\
@@ -128,8 +151,8 @@ extension BigUInt {
     ///
     /// Eight digits at a time from the right: one 64-bit division by 10^8, then two independent 32-bit
     /// splits into pairs, so the divisions overlap instead of forming one long chain of `/ 100`.
-    @inline(__always)
-    private static func writeDigits(of value: UInt64, count: Int, to destination: UnsafeMutableRawPointer) {
+    @inlinable @inline(__always)
+    static func writeDigits(of value: UInt64, count: Int, to destination: UnsafeMutableRawPointer) {
         var remaining = value
         var end = count
         while end >= 8 {
@@ -161,16 +184,16 @@ extension BigUInt {
     }
 
     /// Writes the four digits of `value` (below 10^4, zero-padded).
-    @inline(__always)
-    private static func writeFourDigits(_ value: UInt32, to destination: UnsafeMutableRawPointer) {
+    @inlinable @inline(__always)
+    static func writeFourDigits(_ value: UInt32, to destination: UnsafeMutableRawPointer) {
         let upper = value / 100
         writePair(upper, to: destination)
         writePair(value &- upper &* 100, to: destination + 2)
     }
 
     /// Writes the two digits of `value` (below 100, zero-padded) with one 16-bit load and store.
-    @inline(__always)
-    private static func writePair(_ value: UInt32, to destination: UnsafeMutableRawPointer) {
+    @inlinable @inline(__always)
+    static func writePair(_ value: UInt32, to destination: UnsafeMutableRawPointer) {
         let pair = UnsafeRawPointer(digitPairs.utf8Start).loadUnaligned(
             fromByteOffset: Int(truncatingIfNeeded: value) &* 2,
             as: UInt16.self

@@ -15,13 +15,13 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
     static let limbBase: UInt64 = 1_000_000_000_000_000_000
 
     /// The number of decimal digits in one full limb.
-    static let digitsPerLimb = 18
+    @inlinable static var digitsPerLimb: Int { 18 }
 
     /// Limb 0: the value modulo 10^18.
-    private(set) var low: UInt64
+    @usableFromInline private(set) var low: UInt64
 
     /// Limbs 1 and up, least significant first; empty for values below 10^18, else its last limb is non-zero.
-    private(set) var high: [UInt64]
+    @usableFromInline private(set) var high: [UInt64]
 
     /// Zero.
     public static let zero = BigUInt(0)

@@ -118,15 +118,7 @@ struct TermCursor {
         cancelled: borrowing Atomic<Bool>,
         probe: SequenceProbe?
     ) -> DeliveryOutcome where Downstream.Input == Term, Downstream.Failure == Never {
-        if pendingSkip > 0 {
-            while pendingSkip > 0 {
-                if cancelled.load(ordering: .relaxed) { return .cancelled }
-                let chunk = min(pendingSkip, generator.skipChunk)
-                guard generator.skip(chunk) else { return .ended }
-                pendingSkip -= chunk
-            }
-            if let probe { probe.recordStartReached() }
-        }
+        if pendingSkip > 0, let stopped = skipToStart(cancelled: cancelled, probe: probe) { return stopped }
         // `budget` is meaningless while `unlimited`.
         var unlimited = demand.max == nil
         var budget = demand.max ?? 0
@@ -152,5 +144,85 @@ struct TermCursor {
             nextIndex = index &+ 1
         }
         return .demandExhausted
+    }
+
+    /// How many terms ``deliver(demand:inBatchesTo:cancelled:probe:)`` produces before handing them over:
+    /// a batch lives on the delivering thread's stack (24 bytes a term).
+    static let batchCapacity = 128
+
+    /// Delivers up to `demand` elements (plus whatever the subscriber asks for on the way) to `downstream`,
+    /// in batches of up to ``batchCapacity``.
+    ///
+    /// The same contract as ``deliver(demand:to:cancelled:probe:)``, a batch at a time: a batch never
+    /// exceeds the demand left, the cancelled flag is read before each batch, and the demand a batch
+    /// returns is added after it. The batch lives on the stack; nothing is allocated.
+    mutating func deliver(
+        demand: Subscribers.Demand,
+        inBatchesTo downstream: any TermBatchSubscriber,
+        cancelled: borrowing Atomic<Bool>,
+        probe: SequenceProbe?
+    ) -> DeliveryOutcome {
+        if pendingSkip > 0, let stopped = skipToStart(cancelled: cancelled, probe: probe) { return stopped }
+        // `budget` is meaningless while `unlimited`.
+        var unlimited = demand.max == nil
+        var budget = demand.max ?? 0
+        let capacity = Self.batchCapacity
+        return withUnsafeTemporaryAllocation(of: Term.self, capacity: capacity) { batch -> DeliveryOutcome in
+            let base = batch.baseAddress!
+            while unlimited || budget > 0 {
+                if cancelled.load(ordering: .relaxed) { return .cancelled }
+                let limit = unlimited ? capacity : min(budget, capacity)
+                var filled = 0
+                var ended = false
+                while filled < limit {
+                    let index = nextIndex
+                    guard let value = generator.next(index: index) else {
+                        ended = true
+                        break
+                    }
+                    (base + filled).initialize(to: Term(index: index, value: value))
+                    filled &+= 1
+                    if index == lastIndex {
+                        ended = true
+                        break
+                    }
+                    // index < lastIndex <= Int.max, so this cannot overflow.
+                    nextIndex = index &+ 1
+                }
+                if filled > 0 {
+                    if let probe { probe.recordProduced(filled) }
+                    if !unlimited { budget &-= filled }
+                    let additional = downstream.receive(batch: UnsafeBufferPointer(start: base, count: filled))
+                    // One by one: `deinitialize(count:)` destroys through the type's value witness, per term.
+                    for offset in 0..<filled { _ = (base + offset).move() }
+                    if additional > 0 {
+                        if let extra = additional.max {
+                            let (sum, overflow) = budget.addingReportingOverflow(extra)
+                            budget = sum
+                            unlimited = unlimited || overflow
+                        } else {
+                            unlimited = true
+                        }
+                        if let probe { probe.recordRequested(additional) }
+                    }
+                }
+                if ended { return .ended }
+            }
+            return .demandExhausted
+        }
+    }
+
+    /// Skips the elements before `start` (on the first delivery), reading the cancelled flag between chunks.
+    ///
+    /// - Returns: `nil` once the start is reached, else why delivery stops (cancelled, or the sequence ran out).
+    private mutating func skipToStart(cancelled: borrowing Atomic<Bool>, probe: SequenceProbe?) -> DeliveryOutcome? {
+        while pendingSkip > 0 {
+            if cancelled.load(ordering: .relaxed) { return .cancelled }
+            let chunk = min(pendingSkip, generator.skipChunk)
+            guard generator.skip(chunk) else { return .ended }
+            pendingSkip -= chunk
+        }
+        if let probe { probe.recordStartReached() }
+        return nil
     }
 }

@@ -26,7 +26,8 @@ public final class SequenceProbe: Sendable {
     public init() {}
 
     /// The number of elements handed to subscribers so far. It counts an element just before the
-    /// subscriber's `receive(_:)` is called, so inside that call it already includes that element.
+    /// subscriber's `receive(_:)` is called, so inside that call it already includes that element (and
+    /// a batch, just before ``TermBatchSubscriber/receive(batch:)``: inside it, the whole batch).
     public var produced: Int {
         producedCount.load(ordering: .acquiring)
     }
@@ -60,6 +61,10 @@ public final class SequenceProbe: Sendable {
 
     func recordProduced() {
         producedCount.wrappingAdd(1, ordering: .releasing)
+    }
+
+    func recordProduced(_ count: Int) {
+        producedCount.wrappingAdd(count, ordering: .releasing)
     }
 
     func recordRequested(_ demand: Subscribers.Demand) {

@@ -9,6 +9,9 @@ import Synchronization
 /// collect demand that arrived meanwhile (see ``SequenceSubscriptionStateMachine``). Per element it only
 /// reads a relaxed atomic cancelled flag. The lock is never held while calling the subscriber.
 ///
+/// A subscriber that is a ``TermBatchSubscriber`` gets the terms in batches, through one call per batch:
+/// this class is compiled generic over its subscriber, so each call into it goes through witness tables.
+///
 /// **Ownership:** retained by its subscriber; it retains the subscriber until it finishes or is
 /// cancelled, and then lets go (a running emitter lets go when it returns, after at most the element in
 /// flight).
@@ -28,12 +31,15 @@ where Downstream.Input == Term, Downstream.Failure == Never {
     private let kind: SequenceKind  // Immutable.
     private var cursor: TermCursor  // Guarded by lock while idle; emitter-confined while delivering.
     private var downstream: Downstream?  // Guarded by lock while idle; emitter-confined while delivering.
+    /// The same subscriber as `downstream` when it takes batches, else `nil`; set and released with it.
+    private var batchDownstream: (any TermBatchSubscriber)?  // Guarded like `downstream`.
 
     init(kind: SequenceKind, downstream: Downstream, cursor: TermCursor, probe: SequenceProbe?) {
         self.kind = kind
         self.probe = probe
         self.cursor = cursor
         self.downstream = downstream
+        self.batchDownstream = downstream as? any TermBatchSubscriber
     }
 
     var description: String { kind.displayName }
@@ -54,6 +60,7 @@ where Downstream.Input == Term, Downstream.Failure == Never {
 
     func cancel() {
         var released: Downstream?
+        var releasedBatch: (any TermBatchSubscriber)?
         let action = lock.withLock { () -> SequenceSubscriptionStateMachine.CancelAction in
             let action = machine.cancelled()
             switch action {
@@ -64,6 +71,7 @@ where Downstream.Input == Term, Downstream.Failure == Never {
             case .release:
                 cancelledFlag.store(true, ordering: .relaxed)
                 swap(&released, &downstream)
+                swap(&releasedBatch, &batchDownstream)
             }
             return action
         }
@@ -72,6 +80,7 @@ where Downstream.Input == Term, Downstream.Failure == Never {
         }
         // `released` goes out of scope here, outside the lock: a subscriber's deinit may call back in.
         _ = released
+        _ = releasedBatch
     }
 
     /// Runs the emitter: delivers until demand runs out with none collected, the sequence ends, or a cancel.
@@ -81,16 +90,23 @@ where Downstream.Input == Term, Downstream.Failure == Never {
         guard let downstream else {
             internalInconsistency("an emitter started without a downstream")
         }
+        let batchDownstream = self.batchDownstream
         var demand = demand
         while true {
-            switch cursor.deliver(demand: demand, to: downstream, cancelled: cancelledFlag, probe: probe) {
+            let outcome =
+                if let batchDownstream {
+                    cursor.deliver(demand: demand, inBatchesTo: batchDownstream, cancelled: cancelledFlag, probe: probe)
+                } else {
+                    cursor.deliver(demand: demand, to: downstream, cancelled: cancelledFlag, probe: probe)
+                }
+            switch outcome {
             case .cancelled:
                 // The cancel that set the flag left the downstream to this emitter.
-                self.downstream = nil
+                releaseDownstream()
                 return
             case .ended:
                 let action = lock.withLock { machine.sequenceEnded() }
-                self.downstream = nil
+                releaseDownstream()
                 if action == .finish {
                     probe?.recordFinished()
                     downstream.receive(completion: .finished)
@@ -104,10 +120,16 @@ where Downstream.Input == Term, Downstream.Failure == Never {
                 case .stop:
                     return
                 case .release:
-                    self.downstream = nil
+                    releaseDownstream()
                     return
                 }
             }
         }
+    }
+
+    /// Lets go of the subscriber; only the emitter calls it, when it stops for good.
+    private func releaseDownstream() {
+        downstream = nil
+        batchDownstream = nil
     }
 }

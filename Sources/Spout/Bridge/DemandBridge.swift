@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Reactive
+import Sequences
 import Synchronization
 
 /// How a finished stream went, for the request log and metrics.
@@ -56,6 +57,9 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
     /// producer compiled without knowing it (another module's generic code) then lands in specialized
     /// code instead of going through witness tables. // Immutable.
     private let appendValue: (Input, UnsafeMutablePointer<OutboundBuffer>) -> Void
+    /// `encoder.append` over several values, made in `init` like `appendValue`: the loop over a batch
+    /// runs in specialized code, with the encoder inlined. // Immutable.
+    private let appendValues: (UnsafeBufferPointer<Input>, UnsafeMutablePointer<OutboundBuffer>) -> Void
     private let window: Window  // Immutable.
     private let failureProblem: @Sendable (Failure) -> Problem  // Immutable.
     private let heartbeats: HeartbeatTicker?  // Immutable.
@@ -109,6 +113,10 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         self.loop = writer.loop
         self.encoder = encoder
         self.appendValue = { value, buffer in encoder.append(value, to: &buffer.pointee) }
+        self.appendValues = { values, buffer in
+            // Indexing borrows each value in place; `for value in values` would copy (retain) each one.
+            for index in values.indices { encoder.append(values[index], to: &buffer.pointee) }
+        }
         self.window = window
         self.failureProblem = failureProblem
         self.heartbeats = heartbeats
@@ -173,6 +181,19 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         hop { bridge in
             bridge.perform(bridge.written(input))
         }
+        return .none
+    }
+
+    /// Receives several values at once (from a producer that batches, see ``TermBatchSubscriber``): inside
+    /// the bridge's own request they are written in one specialized loop; otherwise one by one, as
+    /// ``receive(_:)`` would. The values are copied if they must hop.
+    func receive(values: UnsafeBufferPointer<Input>) -> Subscribers.Demand {
+        if isInsideOwnRequest && hops.load(ordering: .relaxed) == 0, let session = state.pointee.session {
+            appendValues(values, session)
+            state.pointee.sessionValues &+= values.count
+            return .none
+        }
+        for value in values { _ = receive(value) }
         return .none
     }
 
@@ -368,6 +389,14 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
             box.value(self)
             hops.wrappingSubtract(1, ordering: .relaxed)
         }
+    }
+}
+
+/// A bridge streaming sequence terms takes them a batch at a time: one call per batch from the sequence
+/// subscription (compiled generic over its subscriber), then a specialized loop writes the batch.
+extension DemandBridge: TermBatchSubscriber where Encoder.Element == Term, Failure == Never {
+    func receive(batch: UnsafeBufferPointer<Term>) -> Subscribers.Demand {
+        receive(values: batch)
     }
 }
 

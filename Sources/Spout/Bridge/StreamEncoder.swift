@@ -65,6 +65,12 @@ public struct SSETermEncoder: StreamEncoder {
 
     @inline(__always)
     public func append(_ term: Term, to buffer: inout OutboundBuffer) {
+        // Values below 10^18 (every natural) are formatted from a machine word: past this point the term
+        // is not touched, so a term borrowed from a batch needs no retain around the buffer's growth.
+        if let small = term.value.smallValue {
+            appendEvent(index: term.index, value: small, to: &buffer)
+            return
+        }
         // The value is a decimal number, so it can never contain a line break: no splitting needed.
         // One reservation per event, then plain stores: "id: " index "\ndata: " value "\n\n".
         let valueDigits = term.value.decimalDigitCount
@@ -78,6 +84,23 @@ public struct SSETermEncoder: StreamEncoder {
             offset &+= term.value.writeDecimal(
                 into: UnsafeMutableRawBufferPointer(start: start + offset, count: space.count &- offset)
             )
+            (start + offset).storeBytes(of: 0x0A0A, as: UInt16.self)  // "\n\n"
+            return offset &+ 2
+        }
+    }
+
+    /// ``append(_:to:)`` for a value that fits a machine word.
+    @inline(__always)
+    func appendEvent(index: Int, value: UInt64, to buffer: inout OutboundBuffer) {
+        // At most 4 + 20 + 7 + 20 + 2 = 53 bytes.
+        _ = buffer.withUnsafeWritableBytes(minimumCapacity: 53) { space in
+            let start = space.baseAddress!
+            start.storeBytes(of: 0x203A_6469, as: UInt32.self)  // "id: "
+            var offset = 4 &+ BigUInt.writeDecimal(UInt64(truncatingIfNeeded: index), to: start + 4)
+            (start + offset).storeBytes(of: 0x3A61_7461_640A, as: UInt64.self)  // "\ndata:" + 2 bytes overwritten
+            (start + (offset &+ 6)).storeBytes(of: 0x20, as: UInt8.self)  // " "
+            offset &+= 7
+            offset &+= BigUInt.writeDecimal(value, to: start + offset)
             (start + offset).storeBytes(of: 0x0A0A, as: UInt16.self)  // "\n\n"
             return offset &+ 2
         }

@@ -73,8 +73,11 @@ struct EventSourceBrowserTests {
         #expect(heads.allSatisfy { header("Accept", in: $0) == "text/event-stream" })
 
         // The `retry: 100` the stream began with sets the reconnection delay (Chromium's own is 3 s).
+        // Only the upper bound is checked: the page's timestamps are taken when the events are
+        // dispatched, which a loaded machine delays, while the browser's reconnect timer is already
+        // running; a lower bound measured that way fails under load without telling anything.
         let delay = try #require(seen.opens.last) - (try #require(seen.errors.first?.at))
-        #expect(delay >= 100 && delay < 2_500, "reconnected \(delay) ms after the drop")
+        #expect(delay < 2_500, "reconnected \(delay) ms after the drop")
 
         #expect(eventually { server.requests(to: "/sequences/naturals").count == 2 })
         #expect(server.requests(to: "/sequences/naturals").map(\.end) == ["client_gone", "client_gone"])
@@ -97,7 +100,7 @@ struct EventSourceBrowserTests {
         #expect(seen.opens.count == 1)
         #expect(seen.errors.map(\.readyState) == [0, 2], "one reconnect (CONNECTING), then CLOSED")
         let delay = (try #require(seen.errors.last?.at)) - (try #require(seen.errors.first?.at))
-        #expect(delay >= 100 && delay < 2_500, "the reconnect came \(delay) ms after the end, with retry: 100")
+        #expect(delay < 2_500, "the reconnect came \(delay) ms after the end, with retry: 100 (upper bound only, as above)")
 
         #expect(eventually { server.requests(to: "/sequences/fibonacci").count == 2 })
         #expect(server.requests(to: "/sequences/fibonacci").map(\.status) == [200, 204])
