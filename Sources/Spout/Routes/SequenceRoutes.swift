@@ -80,17 +80,7 @@ enum SequenceRoutes {
             context.respond(status: .noContent, body: [])
             return
         }
-        let headers: Headers = [
-            "Content-Type": plan.format.mediaType,
-            "Cache-Control": "no-cache",
-            "X-Accel-Buffering": "no",
-        ]
-        let writer = context.startStream(headers: headers)
-        if context.request.method == .head {
-            writer.finish()
-            context.streamEnded(StreamSummary(events: 0, bytes: 0, end: .completed))
-            return
-        }
+        guard let writer = context.startEventStream(mediaType: plan.format.mediaType) else { return }
         let publisher = plan.publisher
         guard publisher.startIsCostly else {
             let bridge = DemandBridge<E, Never>(
