@@ -54,6 +54,18 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case complete(Downstream, Subscribers.Completion<Failure>, cancel: [any Subscription])
     }
 
+    /// What the owner does after ``immediateChildArrived(_:)``.
+    @usableFromInline
+    enum ImmediateChildAction {
+        /// Send the value to this downstream as the deliverer, then run the delivery loop.
+        case deliver(Downstream)
+        /// The value is queued (or dropped after the end); carry out this action.
+        case followUp(Action)
+
+        @inlinable
+        static var none: Self { .followUp(.none) }
+    }
+
     /// What the delivering thread does next.
     @usableFromInline
     enum DeliveryAction {
@@ -114,16 +126,35 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     @inlinable
     mutating func childAdded() -> (slot: Int, relay: FlatMapChildRelay<Output, Failure>)? {
         guard !isTerminal, let childRelay else { return nil }
-        slotsInUse += 1
-        if let slot = freeSlots.popLast() {
-            children[slot].live = true
-            children[slot].oneAtATime = false
-            children[slot].queued = 0
-            children[slot].finished = false
-            return (slot, childRelay)
+        return (reserveSlot(), childRelay)
+    }
+
+    /// A child that sends one value and finishes as soon as it is subscribed (a ``Just``) arrived:
+    /// the transitions of ``childAdded()``, ``childSubscribed(slot:_:)``, ``childReceived(slot:_:)``
+    /// and ``childCompleted(slot:_:)`` in one step. The child takes a slot only while its value waits.
+    /// When the result is `.deliver`, the owner sends the value, runs the delivery loop and then
+    /// reports ``immediateChildFinished()`` (if `maxPublishers` is limited).
+    @inlinable
+    mutating func immediateChildArrived(_ value: Output) -> ImmediateChildAction {
+        guard !isTerminal, childRelay != nil else { return .none }
+        if case .idle = state, demand > 0, let downstream {
+            demand -= 1
+            state = .delivering(pendingFailure: nil)
+            return .deliver(downstream)
         }
-        children.append(Child(live: true))
-        return (children.count - 1, childRelay)
+        // Waits as the value of a finished child does, in a slot freed when it goes out.
+        let slot = reserveSlot()
+        children[slot].finished = true
+        children[slot].queued = 1
+        queue.append((slot, value))
+        return .followUp(childFinished())
+    }
+
+    /// The immediate child whose value ``immediateChildArrived(_:)`` handed out directly is done.
+    @inlinable
+    mutating func immediateChildFinished() -> Action {
+        guard !isTerminal else { return .none }
+        return childFinished()
     }
 
     @inlinable
@@ -181,13 +212,9 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             if children[slot].queued == 0 {
                 releaseSlot(slot)
             }
-            if case .idle = state, outerFinished, slotsInUse == 0 {
-                return finishIfDone()
-            }
-            if maxPublishers != .unlimited, !outerFinished, case .active(let subscription?) = outer {
-                return .request(subscription, .max(1))
-            }
-            return nil
+            let action = childFinished()
+            if case .none = action { return nil }
+            return action
         case .failure(let error):
             children[slot].subscription = nil
             return fail(error)
@@ -258,6 +285,33 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             return nil
         }
         return children[slot].oneAtATime ? children[slot].subscription : nil
+    }
+
+    /// Takes a free slot (or a new one) for a child.
+    @inlinable
+    mutating func reserveSlot() -> Int {
+        slotsInUse += 1
+        if let slot = freeSlots.popLast() {
+            children[slot].live = true
+            children[slot].oneAtATime = false
+            children[slot].queued = 0
+            children[slot].finished = false
+            return slot
+        }
+        children.append(Child(live: true))
+        return children.count - 1
+    }
+
+    /// A child finished: the stream may be done, or the outer upstream may be asked for one more.
+    @inlinable
+    mutating func childFinished() -> Action {
+        if case .idle = state, outerFinished, slotsInUse == 0 {
+            return finishIfDone()
+        }
+        if maxPublishers != .unlimited, !outerFinished, case .active(let subscription?) = outer {
+            return .request(subscription, .max(1))
+        }
+        return .none
     }
 
     @inlinable

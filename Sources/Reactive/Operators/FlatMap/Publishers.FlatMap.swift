@@ -231,8 +231,34 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     /// Subscribes to a new inner publisher, unless the stream is over.
     @inlinable
     func addChild<P: Publisher>(_ publisher: P) where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
+        // A `Just` would take its value and finish inside `subscribe`, as soon as it is asked: the
+        // same transitions happen in one step, without a child subscriber or a subscription. The
+        // cast is decided at compile time wherever `P` is concrete.
+        if let just = publisher as? Just<Downstream.Input> {
+            addImmediateChild(just.output)
+            return
+        }
         guard let (slot, relay) = lock.withLock({ machine.childAdded() }) else { return }
         publisher.subscribe(FlatMapChild(relay: relay, slot: slot))
+    }
+
+    /// Adds a child that sends `value` and finishes as soon as it is subscribed (see
+    /// ``FlatMapStateMachine/immediateChildArrived(_:)``).
+    @inlinable
+    func addImmediateChild(_ value: Downstream.Input) {
+        let action = lock.withLock { machine.immediateChildArrived(value) }
+        switch consume action {
+        case .deliver(let downstream):
+            deliver(value, to: downstream, thenRequestOneFrom: nil)
+            // With unlimited publishers a finished child asks for nothing, and the stream cannot
+            // be done while its outer upstream is sending (the delivery loop would have finished it).
+            if maxPublishers != .unlimited {
+                let followUp = lock.withLock { machine.immediateChildFinished() }
+                perform(consume followUp)
+            }
+        case .followUp(let followUp):
+            perform(consume followUp)
+        }
     }
 
     // MARK: Children
