@@ -147,13 +147,14 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         children[slot].finished = true
         children[slot].queued = 1
         queue.append((slot, value))
-        return .followUp(childFinished())
+        return .followUp(childFinished() ?? .none)
     }
 
     /// The immediate child whose value ``immediateChildArrived(_:)`` handed out directly is done.
+    /// - Returns: `nil` when there is nothing to do (the usual case), else the action.
     @inlinable
-    mutating func immediateChildFinished() -> Action {
-        guard !isTerminal else { return .none }
+    mutating func immediateChildFinished() -> Action? {
+        guard !isTerminal else { return nil }
         return childFinished()
     }
 
@@ -212,9 +213,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             if children[slot].queued == 0 {
                 releaseSlot(slot)
             }
-            let action = childFinished()
-            if case .none = action { return nil }
-            return action
+            return childFinished()
         case .failure(let error):
             children[slot].subscription = nil
             return fail(error)
@@ -303,15 +302,16 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     }
 
     /// A child finished: the stream may be done, or the outer upstream may be asked for one more.
+    /// - Returns: `nil` when there is nothing to do (the usual case), else the action.
     @inlinable
-    mutating func childFinished() -> Action {
+    mutating func childFinished() -> Action? {
         if case .idle = state, outerFinished, slotsInUse == 0 {
             return finishIfDone()
         }
         if maxPublishers != .unlimited, !outerFinished, case .active(let subscription?) = outer {
             return .request(subscription, .max(1))
         }
-        return .none
+        return nil
     }
 
     @inlinable

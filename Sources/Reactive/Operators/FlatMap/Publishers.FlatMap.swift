@@ -252,9 +252,8 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
             deliver(value, to: downstream, thenRequestOneFrom: nil)
             // With unlimited publishers a finished child asks for nothing, and the stream cannot
             // be done while its outer upstream is sending (the delivery loop would have finished it).
-            if maxPublishers != .unlimited {
-                let followUp = lock.withLock { machine.immediateChildFinished() }
-                perform(consume followUp)
+            if maxPublishers != .unlimited, let followUp = lock.withLock({ machine.immediateChildFinished() }) {
+                perform(followUp)
             }
         case .followUp(let followUp):
             perform(consume followUp)
