@@ -49,7 +49,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case cancelAll([any Subscription])
         /// Deliver this queued value, ask the given subscription (its child) for one more, then
         /// run the delivery loop.
-        case deliverQueued(Downstream, Output, thenRequestOneFrom: (any Subscription)?)
+        case deliverQueued(Downstream, Output, thenRequestOneFrom: FlatMapChildSubscription)
         /// Cancel these subscriptions, then send the completion.
         case complete(Downstream, Subscribers.Completion<Failure>, cancel: [any Subscription])
     }
@@ -70,7 +70,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     @usableFromInline
     enum DeliveryAction {
         /// Deliver this queued value, then ask the given subscription (its child) for one more.
-        case deliver(Output, thenRequestOneFrom: (any Subscription)?)
+        case deliver(Output, thenRequestOneFrom: FlatMapChildSubscription)
         /// Cancel these subscriptions, send the completion and stop.
         case complete(Subscribers.Completion<Failure>, cancel: [any Subscription])
         /// Stop delivering.
@@ -176,11 +176,11 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     @inlinable
     mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Subscribers.Demand? {
-        guard !isTerminal, children[slot].live, children[slot].subscription == nil, !children[slot].finished else {
+        guard !isTerminal, children[slot].live, children[slot].subscription.isEmpty, !children[slot].finished else {
             return nil
         }
         let oneAtATime = demand != .unlimited
-        children[slot].subscription = subscription
+        children[slot].subscription = .held(subscription)
         children[slot].oneAtATime = oneAtATime
         return oneAtATime ? .max(1) : .unlimited
     }
@@ -209,13 +209,13 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         switch completion {
         case .finished:
             children[slot].finished = true
-            children[slot].subscription = nil
+            children[slot].subscription = .empty
             if children[slot].queued == 0 {
                 releaseSlot(slot)
             }
             return childFinished()
         case .failure(let error):
-            children[slot].subscription = nil
+            children[slot].subscription = .empty
             return fail(error)
         }
     }
@@ -276,14 +276,14 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     /// A queued value of `slot` is going out: returns the child's subscription when the child
     /// should now be asked for one more, and frees the slot of a finished child with nothing left.
     @inlinable
-    mutating func valueLeftQueue(slot: Int) -> (any Subscription)? {
+    mutating func valueLeftQueue(slot: Int) -> FlatMapChildSubscription {
         guard children[slot].live else { internalInconsistency("queued value of a free slot \(slot)") }
         children[slot].queued -= 1
         if children[slot].finished {
             if children[slot].queued == 0 { releaseSlot(slot) }
-            return nil
+            return .empty
         }
-        return children[slot].oneAtATime ? children[slot].subscription : nil
+        return children[slot].oneAtATime ? children[slot].subscription : .empty
     }
 
     /// Takes a free slot (or a new one) for a child.
@@ -317,7 +317,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     @inlinable
     mutating func releaseSlot(_ slot: Int) {
         children[slot].live = false
-        children[slot].subscription = nil
+        children[slot].subscription = .empty
         freeSlots.append(slot)
         slotsInUse -= 1
     }
@@ -351,7 +351,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             subscriptions.append(subscription)
         }
         for child in children where child.live {
-            if let subscription = child.subscription {
+            if case .held(let subscription) = child.subscription {
                 subscriptions.append(subscription)
             }
         }
@@ -390,8 +390,8 @@ internal enum FlatMapOuter {
 /// once its child finished and none of its values waits in the queue.
 @usableFromInline
 internal struct FlatMapChildSlot {
-    /// The child's subscription once it arrived; `nil` again after the child finished.
-    @usableFromInline var subscription: (any Subscription)?
+    /// The child's subscription once it arrived; empty again after the child finished.
+    @usableFromInline var subscription = FlatMapChildSubscription.empty
     /// Whether the child is asked for one value at a time (else it was asked for `.unlimited`).
     @usableFromInline var oneAtATime = false
     /// The child's values waiting in the queue.
@@ -404,5 +404,26 @@ internal struct FlatMapChildSlot {
     @inlinable
     init(live: Bool) {
         self.live = live
+    }
+}
+
+/// A child's subscription, or none: an `Optional<any Subscription>` of our own. Not generic, so
+/// storing, replacing and dropping one runs code compiled here; the standard `Optional` of an
+/// existential goes through runtime value witnesses (about a hundred instructions each).
+@usableFromInline
+internal enum FlatMapChildSubscription {
+    case empty
+    case held(any Subscription)
+
+    @inlinable
+    var isEmpty: Bool {
+        if case .empty = self { return true }
+        return false
+    }
+
+    /// Asks the held subscription, if any, for one more value.
+    @inlinable
+    func requestOne() {
+        if case .held(let subscription) = self { subscription.request(.max(1)) }
     }
 }

@@ -249,7 +249,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         let action = lock.withLock { machine.immediateChildArrived(value) }
         switch consume action {
         case .deliver(let downstream):
-            deliver(value, to: downstream, thenRequestOneFrom: nil)
+            deliver(value, to: downstream, thenRequestOneFrom: .empty)
             // With unlimited publishers a finished child asks for nothing, and the stream cannot
             // be done while its outer upstream is sending (the delivery loop would have finished it).
             if maxPublishers != .unlimited, let followUp = lock.withLock({ machine.immediateChildFinished() }) {
@@ -276,7 +276,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(slot: slot, value) }) else {
             return .none
         }
-        deliver(value, to: downstream, thenRequestOneFrom: nil)
+        deliver(value, to: downstream, thenRequestOneFrom: .empty)
         return requestOneMore ? .max(1) : .none
     }
 
@@ -314,16 +314,16 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     func deliver(
         _ first: Downstream.Input,
         to downstream: Downstream,
-        thenRequestOneFrom child: (any Subscription)?
+        thenRequestOneFrom child: FlatMapChildSubscription
     ) {
         var additional = downstream.receive(first)
-        child?.request(.max(1))
+        child.requestOne()
         while true {
             let action = lock.withLock { machine.delivered(additional) }
             switch consume action {
             case .deliver(let value, let child):
                 additional = downstream.receive(value)
-                child?.request(.max(1))
+                child.requestOne()
             case .complete(let completion, let subscriptions):
                 for subscription in subscriptions { subscription.cancel() }
                 downstream.receive(completion: completion)
