@@ -259,6 +259,24 @@ private final class Log: @unchecked Sendable {
         #expect(subscriber.history == [.subscription, .value(1), .completion(.failure(TestError(code: 4)))])
     }
 
+    @Test func justsUnderAFailingOuterWaitForDemandAndAFailureDropsTheWaitingOnes() {
+        let outer = HandPublisher<Int, TestError>()
+        let subscriber = TrackingSubscriber<Int, TestError>(initialDemand: .max(1))
+        // The overload for inner publishers that cannot fail wraps each `Just` in `SetFailureType`.
+        outer.flatMap { Just($0 * 2) }.subscribe(subscriber)
+        outer.send(1)
+        outer.send(2)
+        outer.send(3)
+        #expect(subscriber.values == [2])
+        subscriber.request(.max(1))
+        #expect(subscriber.values == [2, 4])
+        outer.send(completion: .failure(TestError(code: 5)))
+        subscriber.request(.max(1))
+        #expect(
+            subscriber.history == [.subscription, .value(2), .value(4), .completion(.failure(TestError(code: 5)))]
+        )
+    }
+
     @Test func concurrentJustsRequestsAndCancelNeverOverDeliverOrOverlap() {
         for _ in 0..<50 {
             let outer = PassthroughSubject<Int, Never>()

@@ -238,6 +238,11 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
             addImmediateChild(just.output)
             return
         }
+        // What `flatMap` makes of a `Just` under an upstream that can fail.
+        if let just = publisher as? Publishers.SetFailureType<Just<Downstream.Input>, Downstream.Failure> {
+            addImmediateChild(just.upstream.output)
+            return
+        }
         guard let (slot, relay) = lock.withLock({ machine.childAdded() }) else { return }
         publisher.subscribe(FlatMapChild(relay: relay, slot: slot))
     }
