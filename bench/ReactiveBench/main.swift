@@ -238,10 +238,21 @@ func runFlatMap(_ n: Int) -> Int {
     return box.count == n ? box.value : -1
 }
 
+/// The same over `Optional.Publisher`s: the general child path (a child subscriber and a
+/// subscription per element), which `flatMap` does not shortcut as it does `Just`s.
+@inline(never)
+func runFlatMapOptional(_ n: Int) -> Int {
+    let box = Box()
+    let cancellable = erased((0..<n).publisher).flatMap { Optional($0 &* 3).publisher }
+        .sink { box.value &+= $0; box.count += 1 }
+    blackHole(cancellable)
+    return box.count == n ? box.value : -1
+}
+
 // MARK: Main
 
-// `reactive-bench [case...]` runs only the named cases (chain, subject, fibonacci, zip, flatmap, plain);
-// with no case it runs all of them. `--profile` (for callgrind or perf) runs each case once after
+// `reactive-bench [case...]` runs only the named cases (chain, subject, fibonacci, zip, flatmap,
+// flatmap-optional, plain); with no case it runs all of them. `--profile` (for callgrind or perf) runs each case once after
 // the warm-up, at a tenth of its size: its figures are not the benchmark's.
 let profiling = CommandLine.arguments.contains("--profile")
 let selected = Set(CommandLine.arguments.dropFirst().filter { $0 != "--profile" })
@@ -255,7 +266,7 @@ let flatN = opaque(100_000 / scale)
 
 /// Measures a case at N/4, N/2 and N, reports each, and flags a cost per element that grows
 /// by more than half from N/4 to N (linear total cost keeps it flat).
-func measureGrowth(_ name: String, n: Int, target: Double, expected: (Int) -> Int, _ body: @escaping (Int) -> Int) {
+func measureGrowth(_ name: String, n: Int, target: Double?, expected: (Int) -> Int, _ body: @escaping (Int) -> Int) {
     var figures: [Double] = []
     for size in [n / 4, n / 2, n] {
         let size = opaque(size)
@@ -288,6 +299,12 @@ if wanted("zip") {
 
 if wanted("flatmap") {
     measureGrowth("flatMap over Just", n: flatN, target: 200, expected: plainSubject) { runFlatMap($0) }
+}
+
+if wanted("flatmap-optional") {
+    measureGrowth("flatMap over Optional.Publisher", n: flatN, target: nil, expected: plainSubject) {
+        runFlatMapOptional($0)
+    }
 }
 
 if wanted("plain") {

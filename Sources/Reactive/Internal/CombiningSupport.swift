@@ -41,12 +41,17 @@ internal struct RingQueue<Element> {
     }
 
     /// Adds an element at the back.
+    // The slot index is masked to the ring, so it is always in bounds: the element operations go
+    // through the buffer pointer (one uniqueness check, no bounds check, and the slot is moved
+    // out rather than copied then overwritten).
+
     @inlinable
     mutating func append(_ element: Element) {
         if count == slots.count {
             grow()
         }
-        slots[(head &+ count) & (slots.count &- 1)] = element
+        let index = (head &+ count) & (slots.count &- 1)
+        slots.withUnsafeMutableBufferPointer { $0[index] = element }
         count &+= 1
     }
 
@@ -54,11 +59,10 @@ internal struct RingQueue<Element> {
     @inlinable
     mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
-        let element = slots[head]
-        slots[head] = nil
+        let index = head
         head = (head &+ 1) & (slots.count &- 1)
         count &-= 1
-        return element
+        return slots.withUnsafeMutableBufferPointer { $0[index].take() }
     }
 
     /// Removes and returns the newest element, or `nil` when empty.
@@ -66,10 +70,8 @@ internal struct RingQueue<Element> {
     mutating func popLast() -> Element? {
         guard count > 0 else { return nil }
         let index = (head &+ count &- 1) & (slots.count &- 1)
-        let element = slots[index]
-        slots[index] = nil
         count &-= 1
-        return element
+        return slots.withUnsafeMutableBufferPointer { $0[index].take() }
     }
 
     /// Removes every element and releases the storage.

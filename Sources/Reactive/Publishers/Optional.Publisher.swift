@@ -3,6 +3,7 @@ extension Optional {
     ///
     ///     let cancellable = Optional(5).publisher.sink { print($0) }
     ///     // Prints: 5
+    @inlinable
     public var publisher: Publisher {
         Publisher(self)
     }
@@ -24,10 +25,12 @@ extension Optional {
         public let output: Wrapped?
 
         /// Creates a publisher to emit the value of the optional, or to finish immediately if it is `nil`.
+        @inlinable
         public init(_ output: Output?) {
             self.output = output
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
             if let output {
                 subscriber.receive(

@@ -3,6 +3,7 @@ extension Result {
     ///
     ///     let cancellable = Result<Int, Never>.success(7).publisher.sink { print($0) }
     ///     // Prints: 7
+    @inlinable
     public var publisher: Publisher {
         Publisher(self)
     }
@@ -23,20 +24,24 @@ extension Result {
         public let result: Result<Output, Failure>
 
         /// Creates a publisher that delivers the specified result.
+        @inlinable
         public init(_ result: Result<Output, Failure>) {
             self.result = result
         }
 
         /// Creates a publisher that sends the specified output to all subscribers and finishes normally.
+        @inlinable
         public init(_ output: Output) {
             self.init(.success(output))
         }
 
         /// Creates a publisher that immediately terminates upon subscription with the given failure.
+        @inlinable
         public init(_ failure: Failure) {
             self.init(.failure(failure))
         }
 
+        @inlinable
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             switch result {
             case .success(let value):

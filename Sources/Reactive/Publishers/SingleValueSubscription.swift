@@ -1,5 +1,12 @@
+import Synchronization
+
 /// The subscription of a publisher that has one value to give: it sends the value on the first
 /// demand, then finishes. Used by ``Just``, `Result.Publisher` and `Optional.Publisher`.
+///
+/// Lock-free: one atomic ``SingleValuePhase`` decides who owns the subscriber and the value. The
+/// thread that moves it out of `pending` (the first `request`, or `cancel`) takes them; a
+/// `cancel` that lands while the value is being received leaves them to the delivering thread,
+/// which then does not send the completion.
 ///
 /// **Ownership:** retained by its subscriber; retains the subscriber and the value until it
 /// finishes or is cancelled.
@@ -9,24 +16,16 @@
 internal final class SingleValueSubscription<Downstream: Subscriber>: Subscription, CustomStringConvertible,
     CustomReflectable, @unchecked Sendable
 {
-    // @unchecked Sendable: `state` is only touched inside `lock`; `name` is immutable.
+    // @unchecked Sendable: `payload` is only touched by the thread that moved `phase` out of
+    // `pending`; `name` and `requestFunction` are immutable.
 
-    /// Where the one value is.
-    @usableFromInline
-    enum State {
-        /// Waiting for demand. Next: `.delivering`, `.terminal`.
-        case pending(Downstream, Downstream.Input)
-        /// The value is being received; the completion follows unless cancelled. Next: `.terminal`.
-        case delivering(Downstream)
-        /// Finished or cancelled. Final.
-        case terminal
-    }
-
-    @usableFromInline let lock = Lock()
-    // The lock makes every access exclusive, so the dynamic exclusivity check (a runtime call per
-    // access) is off.
-    @usableFromInline @exclusivity(unchecked) var state: State  // Guarded by lock.
-    @usableFromInline let name: String
+    /// One of the ``SingleValuePhase`` constants.
+    @usableFromInline let phase = Atomic<Int>(SingleValuePhase.pending)
+    /// The subscriber and the value, until taken. A class reference rather than a generic enum or
+    /// optionals, so that `deinit` (never specialized) needs no generic metadata lookup.
+    // Owned by whoever moves `phase` out of `pending`; exclusive, so not checked dynamically.
+    @usableFromInline @exclusivity(unchecked) var payload: SingleValuePayload<Downstream>?
+    @usableFromInline let name: String  // Immutable.
     /// `request(_:)` forwards here. Made in `init`, which the subscribing code calls with concrete
     /// types, so it is specialized (a protocol witness of a generic class never is); it captures
     /// nothing, so making it allocates nothing.
@@ -34,7 +33,7 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
 
     @inlinable
     internal init(value: Downstream.Input, downstream: Downstream, name: String) {
-        state = .pending(downstream, value)
+        payload = SingleValuePayload(downstream: downstream, value: value)
         self.name = name
         requestFunction = { subscription, demand in subscription.requestSpecialized(demand) }
     }
@@ -55,25 +54,58 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
-        let delivery = lock.withLock { () -> (Downstream, Downstream.Input)? in
-            guard case .pending(let downstream, let value) = state else { return nil }
-            state = .delivering(downstream)
-            return (downstream, value)
-        }
-        guard let (downstream, value) = delivery else { return }
-        _ = downstream.receive(value)
-        let finishing = lock.withLock { () -> Bool in
-            guard case .delivering = state else { return false }
-            state = .terminal
-            return true
-        }
+        guard
+            phase.compareExchange(
+                expected: SingleValuePhase.pending,
+                desired: SingleValuePhase.delivering,
+                ordering: .acquiring
+            ).exchanged,
+            let payload = payload.take()
+        else { return }
+        _ = payload.downstream.receive(payload.value)
+        let finishing = phase.compareExchange(
+            expected: SingleValuePhase.delivering,
+            desired: SingleValuePhase.terminal,
+            ordering: .acquiringAndReleasing
+        ).exchanged
         if finishing {
-            downstream.receive(completion: .finished)
+            payload.downstream.receive(completion: .finished)
         }
     }
 
     @inlinable
     internal func cancel() {
-        lock.withLock { state = .terminal }
+        let before = phase.exchange(SingleValuePhase.terminal, ordering: .acquiringAndReleasing)
+        if before == SingleValuePhase.pending {
+            payload = nil
+        }
+    }
+}
+
+/// The phases of a ``SingleValueSubscription``.
+@usableFromInline
+internal enum SingleValuePhase {
+    /// Waiting for demand. Next: `delivering`, `terminal`.
+    @inlinable static var pending: Int { 0 }
+    /// The value is being received; the completion follows unless cancelled. Next: `terminal`.
+    @inlinable static var delivering: Int { 1 }
+    /// Finished or cancelled. Final.
+    @inlinable static var terminal: Int { 2 }
+}
+
+/// What a ``SingleValueSubscription`` delivers: its subscriber and its value.
+///
+/// **Ownership:** owned by the subscription until taken by the thread that delivers or cancels.
+///
+/// **Thread safety:** immutable.
+@usableFromInline
+internal final class SingleValuePayload<Downstream: Subscriber> {
+    @usableFromInline let downstream: Downstream  // Immutable.
+    @usableFromInline let value: Downstream.Input  // Immutable.
+
+    @inlinable
+    init(downstream: Downstream, value: Downstream.Input) {
+        self.downstream = downstream
+        self.value = value
     }
 }

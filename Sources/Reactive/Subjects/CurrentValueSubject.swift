@@ -87,9 +87,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
             currentValue = input
             return registry.pointee.conduits
         }
-        for conduit in conduits {
-            conduit.offer(input)
-        }
+        SubjectConduitBase.offer(input, toEach: conduits)
     }
 
     /// Sends the completion to every subscriber, after the values they already accepted.

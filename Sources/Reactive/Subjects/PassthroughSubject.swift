@@ -76,12 +76,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     @inlinable
     public func send(_ input: Output) {
         let conduits = lock.withLock { registry.pointee.conduits }
-        // Borrowed from the snapshot's buffer, so that no conduit is retained per value.
-        conduits.withUnsafeBufferPointer { conduits in
-            for index in conduits.indices {
-                conduits[index].offer(input)
-            }
-        }
+        SubjectConduitBase.offer(input, toEach: conduits)
     }
 
     /// Sends the completion to every subscriber, after the values they already accepted.

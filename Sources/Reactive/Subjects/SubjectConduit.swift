@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a ``SubjectConduit`` tells the subject that created it.
 ///
 /// **Thread safety:** implementations are safe to call from any thread.
@@ -33,6 +35,22 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
 
     @usableFromInline let offerFunction: (SubjectConduitBase<Output, Failure>, Output) -> Void
 
+    /// Offers `value` to each conduit of a subject's snapshot, in order.
+    ///
+    /// The snapshot keeps every conduit alive until this returns, so they are read as unretained
+    /// references: a conduit is not retained and released per value (two atomic operations).
+    @inlinable
+    internal static func offer(_ value: Output, toEach conduits: ContiguousArray<SubjectConduitBase<Output, Failure>>) {
+        conduits.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            base.withMemoryRebound(to: Unmanaged<SubjectConduitBase<Output, Failure>>.self, capacity: buffer.count) {
+                for index in 0..<buffer.count {
+                    $0[index]._withUnsafeGuaranteedRef { $0.offer(value) }
+                }
+            }
+        }
+    }
+
     @inlinable
     internal init(offer: @escaping (SubjectConduitBase<Output, Failure>, Output) -> Void) {
         offerFunction = offer
@@ -65,6 +83,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     @usableFromInline internal typealias Failure = Downstream.Failure
 
     @usableFromInline let lock = Lock()
+    /// The lock-free path for values, used while the subscriber's demand is unlimited and nothing
+    /// waits: one of the ``FastPath`` constants. While it is `lent` or `delivering`, the machine is
+    /// `.idle` with unlimited demand and nothing pending, and a sending thread that swaps `lent` for
+    /// `delivering` holds the delivery right without the lock. Only a thread holding the lock lends
+    /// the machine (`off` to `lent`) or takes it back (``revokeFastPath()``).
+    @usableFromInline let fast = Atomic<Int>(FastPath.off)
     /// Heap storage rather than a stored `var`, so that each access under the lock skips Swift's
     /// dynamic exclusivity check (the lock already makes access exclusive). Freed in `deinit`.
     @usableFromInline let machine: UnsafeMutablePointer<SubjectConduitStateMachine<Downstream>>  // Guarded by lock.
@@ -141,13 +165,68 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
 
     @inlinable
     func offerSpecialized(_ value: Output) {
-        guard let value = lock.withLock({ machine.pointee.valueOffered(value) }) else { return }
+        if fast.compareExchange(expected: FastPath.lent, desired: FastPath.delivering, ordering: .acquiring).exchanged {
+            // Demand is unlimited, so whatever the subscriber adds changes nothing.
+            _ = withDownstream { $0.receive(value) }
+            if fast.compareExchange(expected: FastPath.delivering, desired: FastPath.lent, ordering: .releasing)
+                .exchanged
+            {
+                return
+            }
+            // Revoked meanwhile: the revoking thread marked the machine as delivering, for this thread
+            // to drain what arrived.
+            fast.store(FastPath.off, ordering: .relaxed)
+            drain(extraDemand: .none)
+            return
+        }
+        guard let value = lock.withLock({ () -> Output? in
+            revokeFastPath()
+            return machine.pointee.valueOffered(value)
+        }) else { return }
         drain(extraDemand: withDownstream { $0.receive(value) })
+    }
+
+    /// Takes the machine back from the lock-free path. Call with the lock held, before any event.
+    /// If a thread is delivering on that path, marks the machine as delivering: that thread drains
+    /// when it returns.
+    @inlinable
+    func revokeFastPath() {
+        while true {
+            switch fast.load(ordering: .acquiring) {
+            case FastPath.lent:
+                if fast.compareExchange(expected: FastPath.lent, desired: FastPath.off, ordering: .acquiring).exchanged {
+                    return
+                }
+            case FastPath.delivering:
+                if fast.compareExchange(
+                    expected: FastPath.delivering,
+                    desired: FastPath.revoked,
+                    ordering: .acquiring
+                ).exchanged {
+                    machine.pointee.fastDeliveryRevoked()
+                    return
+                }
+            default:
+                // `off`, or `revoked` by an earlier lock holder: the machine is already back.
+                return
+            }
+        }
+    }
+
+    /// Lends the machine to the lock-free path if it can go there. Call with the lock held.
+    @inlinable
+    func lendToFastPathIfPossible() {
+        if machine.pointee.canLendToFastPath {
+            fast.store(FastPath.lent, ordering: .releasing)
+        }
     }
 
     @inlinable
     override internal func finish(_ completion: Subscribers.Completion<Failure>) {
-        guard lock.withLock({ machine.pointee.completionOffered(completion) }) else { return }
+        guard lock.withLock({ () -> Bool in
+            revokeFastPath()
+            return machine.pointee.completionOffered(completion)
+        }) else { return }
         withDownstream { $0.receive(completion: completion) }
         releaseDownstream()
     }
@@ -162,7 +241,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
-        let action = lock.withLock { machine.pointee.demandRequested(demand) }
+        let action = lock.withLock { () -> (owner: (any SubjectConduitOwner)?, delivery: Output?) in
+            revokeFastPath()
+            let action = machine.pointee.demandRequested(demand)
+            lendToFastPathIfPossible()
+            return action
+        }
         action.owner?.conduitDidRequestDemand()
         if let value = action.delivery {
             drain(extraDemand: withDownstream { $0.receive(value) })
@@ -171,7 +255,10 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
 
     @inlinable
     internal func cancel() {
-        let action = lock.withLock { machine.pointee.cancelled() }
+        let action = lock.withLock { () -> (owner: (any SubjectConduitOwner)?, releaseDownstream: Bool) in
+            revokeFastPath()
+            return machine.pointee.cancelled()
+        }
         if action.releaseDownstream {
             releaseDownstream()
         }
@@ -198,7 +285,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     func drain(extraDemand: Subscribers.Demand) {
         var extra = extraDemand
         while true {
-            switch lock.withLock({ machine.pointee.deliveryReturned(extraDemand: extra) }) {
+            let action = lock.withLock { () -> SubjectConduitStateMachine<Downstream>.DrainAction in
+                let action = machine.pointee.deliveryReturned(extraDemand: extra)
+                lendToFastPathIfPossible()
+                return action
+            }
+            switch consume action {
             case .stop(let release):
                 if release { releaseDownstream() }
                 return
@@ -284,6 +376,21 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     }
 
     /// - Returns: Whether the calling thread sends the completion now (then drops the subscriber).
+    /// Whether the owner may lend this machine to its lock-free value path: idle, with unlimited
+    /// demand and nothing waiting, so that a value needs only the delivery right.
+    @inlinable
+    internal var canLendToFastPath: Bool {
+        phase == .idle && demand == .unlimited && pending.count == 0 && pendingCompletion == nil && latest == nil
+    }
+
+    /// The owner took the machine back while a thread delivers on the lock-free path: that thread
+    /// holds the delivery right, and drains when it returns.
+    @inlinable
+    internal mutating func fastDeliveryRevoked() {
+        guard phase == .idle else { internalInconsistency("fast delivery revoked in \(phase)") }
+        phase = .delivering
+    }
+
     @inlinable
     internal mutating func completionOffered(_ completion: Subscribers.Completion<Failure>) -> Bool {
         switch phase {
@@ -413,4 +520,18 @@ internal struct SubjectConduitQueue<Element> {
         storage = grown
         head = 0
     }
+}
+
+/// The states of ``SubjectConduit``'s lock-free value path.
+@usableFromInline
+internal enum FastPath {
+    /// Not in use: every event goes through the lock. Next: `lent`.
+    @inlinable static var off: Int { 0 }
+    /// The machine is lent to the path: the next value may be delivered without the lock.
+    /// Next: `delivering`, `off`.
+    @inlinable static var lent: Int { 1 }
+    /// A thread is delivering a value on the path. Next: `lent`, `revoked`.
+    @inlinable static var delivering: Int { 2 }
+    /// Taken back by a lock holder while a thread delivers; that thread drains. Next: `off`.
+    @inlinable static var revoked: Int { 3 }
 }

@@ -192,6 +192,133 @@ private final class Log: @unchecked Sendable {
         cancellable.cancel()
     }
 
+    // MARK: Justs (taken in one step, without a child subscription)
+
+    @Test func justValuesWaitForDemandAndGoOutInOrder() {
+        let outer = HandPublisher<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .max(1))
+        outer.flatMap { Just($0 * 10) }.subscribe(subscriber)
+        #expect(outer.send(1) == .none)
+        #expect(outer.send(2) == .none)
+        #expect(outer.send(3) == .none)
+        #expect(subscriber.values == [10])
+        subscriber.request(.max(1))
+        #expect(subscriber.values == [10, 20])
+        outer.send(completion: .finished)
+        #expect(subscriber.completion == nil)
+        subscriber.request(.max(5))
+        #expect(subscriber.history == [.subscription, .value(10), .value(20), .value(30), .completion(.finished)])
+    }
+
+    @Test func aJustAsksTheOuterForOneMoreOnceItIsTakenUnderMaxPublishers() {
+        let outer = HandPublisher<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .max(1))
+        outer.flatMap(maxPublishers: .max(2)) { Just($0) }.subscribe(subscriber)
+        #expect(outer.subscription?.history == [.requested(.max(2))])
+        outer.send(1)
+        // Delivered at once, then finished: the outer is asked for one more.
+        #expect(outer.subscription?.history == [.requested(.max(2)), .requested(.max(1))])
+        outer.send(2)
+        // No demand: the value waits, but the Just has finished, so the outer is asked again.
+        #expect(outer.subscription?.history == [.requested(.max(2)), .requested(.max(1)), .requested(.max(1))])
+        #expect(subscriber.values == [1])
+        outer.send(completion: .finished)
+        subscriber.request(.max(1))
+        #expect(subscriber.history == [.subscription, .value(1), .value(2), .completion(.finished)])
+    }
+
+    @Test func cancelInsideReceiveOfAJustValueCancelsTheOuterAndDropsTheRest() {
+        let outer = HandPublisher<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never> { subscriber, value in
+            if value == 2 { subscriber.cancel() }
+            return .none
+        }
+        outer.flatMap { Just($0) }.subscribe(subscriber)
+        outer.send(1)
+        outer.send(2)
+        outer.send(3)
+        outer.send(completion: .finished)
+        #expect(subscriber.history == [.subscription, .value(1), .value(2)])
+        #expect(outer.subscription?.history == [.requested(.unlimited), .cancelled])
+    }
+
+    @Test func requestInsideReceiveOfAJustValueDeliversTheQueuedOnesWithoutRecursing() {
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: nil) { _, _ in .max(1) }
+        Publishers.Merge3(Just(1), Just(2), Just(3)).subscribe(subscriber)
+        #expect(subscriber.history == [.subscription])
+        subscriber.request(.max(1))
+        #expect(subscriber.history == [.subscription, .value(1), .value(2), .value(3), .completion(.finished)])
+    }
+
+    @Test func aJustFromAFailingOuterStillGoesOutBeforeTheFailure() {
+        let outer = HandPublisher<Int, TestError>()
+        let subscriber = TrackingSubscriber<Int, TestError>(initialDemand: .max(1))
+        outer.flatMap { Just($0).setFailureType(to: TestError.self) }.subscribe(subscriber)
+        outer.send(1)
+        outer.send(completion: .failure(TestError(code: 4)))
+        #expect(subscriber.history == [.subscription, .value(1), .completion(.failure(TestError(code: 4)))])
+    }
+
+    @Test func justsUnderAFailingOuterWaitForDemandAndAFailureDropsTheWaitingOnes() {
+        let outer = HandPublisher<Int, TestError>()
+        let subscriber = TrackingSubscriber<Int, TestError>(initialDemand: .max(1))
+        // The overload for inner publishers that cannot fail wraps each `Just` in `SetFailureType`.
+        outer.flatMap { Just($0 * 2) }.subscribe(subscriber)
+        outer.send(1)
+        outer.send(2)
+        outer.send(3)
+        #expect(subscriber.values == [2])
+        subscriber.request(.max(1))
+        #expect(subscriber.values == [2, 4])
+        outer.send(completion: .failure(TestError(code: 5)))
+        subscriber.request(.max(1))
+        #expect(
+            subscriber.history == [.subscription, .value(2), .value(4), .completion(.failure(TestError(code: 5)))]
+        )
+    }
+
+    @Test func concurrentJustsRequestsAndCancelNeverOverDeliverOrOverlap() {
+        for _ in 0..<50 {
+            let outer = PassthroughSubject<Int, Never>()
+            let subscriber = SerialSubscriber<Int, Never>(initialDemand: .max(1))
+            outer.flatMap { Just($0) }.subscribe(subscriber)
+            DispatchQueue.concurrentPerform(iterations: 4) { index in
+                switch index {
+                case 0: for value in 0..<600 { outer.send(value) }
+                case 3: subscriber.cancel()
+                default: for _ in 0..<40 { subscriber.request(.max(1)) }
+                }
+            }
+            let delivered = subscriber.values.count
+            for value in 0..<10 { outer.send(value) }
+            subscriber.request(.max(10))
+            #expect(delivered <= 81)
+            #expect(subscriber.values == Array(0..<delivered))
+            #expect(subscriber.completions.isEmpty)
+            #expect(subscriber.overlaps == 0)
+        }
+    }
+
+    @Test func justsSentWhileAnotherThreadRequestsAreEachDeliveredOnceInOrder() {
+        let outer = PassthroughSubject<Int, Never>()
+        let subscriber = SerialSubscriber<Int, Never>(initialDemand: .max(1))
+        outer.flatMap { Just($0) }.subscribe(subscriber)
+        DispatchQueue.concurrentPerform(iterations: 3) { index in
+            if index == 0 {
+                for value in 0..<4_000 { outer.send(value) }
+            } else {
+                for _ in 0..<1_000 { subscriber.request(.max(1)) }
+            }
+        }
+        #expect(subscriber.values.count <= 2_001)
+        subscriber.request(.max(1_999))
+        outer.send(completion: .finished)
+        #expect(subscriber.waitForCompletion())
+        #expect(subscriber.values == Array(0..<4_000))
+        #expect(subscriber.completions.count == 1)
+        #expect(subscriber.overlaps == 0)
+    }
+
     @Test func failureTypesCombineAsInCombine() {
         let neverNever = Just(1).flatMap { Just($0) }
         let neverFailing = Just(1).flatMap { _ in Fail<Int, TestError>(error: TestError(code: 1)) }

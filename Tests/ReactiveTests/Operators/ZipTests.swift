@@ -211,27 +211,28 @@ private func pair(_ value: (Int, String)) -> String { "\(value.0)\(value.1)" }
     }
 
     @Test func zip3OfFuturesFulfilledInReverseOrderOnOtherThreadsWaitsForAllThree() {
-        let gates = (0..<3).map { _ in DispatchSemaphore(value: 0) }
-        let fulfilled = (0..<3).map { _ in DispatchSemaphore(value: 0) }
+        // Each promise is fulfilled by its own work item, queued only once the previous one ran; no
+        // work item blocks, so one pool thread is enough (three items blocked on gates needed three
+        // pool threads, which Dispatch may start late on a loaded machine).
+        let promises = PromiseBox<Int>(count: 3)
         let futures = (0..<3).map { index in
-            Future<Int, Never> { promise in
-                DispatchQueue.global().async {
-                    gates[index].wait()
-                    promise(.success(index))
-                    fulfilled[index].signal()
-                }
-            }
+            Future<Int, Never> { promise in promises.store(promise, at: index) }
         }
         let subscriber = SerialSubscriber<(Int, Int, Int), Never>()
         futures[0].zip(futures[1], futures[2]).subscribe(subscriber)
-        // Fulfil the futures last to first, each on its own thread, the next only after the previous.
-        gates[2].signal()
-        #expect(fulfilled[2].wait(timeout: .now() + 10) == .success)
-        gates[1].signal()
-        #expect(fulfilled[1].wait(timeout: .now() + 10) == .success)
+        func fulfilOnAnotherThread(_ index: Int) -> Bool {
+            let fulfilled = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                promises.fulfil(index, with: .success(index))
+                fulfilled.signal()
+            }
+            return fulfilled.wait(timeout: .now() + 10) == .success
+        }
+        #expect(fulfilOnAnotherThread(2))
+        #expect(fulfilOnAnotherThread(1))
         #expect(subscriber.values.isEmpty)
         #expect(subscriber.completions.isEmpty)
-        gates[0].signal()
+        #expect(fulfilOnAnotherThread(0))
         #expect(subscriber.waitForCompletion())
         #expect(subscriber.values.map { [$0.0, $0.1, $0.2] } == [[0, 1, 2]])
         #expect(subscriber.completions.count == 1)
@@ -333,5 +334,25 @@ private struct RangePublisherBox: Publisher, Equatable {
     func receive<S: Subscriber>(subscriber: S) where S.Input == Int, S.Failure == Never {
         subscriber.receive(subscription: Subscriptions.empty)
         subscriber.receive(completion: .finished)
+    }
+}
+
+/// The promises of futures under test, fulfilled later from any thread.
+private final class PromiseBox<Output>: @unchecked Sendable {
+    // @unchecked Sendable: `promises` is guarded by `lock`.
+    private let lock = Lock()
+    private var promises: [Future<Output, Never>.Promise?]  // Guarded by lock.
+
+    init(count: Int) {
+        promises = Array(repeating: nil, count: count)
+    }
+
+    func store(_ promise: @escaping Future<Output, Never>.Promise, at index: Int) {
+        lock.withLock { promises[index] = promise }
+    }
+
+    func fulfil(_ index: Int, with result: Result<Output, Never>) {
+        let promise = lock.withLock { promises[index] }
+        promise?(result)
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Reactive
 import Testing
 import TestSupport
@@ -53,6 +54,53 @@ import TestSupport
         }
         #expect(weakSubscription == nil)
         #expect(weakSubscriber == nil)
+    }
+
+    @Test func requestInsideReceiveDoesNotSendTheValueTwice() {
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .max(1)) { subscriber, _ in
+            subscriber.request(.max(1))
+            return .max(1)
+        }
+        Just(7).subscribe(subscriber)
+        #expect(subscriber.history == [.subscription, .value(7), .completion(.finished)])
+    }
+
+    @Test func cancelledSubscriptionReleasesTheSubscriberWithoutDemand() {
+        weak var weakSubscriber: TrackingSubscriber<Int, Never>?
+        let subscription: (any Subscription)?
+        do {
+            let subscriber = TrackingSubscriber<Int, Never>(initialDemand: nil)
+            Just(1).subscribe(subscriber)
+            subscription = subscriber.subscription
+            weakSubscriber = subscriber
+        }
+        #expect(weakSubscriber != nil)
+        subscription?.cancel()
+        #expect(weakSubscriber == nil)
+        subscription?.request(.max(1))
+    }
+
+    @Test func concurrentRequestsAndCancelDeliverAtMostOnceAndCompleteOnlyIfNotCancelledFirst() {
+        for _ in 0..<500 {
+            let subscriber = TrackingSubscriber<Int, Never>(initialDemand: nil)
+            Just(1).subscribe(subscriber)
+            // Subscriptions are safe to call from any thread (the protocol does not say Sendable).
+            guard let found = subscriber.subscription else {
+                Issue.record("no subscription")
+                return
+            }
+            nonisolated(unsafe) let subscription = found
+            DispatchQueue.concurrentPerform(iterations: 3) { thread in
+                if thread == 2 { subscription.cancel() } else { subscription.request(.max(1)) }
+            }
+            let history = subscriber.history
+            let allowed: [[TrackingSubscriber<Int, Never>.Event]] = [
+                [.subscription],
+                [.subscription, .value(1)],
+                [.subscription, .value(1), .completion(.finished)],
+            ]
+            #expect(allowed.contains(history))
+        }
     }
 }
 

@@ -204,6 +204,83 @@ private struct TestError: Error, Equatable {}
         #expect(upstream.history == [.cancelled])
     }
 
+    // MARK: Unlimited demand (values go out without the conduit's lock)
+
+    @Test func switchingToUnlimitedDemandKeepsOrderAndDropsNothingAfter() {
+        let subject = PassthroughSubject<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .max(2))
+        subject.subscribe(subscriber)
+        for value in 1...3 { subject.send(value) }
+        subscriber.request(.unlimited)
+        for value in 4...6 { subject.send(value) }
+        subscriber.request(.max(1))
+        subject.send(7)
+        subject.send(completion: .finished)
+        subject.send(8)
+        #expect(
+            subscriber.history == [
+                .subscription, .value(1), .value(2), .value(4), .value(5), .value(6), .value(7),
+                .completion(.finished),
+            ]
+        )
+    }
+
+    @Test func requestAndSendInsideReceiveUnderUnlimitedDemandKeepOrder() {
+        let subject = PassthroughSubject<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .unlimited) { subscriber, value in
+            subscriber.request(.max(1))
+            if value == 1 { subject.send(2) }
+            return .max(1)
+        }
+        subject.subscribe(subscriber)
+        subject.send(1)
+        subject.send(3)
+        subject.send(4)
+        #expect(subscriber.values == [1, 2, 3, 4])
+    }
+
+    @Test func concurrentSendsAndCancelUnderUnlimitedDemandDeliverNothingAfterCancelReturned() {
+        for _ in 0..<20 {
+            let subject = PassthroughSubject<Int, Never>()
+            let cancelled = SerialCheckingSubscriber(initialDemand: .unlimited)
+            let kept = SerialCheckingSubscriber(initialDemand: .unlimited)
+            subject.subscribe(cancelled)
+            subject.subscribe(kept)
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                for index in 0..<500 {
+                    subject.send(thread * 500 + index)
+                    if thread == 3 && index == 250 { cancelled.cancel() }
+                }
+            }
+            let afterCancel = cancelled.report
+            for value in 0..<10 { subject.send(value) }
+            subject.send(completion: .finished)
+            #expect(cancelled.report == afterCancel)
+            #expect(afterCancel.values < 2_000)
+            #expect(afterCancel.completions == 0)
+            #expect(afterCancel.overlaps == 0)
+            #expect(kept.report == .init(values: 2_010, completions: 1, overlaps: 0))
+        }
+    }
+
+    @Test func concurrentSendsAndCompletionUnderUnlimitedDemandEndWithOneCompletion() {
+        for _ in 0..<20 {
+            let subject = PassthroughSubject<Int, Never>()
+            let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .unlimited)
+            subject.subscribe(subscriber)
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                for index in 0..<300 {
+                    subject.send(index)
+                    if thread == 3 && index == 150 { subject.send(completion: .finished) }
+                }
+            }
+            let history = subscriber.history
+            #expect(history.filter { if case .completion = $0 { true } else { false } }.count == 1)
+            #expect(history.last == .completion(.finished))
+            #expect(history.count <= 1 + 1_200 + 1)
+        }
+    }
+
     @Test func concurrentSendsAreSerializedPerSubscriberAndRespectDemand() {
         let subject = PassthroughSubject<Int, Never>()
         let unlimited = SerialCheckingSubscriber(initialDemand: .unlimited)

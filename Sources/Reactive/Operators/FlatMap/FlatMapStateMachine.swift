@@ -49,16 +49,28 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         case cancelAll([any Subscription])
         /// Deliver this queued value, ask the given subscription (its child) for one more, then
         /// run the delivery loop.
-        case deliverQueued(Downstream, Output, thenRequestOneFrom: (any Subscription)?)
+        case deliverQueued(Downstream, Output, thenRequestOneFrom: FlatMapChildSubscription)
         /// Cancel these subscriptions, then send the completion.
         case complete(Downstream, Subscribers.Completion<Failure>, cancel: [any Subscription])
+    }
+
+    /// What the owner does after ``immediateChildArrived(_:)``.
+    @usableFromInline
+    enum ImmediateChildAction {
+        /// Send the value to this downstream as the deliverer, then run the delivery loop.
+        case deliver(Downstream)
+        /// The value is queued (or dropped after the end); carry out this action.
+        case followUp(Action)
+
+        @inlinable
+        static var none: Self { .followUp(.none) }
     }
 
     /// What the delivering thread does next.
     @usableFromInline
     enum DeliveryAction {
         /// Deliver this queued value, then ask the given subscription (its child) for one more.
-        case deliver(Output, thenRequestOneFrom: (any Subscription)?)
+        case deliver(Output, thenRequestOneFrom: FlatMapChildSubscription)
         /// Cancel these subscriptions, send the completion and stop.
         case complete(Subscribers.Completion<Failure>, cancel: [any Subscription])
         /// Stop delivering.
@@ -114,16 +126,36 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     @inlinable
     mutating func childAdded() -> (slot: Int, relay: FlatMapChildRelay<Output, Failure>)? {
         guard !isTerminal, let childRelay else { return nil }
-        slotsInUse += 1
-        if let slot = freeSlots.popLast() {
-            children[slot].live = true
-            children[slot].oneAtATime = false
-            children[slot].queued = 0
-            children[slot].finished = false
-            return (slot, childRelay)
+        return (reserveSlot(), childRelay)
+    }
+
+    /// A child that sends one value and finishes as soon as it is subscribed (a ``Just``) arrived:
+    /// the transitions of ``childAdded()``, ``childSubscribed(slot:_:)``, ``childReceived(slot:_:)``
+    /// and ``childCompleted(slot:_:)`` in one step. The child takes a slot only while its value waits.
+    /// When the result is `.deliver`, the owner sends the value, runs the delivery loop and then
+    /// reports ``immediateChildFinished()`` (if `maxPublishers` is limited).
+    @inlinable
+    mutating func immediateChildArrived(_ value: Output) -> ImmediateChildAction {
+        guard !isTerminal, childRelay != nil else { return .none }
+        if case .idle = state, demand > 0, let downstream {
+            demand -= 1
+            state = .delivering(pendingFailure: nil)
+            return .deliver(downstream)
         }
-        children.append(Child(live: true))
-        return (children.count - 1, childRelay)
+        // Waits as the value of a finished child does, in a slot freed when it goes out.
+        let slot = reserveSlot()
+        children[slot].finished = true
+        children[slot].queued = 1
+        queue.append((slot, value))
+        return .followUp(childFinished() ?? .none)
+    }
+
+    /// The immediate child whose value ``immediateChildArrived(_:)`` handed out directly is done.
+    /// - Returns: `nil` when there is nothing to do (the usual case), else the action.
+    @inlinable
+    mutating func immediateChildFinished() -> Action? {
+        guard !isTerminal else { return nil }
+        return childFinished()
     }
 
     @inlinable
@@ -144,11 +176,11 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     @inlinable
     mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Subscribers.Demand? {
-        guard !isTerminal, children[slot].live, children[slot].subscription == nil, !children[slot].finished else {
+        guard !isTerminal, children[slot].live, children[slot].subscription.isEmpty, !children[slot].finished else {
             return nil
         }
         let oneAtATime = demand != .unlimited
-        children[slot].subscription = subscription
+        children[slot].subscription = .held(subscription)
         children[slot].oneAtATime = oneAtATime
         return oneAtATime ? .max(1) : .unlimited
     }
@@ -177,19 +209,13 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         switch completion {
         case .finished:
             children[slot].finished = true
-            children[slot].subscription = nil
+            children[slot].subscription = .empty
             if children[slot].queued == 0 {
                 releaseSlot(slot)
             }
-            if case .idle = state, outerFinished, slotsInUse == 0 {
-                return finishIfDone()
-            }
-            if maxPublishers != .unlimited, !outerFinished, case .active(let subscription?) = outer {
-                return .request(subscription, .max(1))
-            }
-            return nil
+            return childFinished()
         case .failure(let error):
-            children[slot].subscription = nil
+            children[slot].subscription = .empty
             return fail(error)
         }
     }
@@ -250,20 +276,48 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     /// A queued value of `slot` is going out: returns the child's subscription when the child
     /// should now be asked for one more, and frees the slot of a finished child with nothing left.
     @inlinable
-    mutating func valueLeftQueue(slot: Int) -> (any Subscription)? {
+    mutating func valueLeftQueue(slot: Int) -> FlatMapChildSubscription {
         guard children[slot].live else { internalInconsistency("queued value of a free slot \(slot)") }
         children[slot].queued -= 1
         if children[slot].finished {
             if children[slot].queued == 0 { releaseSlot(slot) }
-            return nil
+            return .empty
         }
-        return children[slot].oneAtATime ? children[slot].subscription : nil
+        return children[slot].oneAtATime ? children[slot].subscription : .empty
+    }
+
+    /// Takes a free slot (or a new one) for a child.
+    @inlinable
+    mutating func reserveSlot() -> Int {
+        slotsInUse += 1
+        if let slot = freeSlots.popLast() {
+            children[slot].live = true
+            children[slot].oneAtATime = false
+            children[slot].queued = 0
+            children[slot].finished = false
+            return slot
+        }
+        children.append(Child(live: true))
+        return children.count - 1
+    }
+
+    /// A child finished: the stream may be done, or the outer upstream may be asked for one more.
+    /// - Returns: `nil` when there is nothing to do (the usual case), else the action.
+    @inlinable
+    mutating func childFinished() -> Action? {
+        if case .idle = state, outerFinished, slotsInUse == 0 {
+            return finishIfDone()
+        }
+        if maxPublishers != .unlimited, !outerFinished, case .active(let subscription?) = outer {
+            return .request(subscription, .max(1))
+        }
+        return nil
     }
 
     @inlinable
     mutating func releaseSlot(_ slot: Int) {
         children[slot].live = false
-        children[slot].subscription = nil
+        children[slot].subscription = .empty
         freeSlots.append(slot)
         slotsInUse -= 1
     }
@@ -297,7 +351,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             subscriptions.append(subscription)
         }
         for child in children where child.live {
-            if let subscription = child.subscription {
+            if case .held(let subscription) = child.subscription {
                 subscriptions.append(subscription)
             }
         }
@@ -336,8 +390,8 @@ internal enum FlatMapOuter {
 /// once its child finished and none of its values waits in the queue.
 @usableFromInline
 internal struct FlatMapChildSlot {
-    /// The child's subscription once it arrived; `nil` again after the child finished.
-    @usableFromInline var subscription: (any Subscription)?
+    /// The child's subscription once it arrived; empty again after the child finished.
+    @usableFromInline var subscription = FlatMapChildSubscription.empty
     /// Whether the child is asked for one value at a time (else it was asked for `.unlimited`).
     @usableFromInline var oneAtATime = false
     /// The child's values waiting in the queue.
@@ -350,5 +404,26 @@ internal struct FlatMapChildSlot {
     @inlinable
     init(live: Bool) {
         self.live = live
+    }
+}
+
+/// A child's subscription, or none: an `Optional<any Subscription>` of our own. Not generic, so
+/// storing, replacing and dropping one runs code compiled here; the standard `Optional` of an
+/// existential goes through runtime value witnesses (about a hundred instructions each).
+@usableFromInline
+internal enum FlatMapChildSubscription {
+    case empty
+    case held(any Subscription)
+
+    @inlinable
+    var isEmpty: Bool {
+        if case .empty = self { return true }
+        return false
+    }
+
+    /// Asks the held subscription, if any, for one more value.
+    @inlinable
+    func requestOne() {
+        if case .held(let subscription) = self { subscription.request(.max(1)) }
     }
 }

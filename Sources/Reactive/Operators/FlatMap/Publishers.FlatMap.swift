@@ -231,8 +231,38 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     /// Subscribes to a new inner publisher, unless the stream is over.
     @inlinable
     func addChild<P: Publisher>(_ publisher: P) where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
+        // A `Just` would take its value and finish inside `subscribe`, as soon as it is asked: the
+        // same transitions happen in one step, without a child subscriber or a subscription. The
+        // cast is decided at compile time wherever `P` is concrete.
+        if let just = publisher as? Just<Downstream.Input> {
+            addImmediateChild(just.output)
+            return
+        }
+        // What `flatMap` makes of a `Just` under an upstream that can fail.
+        if let just = publisher as? Publishers.SetFailureType<Just<Downstream.Input>, Downstream.Failure> {
+            addImmediateChild(just.upstream.output)
+            return
+        }
         guard let (slot, relay) = lock.withLock({ machine.childAdded() }) else { return }
         publisher.subscribe(FlatMapChild(relay: relay, slot: slot))
+    }
+
+    /// Adds a child that sends `value` and finishes as soon as it is subscribed (see
+    /// ``FlatMapStateMachine/immediateChildArrived(_:)``).
+    @inlinable
+    func addImmediateChild(_ value: Downstream.Input) {
+        let action = lock.withLock { machine.immediateChildArrived(value) }
+        switch consume action {
+        case .deliver(let downstream):
+            deliver(value, to: downstream, thenRequestOneFrom: .empty)
+            // With unlimited publishers a finished child asks for nothing, and the stream cannot
+            // be done while its outer upstream is sending (the delivery loop would have finished it).
+            if maxPublishers != .unlimited, let followUp = lock.withLock({ machine.immediateChildFinished() }) {
+                perform(followUp)
+            }
+        case .followUp(let followUp):
+            perform(consume followUp)
+        }
     }
 
     // MARK: Children
@@ -251,7 +281,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(slot: slot, value) }) else {
             return .none
         }
-        deliver(value, to: downstream, thenRequestOneFrom: nil)
+        deliver(value, to: downstream, thenRequestOneFrom: .empty)
         return requestOneMore ? .max(1) : .none
     }
 
@@ -289,16 +319,16 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     func deliver(
         _ first: Downstream.Input,
         to downstream: Downstream,
-        thenRequestOneFrom child: (any Subscription)?
+        thenRequestOneFrom child: FlatMapChildSubscription
     ) {
         var additional = downstream.receive(first)
-        child?.request(.max(1))
+        child.requestOne()
         while true {
             let action = lock.withLock { machine.delivered(additional) }
             switch consume action {
             case .deliver(let value, let child):
                 additional = downstream.receive(value)
-                child?.request(.max(1))
+                child.requestOne()
             case .complete(let completion, let subscriptions):
                 for subscription in subscriptions { subscription.cancel() }
                 downstream.receive(completion: completion)
