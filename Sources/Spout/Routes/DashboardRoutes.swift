@@ -34,12 +34,7 @@ enum DashboardRoutes {
                 } else {
                     answer = .failure(UpstreamReply.emptyProblem)
                 }
-                context.loop.execute {
-                    switch answer {
-                    case .success(let body): context.respond(json: body)
-                    case .failure(let problem): context.respond(problem: problem)
-                    }
-                }
+                UpstreamReply.answerOnLoop(context, answer)
             }
             joined.subscribe(subscriber)
             context.cancelOnClientGone(subscriber)

@@ -22,15 +22,20 @@ enum UpstreamReply {
             case .failure(let error): answer = .failure(problem(for: error, notFound: notFound))
             case nil: answer = .failure(emptyProblem)
             }
-            context.loop.execute {
-                switch answer {
-                case .success(let body): context.respond(json: body)
-                case .failure(let problem): context.respond(problem: problem)
-                }
-            }
+            answerOnLoop(context, answer)
         }
         publisher.subscribe(subscriber)
         context.cancelOnClientGone(subscriber)
+    }
+
+    /// Hops onto the request's loop and answers with the JSON body or the problem.
+    static func answerOnLoop(_ context: RequestContext, _ answer: Result<[UInt8], Problem>) {
+        context.loop.execute {
+            switch answer {
+            case .success(let body): context.respond(json: body)
+            case .failure(let problem): context.respond(problem: problem)
+            }
+        }
     }
 
     /// The problem for an upstream failure; an upstream `404` becomes a `404` saying `notFound`.
