@@ -15,11 +15,13 @@ extension BigUInt {
     /// - Complexity: O(1).
     @inlinable
     public var decimalDigitCount: Int {
-        guard let top = high.last else {
-            return Self.decimalDigitCount(of: low)
+        switch storage {
+        case .small(let value):
+            return Self.decimalDigitCount(of: value)
+        case .large(let limbs):
+            // The array's byte size bounds its count far below Int.max / 18, so this cannot overflow.
+            return Self.decimalDigitCount(of: limbs[limbs.count - 1]) + (limbs.count - 1) * Self.digitsPerLimb
         }
-        // The array's byte size bounds its count far below Int.max / 18, so this cannot overflow.
-        return Self.decimalDigitCount(of: top) + high.count * Self.digitsPerLimb
     }
 
     /// Writes the decimal form as ASCII digits at the start of `buffer`, with no terminator.
@@ -34,10 +36,10 @@ extension BigUInt {
     @inlinable @inline(__always) @discardableResult
     public func writeDecimal(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         // Inlined for the one-limb case (every value below 10^18): the streams' hot path.
-        if high.isEmpty, let start = buffer.baseAddress {
-            let count = Self.decimalDigitCount(of: low)
+        if case .small(let value) = storage, let start = buffer.baseAddress {
+            let count = Self.decimalDigitCount(of: value)
             if count <= buffer.count {
-                Self.writeDigits(of: low, count: count, to: start)
+                Self.writeDigits(of: value, count: count, to: start)
                 return count
             }
         }
@@ -51,23 +53,23 @@ extension BigUInt {
         guard count <= buffer.count, let start = buffer.baseAddress else {
             apiViolation("writeDecimal needs \(count) bytes, the buffer has \(buffer.count)")
         }
-        guard let top = high.last else {
-            Self.writeDigits(of: low, count: count, to: start)
-            return count
-        }
-        // The top limb without leading zeros, then every lower limb padded to a full 18 digits.
-        let topDigits = count - high.count * Self.digitsPerLimb
-        Self.writeDigits(of: top, count: topDigits, to: start)
-        var offset = topDigits
-        high.withUnsafeBufferPointer { limbs in
-            var index = limbs.count - 2
-            while index >= 0 {
-                Self.writeDigits(of: limbs[index], count: Self.digitsPerLimb, to: start + offset)
-                offset += Self.digitsPerLimb
-                index -= 1
+        switch storage {
+        case .small(let value):
+            Self.writeDigits(of: value, count: count, to: start)
+        case .large(let limbs):
+            // The top limb without leading zeros, then every lower limb padded to a full 18 digits.
+            let topDigits = count - (limbs.count - 1) * Self.digitsPerLimb
+            limbs.withUnsafeBufferPointer { limbs in
+                Self.writeDigits(of: limbs[limbs.count - 1], count: topDigits, to: start)
+                var offset = topDigits
+                var index = limbs.count - 2
+                while index >= 0 {
+                    Self.writeDigits(of: limbs[index], count: Self.digitsPerLimb, to: start + offset)
+                    offset += Self.digitsPerLimb
+                    index -= 1
+                }
             }
         }
-        Self.writeDigits(of: low, count: Self.digitsPerLimb, to: start + offset)
         return count
     }
 
@@ -94,7 +96,7 @@ extension BigUInt {
     /// - Complexity: O(1).
     @inlinable
     public var smallValue: UInt64? {
-        high.isEmpty ? low : nil
+        if case .small(let value) = storage { value } else { nil }
     }
 
     /// Writes `value` in decimal at `destination` (at most 20 bytes), with no terminator.

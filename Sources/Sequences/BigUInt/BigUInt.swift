@@ -1,27 +1,33 @@
 /// An unsigned integer of any size, stored as limbs in base 10^18 so that decimal output is a copy.
 ///
-/// The lowest limb lives inline and the others in an array that stays empty (and so unallocated)
-/// for every value below 10^18. Limbs are little-endian: `low` is limb 0, `high[0]` limb 1, and the
-/// last element of `high`, when there is one, is never zero. That canonical form makes the
-/// synthesized `==` and `hash(into:)` exact.
+/// A value below 10^18 is one machine word held inline, with no array at all: copying or destroying it
+/// is a plain copy, with no reference count to update. Larger values keep all their limbs in an array,
+/// little-endian, at least two of them and the last never zero. That canonical form (one representation
+/// per value) makes the synthesized `==` and `hash(into:)` exact.
 ///
 /// Arithmetic never traps and never wraps: a sum or product that needs another limb gets one.
 ///
-/// **Ownership:** a value type; copies share the limb array until one of them is mutated.
+/// **Ownership:** a value type; copies of a large value share its limb array until one of them is mutated.
 ///
 /// **Thread safety:** value type; not shared.
 public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+    /// How a value is held.
+    @usableFromInline
+    enum Storage: Sendable, Hashable {
+        /// A value below 10^18: the only limb, inline.
+        case small(UInt64)
+        /// A value of 10^18 or more: two or more limbs, least significant first, the last non-zero.
+        case large([UInt64])
+    }
+
     /// The base of one limb: each limb holds 18 decimal digits.
     static let limbBase: UInt64 = 1_000_000_000_000_000_000
 
     /// The number of decimal digits in one full limb.
     @inlinable static var digitsPerLimb: Int { 18 }
 
-    /// Limb 0: the value modulo 10^18.
-    @usableFromInline private(set) var low: UInt64
-
-    /// Limbs 1 and up, least significant first; empty for values below 10^18, else its last limb is non-zero.
-    @usableFromInline private(set) var high: [UInt64]
+    /// The value, in canonical form: `.small` exactly when it is below 10^18.
+    @usableFromInline private(set) var storage: Storage
 
     /// Zero.
     public static let zero = BigUInt(0)
@@ -29,21 +35,16 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// Creates the value `value`.
     ///
     /// - Complexity: O(1); allocates only when `value` is at least 10^18.
-    @inline(__always)
+    @inlinable @inline(__always)
     public init(_ value: UInt64) {
-        if value < Self.limbBase {
-            low = value
-            high = []
-        } else {
-            (low, high) = Self.twoLimbs(value)
-        }
+        // UInt64.max / 10^18 is 18, so at most one more limb.
+        storage = value < 1_000_000_000_000_000_000 ? .small(value) : Self.twoLimbs(value)
     }
 
     /// The slow path of ``init(_:)``, kept out of line so that the fast path inlines.
-    @inline(never)
-    private static func twoLimbs(_ value: UInt64) -> (UInt64, [UInt64]) {
-        // UInt64.max / 10^18 is 18, so one more limb always suffices.
-        (value % limbBase, [value / limbBase])
+    @usableFromInline @inline(never)
+    static func twoLimbs(_ value: UInt64) -> Storage {
+        .large([value % limbBase, value / limbBase])
     }
 
     public init(integerLiteral value: UInt64) {
@@ -54,29 +55,83 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
     ///
     /// - Complexity: O(1).
     public var isZero: Bool {
-        low == 0 && high.isEmpty
+        storage == .small(0)
     }
 
     /// The number of base-10^18 limbs, at least one.
     var limbCount: Int {
-        1 + high.count
+        switch storage {
+        case .small: 1
+        case .large(let limbs): limbs.count
+        }
+    }
+
+    /// Limb 0: the value modulo 10^18.
+    var low: UInt64 {
+        switch storage {
+        case .small(let value): value
+        case .large(let limbs): limbs[0]
+        }
+    }
+
+    /// Limbs 1 and up, least significant first; empty for values below 10^18. Allocates: for tests.
+    var high: [UInt64] {
+        switch storage {
+        case .small: []
+        case .large(let limbs): Array(limbs.dropFirst())
+        }
+    }
+
+    /// Every limb, least significant first, moved out of `self` (left zero) so that it stays uniquely referenced.
+    private mutating func takeLimbs() -> [UInt64] {
+        switch storage {
+        case .small(let value):
+            return [value]
+        case .large(let limbs):
+            storage = .small(0)
+            // `limbs` now holds the only reference that `self` had.
+            return limbs
+        }
+    }
+
+    /// Stores limbs produced by arithmetic, normalized: no zero limbs on top, one limb inline.
+    private mutating func setLimbs(_ limbs: consuming [UInt64]) {
+        while limbs.count > 1 && limbs[limbs.count - 1] == 0 {
+            limbs.removeLast()
+        }
+        storage = limbs.count == 1 ? .small(limbs[0]) : .large(limbs)
+    }
+
+    /// Calls `body` with every limb, least significant first, without copying them.
+    private func withLimbs<Result>(_ body: (UnsafeBufferPointer<UInt64>) -> Result) -> Result {
+        switch storage {
+        case .small(var value):
+            return withUnsafePointer(to: &value) { body(UnsafeBufferPointer(start: $0, count: 1)) }
+        case .large(let limbs):
+            return limbs.withUnsafeBufferPointer(body)
+        }
     }
 
     // MARK: Comparison
 
     /// - Complexity: O(*n*) in the number of limbs, O(1) when the limb counts differ.
     public static func < (lhs: BigUInt, rhs: BigUInt) -> Bool {
-        if lhs.high.count != rhs.high.count {
-            return lhs.high.count < rhs.high.count
+        if case .small(let left) = lhs.storage, case .small(let right) = rhs.storage {
+            return left < right
         }
-        var index = lhs.high.count - 1
-        while index >= 0 {
-            let left = lhs.high[index]
-            let right = rhs.high[index]
-            if left != right { return left < right }
-            index -= 1
+        if lhs.limbCount != rhs.limbCount {
+            return lhs.limbCount < rhs.limbCount
         }
-        return lhs.low < rhs.low
+        return lhs.withLimbs { left in
+            rhs.withLimbs { right in
+                var index = left.count - 1
+                while index >= 0 {
+                    if left[index] != right[index] { return left[index] < right[index] }
+                    index -= 1
+                }
+                return false
+            }
+        }
     }
 
     // MARK: Addition
@@ -87,7 +142,7 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
     ///   both operands and the sum are below 10^18.
     public static func + (lhs: BigUInt, rhs: BigUInt) -> BigUInt {
         // Start from the longer operand so that the in-place add never has to grow before the carry.
-        if lhs.high.count >= rhs.high.count {
+        if lhs.limbCount >= rhs.limbCount {
             var sum = lhs
             sum += rhs
             return sum
@@ -106,24 +161,19 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// - Complexity: O(*n*) in the number of limbs of the larger operand.
     public static func += (lhs: inout BigUInt, rhs: BigUInt) {
         // Each limb is below 10^18, so limb + limb + carry < 2 * 10^18 + 1 < 2^64: no addition here can wrap.
-        var sum = lhs.low &+ rhs.low
-        var carry: UInt64 = 0
-        if sum >= limbBase {
-            sum &-= limbBase
-            carry = 1
-        }
-        lhs.low = sum
-        if rhs.high.isEmpty && (carry == 0 || lhs.high.isEmpty) {
-            if carry != 0 { lhs.high.append(carry) }
+        if case .small(let left) = lhs.storage, case .small(let right) = rhs.storage {
+            let sum = left &+ right
+            lhs.storage = sum < limbBase ? .small(sum) : .large([sum &- limbBase, 1])
             return
         }
-        let shorter = rhs.high.count
-        if lhs.high.count < shorter {
-            lhs.high.append(contentsOf: repeatElement(0, count: shorter - lhs.high.count))
+        var limbs = lhs.takeLimbs()
+        let shorter = rhs.limbCount
+        if limbs.count < shorter {
+            limbs.append(contentsOf: repeatElement(0, count: shorter - limbs.count))
         }
-        carry = lhs.high.withUnsafeMutableBufferPointer { limbs in
-            rhs.high.withUnsafeBufferPointer { other in
-                var carry = carry
+        let carry = limbs.withUnsafeMutableBufferPointer { limbs in
+            rhs.withLimbs { other in
+                var carry: UInt64 = 0
                 for index in 0..<shorter {
                     var limb = limbs[index] &+ other[index] &+ carry
                     carry = 0
@@ -147,7 +197,8 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
                 return carry
             }
         }
-        if carry != 0 { lhs.high.append(carry) }
+        if carry != 0 { limbs.append(carry) }
+        lhs.setLimbs(limbs)
     }
 
     // MARK: Multiplication by a machine word
@@ -173,23 +224,32 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
             lhs = .zero
             return
         }
-        var carry: UInt64
-        (lhs.low, carry) = multiplyLimb(lhs.low, by: rhs, adding: 0)
-        if !lhs.high.isEmpty {
-            carry = lhs.high.withUnsafeMutableBufferPointer { limbs in
-                var carry = carry
-                for index in limbs.indices {
-                    (limbs[index], carry) = multiplyLimb(limbs[index], by: rhs, adding: carry)
-                }
-                return carry
+        if case .small(let value) = lhs.storage {
+            let (limb, carry) = multiplyLimb(value, by: rhs, adding: 0)
+            if carry == 0 {
+                lhs.storage = .small(limb)
+            } else {
+                // The carry is below 2^64 < 19 * 10^18: at most two more limbs.
+                let top = carry / limbBase
+                lhs.storage = .large(top == 0 ? [limb, carry] : [limb, carry % limbBase, top])
             }
+            return
+        }
+        var limbs = lhs.takeLimbs()
+        let carry = limbs.withUnsafeMutableBufferPointer { limbs in
+            var carry: UInt64 = 0
+            for index in limbs.indices {
+                (limbs[index], carry) = multiplyLimb(limbs[index], by: rhs, adding: carry)
+            }
+            return carry
         }
         // The carry is below 2^64 < 19 * 10^18: at most two more limbs.
         if carry != 0 {
-            lhs.high.append(carry % limbBase)
+            limbs.append(carry % limbBase)
             let top = carry / limbBase
-            if top != 0 { lhs.high.append(top) }
+            if top != 0 { limbs.append(top) }
         }
+        lhs.setLimbs(limbs)
     }
 
     /// Computes `limb * factor + carry` as a new limb (the remainder modulo 10^18) and the carry out.

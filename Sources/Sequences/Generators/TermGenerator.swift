@@ -174,12 +174,15 @@ struct TermCursor {
                 let limit = unlimited ? capacity : min(budget, capacity)
                 var filled = 0
                 var ended = false
+                // Whether a term of this batch holds a limb array; terms below 10^18 need no destroying.
+                var holdsArrays = false
                 while filled < limit {
                     let index = nextIndex
                     guard let value = generator.next(index: index) else {
                         ended = true
                         break
                     }
+                    if value.smallValue == nil { holdsArrays = true }
                     (base + filled).initialize(to: Term(index: index, value: value))
                     filled &+= 1
                     if index == lastIndex {
@@ -194,7 +197,10 @@ struct TermCursor {
                     if !unlimited { budget &-= filled }
                     let additional = downstream.receive(batch: UnsafeBufferPointer(start: base, count: filled))
                     // One by one: `deinitialize(count:)` destroys through the type's value witness, per term.
-                    for offset in 0..<filled { _ = (base + offset).move() }
+                    // A batch of values below 10^18 holds no references: leaving it is destroying it.
+                    if holdsArrays {
+                        for offset in 0..<filled { _ = (base + offset).move() }
+                    }
                     if additional > 0 {
                         if let extra = additional.max {
                             let (sum, overflow) = budget.addingReportingOverflow(extra)

@@ -114,8 +114,7 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         self.encoder = encoder
         self.appendValue = { value, buffer in encoder.append(value, to: &buffer.pointee) }
         self.appendValues = { values, buffer in
-            // Indexing borrows each value in place; `for value in values` would copy (retain) each one.
-            for index in values.indices { encoder.append(values[index], to: &buffer.pointee) }
+            encoder.append(contentsOf: values, to: &buffer.pointee)
         }
         self.window = window
         self.failureProblem = failureProblem

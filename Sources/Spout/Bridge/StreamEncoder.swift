@@ -16,6 +16,9 @@ public protocol StreamEncoder: Sendable {
     /// Appends one element.
     func append(_ element: Element, to buffer: inout OutboundBuffer)
 
+    /// Appends several elements in order, as calls to ``append(_:to:)`` would.
+    func append(contentsOf elements: UnsafeBufferPointer<Element>, to buffer: inout OutboundBuffer)
+
     /// Appends the final frame for a stream that ended without failing.
     func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer)
 
@@ -24,6 +27,14 @@ public protocol StreamEncoder: Sendable {
 
     /// Appends a keep-alive that clients ignore, or nothing if the format has none.
     func appendHeartbeat(to buffer: inout OutboundBuffer)
+}
+
+extension StreamEncoder {
+    @inline(__always)
+    public func append(contentsOf elements: UnsafeBufferPointer<Element>, to buffer: inout OutboundBuffer) {
+        // Indexing borrows each element in place; `for element in elements` would copy (retain) each one.
+        for index in elements.indices { append(elements[index], to: &buffer) }
+    }
 }
 
 extension OutboundBuffer {
@@ -89,21 +100,56 @@ public struct SSETermEncoder: StreamEncoder {
         }
     }
 
+    /// Appends the terms in runs: the terms below 10^18 of a run share one reservation of the buffer
+    /// instead of one each, so the per-event cost is the formatting alone.
+    @inline(__always)
+    public func append(contentsOf terms: UnsafeBufferPointer<Term>, to buffer: inout OutboundBuffer) {
+        var next = 0
+        while next < terms.count {
+            // Runs of at most 16 events: a reservation of 16 * 53 bytes overshoots the buffer's need by
+            // little more than one event's worth would.
+            let runEnd = min(terms.count, next &+ 16)
+            _ = buffer.withUnsafeWritableBytes(minimumCapacity: (runEnd &- next) &* Self.maximumSmallEventBytes) {
+                space in
+                let start = space.baseAddress!
+                var offset = 0
+                while next < runEnd, let small = terms[next].value.smallValue {
+                    offset &+= Self.writeEvent(index: terms[next].index, value: small, to: start + offset)
+                    next &+= 1
+                }
+                return offset
+            }
+            // A value of 10^18 or more, if that is what stopped the run.
+            if next < runEnd {
+                append(terms[next], to: &buffer)
+                next &+= 1
+            }
+        }
+    }
+
+    /// The longest event ``writeEvent(index:value:to:)`` writes: 4 + 20 + 7 + 20 + 2 bytes.
+    static var maximumSmallEventBytes: Int { 53 }
+
     /// ``append(_:to:)`` for a value that fits a machine word.
     @inline(__always)
     func appendEvent(index: Int, value: UInt64, to buffer: inout OutboundBuffer) {
-        // At most 4 + 20 + 7 + 20 + 2 = 53 bytes.
-        _ = buffer.withUnsafeWritableBytes(minimumCapacity: 53) { space in
-            let start = space.baseAddress!
-            start.storeBytes(of: 0x203A_6469, as: UInt32.self)  // "id: "
-            var offset = 4 &+ BigUInt.writeDecimal(UInt64(truncatingIfNeeded: index), to: start + 4)
-            (start + offset).storeBytes(of: 0x3A61_7461_640A, as: UInt64.self)  // "\ndata:" + 2 bytes overwritten
-            (start + (offset &+ 6)).storeBytes(of: 0x20, as: UInt8.self)  // " "
-            offset &+= 7
-            offset &+= BigUInt.writeDecimal(value, to: start + offset)
-            (start + offset).storeBytes(of: 0x0A0A, as: UInt16.self)  // "\n\n"
-            return offset &+ 2
+        _ = buffer.withUnsafeWritableBytes(minimumCapacity: Self.maximumSmallEventBytes) { space in
+            Self.writeEvent(index: index, value: value, to: space.baseAddress!)
         }
+    }
+
+    /// Writes the event for a value that fits a machine word at `start`, which has room for
+    /// ``maximumSmallEventBytes``; returns the bytes written.
+    @inline(__always)
+    static func writeEvent(index: Int, value: UInt64, to start: UnsafeMutableRawPointer) -> Int {
+        start.storeBytes(of: 0x203A_6469, as: UInt32.self)  // "id: "
+        var offset = 4 &+ BigUInt.writeDecimal(UInt64(truncatingIfNeeded: index), to: start + 4)
+        (start + offset).storeBytes(of: 0x3A61_7461_640A, as: UInt64.self)  // "\ndata:" + 2 bytes overwritten
+        (start + (offset &+ 6)).storeBytes(of: 0x20, as: UInt8.self)  // " "
+        offset &+= 7
+        offset &+= BigUInt.writeDecimal(value, to: start + offset)
+        (start + offset).storeBytes(of: 0x0A0A, as: UInt16.self)  // "\n\n"
+        return offset &+ 2
     }
 
     public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {

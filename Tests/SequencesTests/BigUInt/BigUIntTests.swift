@@ -21,6 +21,31 @@ import Testing
         #expect(BigUInt(Self.limb).high == [1])
     }
 
+    @Test func valuesBelowOneLimbAreHeldInlineWithoutAnArray() {
+        #expect(BigUInt(Self.limb - 1).storage == .small(Self.limb - 1))
+        #expect((BigUInt(Self.limb / 2) + BigUInt(Self.limb / 2 - 1)).storage == .small(Self.limb - 1))
+        #expect((BigUInt(Self.limb / 10) * 9).storage == .small(Self.limb / 10 * 9))
+        #expect(BigUInt(Self.limb).storage == .large([0, 1]))
+        #expect((BigUInt(Self.limb - 1) + BigUInt(1)).storage == .large([0, 1]))
+        #expect((BigUInt(UInt64.max) * UInt64.max).limbCount == 3)
+        #expect((BigUInt(UInt64.max) * 0).storage == .small(0))
+        // A large value plus a small one, either way round, stays large and canonical.
+        #expect((BigUInt(2) + BigUInt(Self.limb)).storage == .large([2, 1]))
+        #expect((BigUInt(Self.limb) + BigUInt(2)).storage == .large([2, 1]))
+    }
+
+    @Test func equalValuesHashAlikeWhicheverWayTheyWereMade() {
+        let made = BigUInt(Self.limb - 1) + BigUInt(1)
+        let direct = BigUInt(Self.limb)
+        #expect(made == direct)
+        #expect(made.hashValue == direct.hashValue)
+        let small = BigUInt(Self.limb / 3) * 2
+        #expect(small == BigUInt(Self.limb / 3 * 2))
+        #expect(small.hashValue == BigUInt(Self.limb / 3 * 2).hashValue)
+        #expect(small < made)
+        #expect(!(made < small))
+    }
+
     @Test func additionCarriesIntoANewLimb() {
         let sum = BigUInt(Self.limb - 1) + BigUInt(1)
         #expect(sum.description == "1000000000000000000")
