@@ -107,6 +107,26 @@ struct TermCursor {
         return true
     }
 
+    /// Adds the demand a subscriber returned to the delivery loop's budget; a sum that overflows `Int`
+    /// is as good as unlimited.
+    @inline(__always)
+    private static func add(
+        _ additional: Subscribers.Demand,
+        to budget: inout Int,
+        unlimited: inout Bool,
+        probe: SequenceProbe?
+    ) {
+        guard additional > 0 else { return }
+        if let extra = additional.max {
+            let (sum, overflow) = budget.addingReportingOverflow(extra)
+            budget = sum
+            unlimited = unlimited || overflow
+        } else {
+            unlimited = true
+        }
+        if let probe { probe.recordRequested(additional) }
+    }
+
     /// Delivers up to `demand` elements (plus whatever `receive(_:)` asks for on the way) to `downstream`.
     ///
     /// The hot loop: per element it reads the cancelled flag (a relaxed atomic load), produces the value and
@@ -129,16 +149,7 @@ struct TermCursor {
             if let probe { probe.recordProduced() }
             if !unlimited { budget &-= 1 }
             let additional = downstream.receive(Term(index: index, value: value))
-            if additional > 0 {
-                if let extra = additional.max {
-                    let (sum, overflow) = budget.addingReportingOverflow(extra)
-                    budget = sum
-                    unlimited = unlimited || overflow
-                } else {
-                    unlimited = true
-                }
-                if let probe { probe.recordRequested(additional) }
-            }
+            Self.add(additional, to: &budget, unlimited: &unlimited, probe: probe)
             if index == lastIndex { return .ended }
             // index < lastIndex <= Int.max, so this cannot overflow.
             nextIndex = index &+ 1
@@ -201,16 +212,7 @@ struct TermCursor {
                     if holdsArrays {
                         for offset in 0..<filled { _ = (base + offset).move() }
                     }
-                    if additional > 0 {
-                        if let extra = additional.max {
-                            let (sum, overflow) = budget.addingReportingOverflow(extra)
-                            budget = sum
-                            unlimited = unlimited || overflow
-                        } else {
-                            unlimited = true
-                        }
-                        if let probe { probe.recordRequested(additional) }
-                    }
+                    Self.add(additional, to: &budget, unlimited: &unlimited, probe: probe)
                 }
                 if ended { return .ended }
             }
