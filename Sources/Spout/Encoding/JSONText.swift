@@ -8,21 +8,50 @@ public enum JSONText {
     /// Appends `value` as a quoted JSON string, escaping quotes, backslashes and control characters.
     public static func appendString(_ value: some StringProtocol, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x00..<0x20, 0x7F:
-                bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(hexDigit(byte >> 4))
-                bytes.append(hexDigit(byte & 0x0F))
-            default: bytes.append(byte)
-            }
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { buffer in
+            appendEscaped(buffer, to: &bytes)
+        }
+        if written == nil {
+            for byte in value.utf8 { appendEscaped(byte, to: &bytes) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `buffer` escaped: runs of bytes that need no escape are copied at once.
+    private static func appendEscaped(_ buffer: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        var runStart = 0
+        var index = 0
+        while index < buffer.count {
+            let byte = buffer[index]
+            if needsEscape(byte) {
+                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<index])) }
+                appendEscaped(byte, to: &bytes)
+                runStart = index + 1
+            }
+            index += 1
+        }
+        if runStart < buffer.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
+    }
+
+    /// Appends one byte, escaped if JSON requires it.
+    private static func appendEscaped(_ byte: UInt8, to bytes: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case 0x00..<0x20, 0x7F:
+            bytes.append(contentsOf: Array("\\u00".utf8))
+            bytes.append(hexDigit(byte >> 4))
+            bytes.append(hexDigit(byte & 0x0F))
+        default: bytes.append(byte)
+        }
     }
 
     /// Appends a signed integer in decimal.
@@ -90,6 +119,8 @@ public struct JSONObjectWriter {
     /// Starts an object, appending to `bytes`.
     public init(appendingTo bytes: [UInt8] = []) {
         self.bytes = bytes
+        // Spout's objects are small; one reservation spares the doubling from an empty buffer.
+        self.bytes.reserveCapacity(bytes.count + 128)
         self.bytes.append(UInt8(ascii: "{"))
     }
 

@@ -18,6 +18,15 @@ public enum StreamFormat: String, CaseIterable, Sendable {
         }
     }
 
+    /// The type and subtype of ``mediaType``, split once here rather than per request.
+    var mediaTypeParts: (type: String, subtype: String) {
+        switch self {
+        case .sse: ("text", "event-stream")
+        case .ndjson: ("application", "x-ndjson")
+        case .json: ("application", "json")
+        }
+    }
+
     /// Chooses the format from `?format=` (which wins) or the `Accept` header (q-values honoured).
     ///
     /// With no `Accept`, or one that allows anything, the result is ``sse``. Among formats the client
@@ -38,7 +47,10 @@ public enum StreamFormat: String, CaseIterable, Sendable {
         let ranges = MediaRange.parseList(accept)
         var best: (format: StreamFormat, quality: Double, specificity: Int)?
         for candidate in allowed {
-            guard let match = MediaRange.bestMatch(for: candidate.mediaType, in: ranges), match.quality > 0 else {
+            let parts = candidate.mediaTypeParts
+            guard let match = MediaRange.bestMatch(type: parts.type, subtype: parts.subtype, in: ranges),
+                match.quality > 0
+            else {
                 continue
             }
             if let current = best,
@@ -64,6 +76,8 @@ struct MediaRange: Equatable {
 
     /// Parses a comma-separated `Accept` value; malformed members are skipped, never fatal.
     static func parseList(_ header: String) -> [MediaRange] {
+        // In ASCII every character is one byte, so bytes give the same members, trims and case as characters.
+        if header.utf8.allSatisfy({ $0 < 0x80 }) { return parseASCIIList(header) }
         var result: [MediaRange] = []
         for member in header.split(separator: ",").prefix(64) {
             let parts = member.split(separator: ";")
@@ -85,10 +99,54 @@ struct MediaRange: Equatable {
         return result
     }
 
+    /// ``parseList(_:)`` for an all-ASCII header, on its UTF-8 bytes rather than its characters.
+    private static func parseASCIIList(_ header: String) -> [MediaRange] {
+        var result: [MediaRange] = []
+        for member in header.utf8.split(separator: UInt8(ascii: ",")).prefix(64) {
+            let parts = member.split(separator: UInt8(ascii: ";"))
+            guard let range = parts.first else { continue }
+            let pieces = trimmed(range).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            guard pieces.count == 2, !pieces[0].isEmpty, !pieces[1].isEmpty else { continue }
+            var quality = 1.0
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: UInt8(ascii: "="), maxSplits: 1)
+                guard pair.count == 2 else { continue }
+                let name = trimmed(pair[0])
+                guard name.count == 1, name.first == UInt8(ascii: "q") || name.first == UInt8(ascii: "Q") else {
+                    continue
+                }
+                if let value = Double(Substring(trimmed(pair[1]))), value.isFinite, (0...1).contains(value) {
+                    quality = value
+                } else {
+                    quality = 0
+                }
+            }
+            result.append(MediaRange(type: lowercased(pieces[0]), subtype: lowercased(pieces[1]), quality: quality))
+        }
+        return result
+    }
+
+    private static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        var slice = bytes
+        while let first = slice.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { slice.removeFirst() }
+        while let last = slice.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { slice.removeLast() }
+        return slice
+    }
+
+    /// ASCII bytes as a lower-case string; lower-casing (which allocates) only when an upper-case letter is there.
+    private static func lowercased(_ bytes: Substring.UTF8View) -> String {
+        let text = String(Substring(bytes))
+        return bytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? text.lowercased() : text
+    }
+
     /// The quality and specificity (2 exact, 1 `type/*`, 0 `*/*`) of the most specific range matching `mediaType`.
     static func bestMatch(for mediaType: String, in ranges: [MediaRange]) -> (quality: Double, specificity: Int)? {
         let pieces = mediaType.split(separator: "/")
-        let (type, subtype) = (String(pieces[0]), String(pieces[1]))
+        return bestMatch(type: String(pieces[0]), subtype: String(pieces[1]), in: ranges)
+    }
+
+    /// The quality and specificity of the most specific range matching `type/subtype` (both lower case).
+    static func bestMatch(type: String, subtype: String, in ranges: [MediaRange]) -> (quality: Double, specificity: Int)? {
         var best: (quality: Double, specificity: Int)?
         for range in ranges {
             let specificity: Int

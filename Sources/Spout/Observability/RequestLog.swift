@@ -45,7 +45,12 @@ public struct RequestLogEntry: Sendable {
     /// `{"time":"2026-12-02T18:30:00.123Z","method":"GET","path":"/health","status":200,"duration_ms":0.041,"bytes":15}`.
     public var jsonBytes: [UInt8] {
         var object = JSONObjectWriter()
-        object.add("time", Self.iso8601(time))
+        var timeText: [UInt8] = []
+        timeText.reserveCapacity(26)
+        timeText.append(UInt8(ascii: "\""))
+        Self.appendISO8601(time, to: &timeText)
+        timeText.append(UInt8(ascii: "\""))
+        object.addRaw("time", json: timeText)
         object.add("method", method)
         object.add("path", path)
         object.add("status", status)
@@ -58,6 +63,13 @@ public struct RequestLogEntry: Sendable {
 
     /// `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC, computed by hand (no formatter on the request path).
     static func iso8601(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        appendISO8601(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `date` as `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC (ASCII, no quotes) without building strings.
+    static func appendISO8601(_ date: Date, to bytes: inout [UInt8]) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let (days, dayMilliseconds) = floorDivide(milliseconds, 86_400_000)
         // Civil-from-days (proleptic Gregorian), days since 1970-01-01.
@@ -74,12 +86,32 @@ public struct RequestLogEntry: Sendable {
         let minute = dayMilliseconds / 60_000 % 60
         let second = dayMilliseconds / 1000 % 60
         let millisecond = dayMilliseconds % 1000
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        // `String(value)` left-padded with zeros to `width`, written straight into `bytes`.
+        func pad(_ value: Int64, _ width: Int) {
+            var length = value < 0 ? 2 : 1
+            var rest = value.magnitude / 10
+            while rest > 0 {
+                length += 1
+                rest /= 10
+            }
+            for _ in 0..<max(0, width - length) { bytes.append(UInt8(ascii: "0")) }
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            JSONText.appendUnsigned(value.magnitude, to: &bytes)
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"
-            + ".\(pad(millisecond, 3))Z"
+        pad(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        pad(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        pad(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        pad(hour, 2)
+        bytes.append(UInt8(ascii: ":"))
+        pad(minute, 2)
+        bytes.append(UInt8(ascii: ":"))
+        pad(second, 2)
+        bytes.append(UInt8(ascii: "."))
+        pad(millisecond, 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {

@@ -64,6 +64,10 @@ import Testing
         (951_782_400.5, "2000-02-29T00:00:00.500Z"),
         (-1.0, "1969-12-31T23:59:59.000Z"),
         (4_102_444_799.999, "2099-12-31T23:59:59.999Z"),
+        (253_402_300_800, "10000-01-01T00:00:00.000Z"),
+        (-62_167_219_200, "0000-01-01T00:00:00.000Z"),
+        // A year before 0 keeps the zeros-then-sign padding of `String(-1)` to four places.
+        (-62_198_755_200, "00-1-01-01T00:00:00.000Z"),
     ])
     func timestampsAreUTCISO8601(seconds: Double, text: String) {
         #expect(RequestLogEntry.iso8601(Date(timeIntervalSince1970: seconds)) == text)
