@@ -105,7 +105,20 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
             if case .running(_, let task) = state { return task }
             return nil
         }
-        task?.cancel()
+        guard let task, !Self.isFinishing(task) else { return }
+        task.cancel()
+    }
+
+    /// Whether `task` has received its whole body and is completing. Cancelling it then would race
+    /// FoundationNetworking's own completion: on Linux, a `cancel()` that lands while a finished task is
+    /// being removed from its session's registry traps inside Foundation ("Trying to remove task, but
+    /// it's not in the registry"), which a test run hit once. Such a task is left to complete; its
+    /// result is dropped, as this subscription is done. A body of unknown length (chunked, or still
+    /// streaming) is always cancelled, so a hanging upstream is still cut off.
+    private static func isFinishing(_ task: URLSessionDataTask) -> Bool {
+        if task.state == .completed { return true }
+        let expected = task.countOfBytesExpectedToReceive
+        return expected >= 0 && task.response != nil && task.countOfBytesReceived >= expected
     }
 
     fileprivate func finish(data: Data?, response: URLResponse?, error: (any Error)?) {
