@@ -256,8 +256,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     func respond(to id: UInt64, status: Status, headers: Headers, body: UnsafeRawBufferPointer) {
         loop.preconditionInEventLoop()
         guard let context = awaitingContext(for: id) else { return }
-        abandonHandler = nil
-        answeredRequestID = id
+        requestAnswered(id)
         prepareOutbound()
         let closes = machine.responseCloses(context)
         let hasBody = status.allowsBody
@@ -278,8 +277,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     func startStream(for id: UInt64, status: Status, headers: Headers) -> BodyWriter {
         loop.preconditionInEventLoop()
         guard let context = awaitingContext(for: id) else { return BodyWriter(closedOn: loop) }
-        abandonHandler = nil
-        answeredRequestID = id
+        requestAnswered(id)
         machine.streamStarted()
         guard let streaming = machine.streamingContext else { preconditionFailure("internal inconsistency") }
         let closes = machine.responseCloses(streaming)
@@ -303,6 +301,12 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         writability.isWritable = true
         scheduleFlush()
         return writer
+    }
+
+    /// Request `id` got its answer (fixed or streamed): its abandon handler no longer applies.
+    private func requestAnswered(_ id: UInt64) {
+        abandonHandler = nil
+        answeredRequestID = id
     }
 
     /// Installs the handler for the client leaving before request `id` is answered; calls it at once if
