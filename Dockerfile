@@ -5,8 +5,14 @@
 #   docker build -t spout .
 #   docker run --rm -p 8080:8080 spout
 #
-ARG SWIFT_IMAGE=swift:6.1-bookworm
+# Swift 6.2 or later: the sources use InlineArray. Keep the toolchain in step with the one CI uses (6.3).
+ARG SWIFT_IMAGE=swift:6.3-bookworm
 FROM ${SWIFT_IMAGE} AS build
+# Linking Foundation statically needs libcurl's development files (-lcurl); the official Swift images
+# carry them, a slimmer build image may not.
+RUN dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 \
+    || (apt-get update && apt-get install -y --no-install-recommends libcurl4-openssl-dev \
+        && rm -rf /var/lib/apt/lists/*)
 WORKDIR /src
 # The manifest first, so dependency resolution (there is none beyond the toolchain) caches.
 COPY Package.swift ./
