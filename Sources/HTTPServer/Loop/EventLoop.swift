@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 
 /// One serial `DispatchQueue` that owns a share of the server's connections.
 ///
@@ -135,8 +136,13 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
 
     /// Takes back storage a connection no longer needs: kept as the spare if the slot is free and the
     /// storage is not too large, freed otherwise.
+    /// - Parameter releasingPages: The storage comes from a stream whose reader stopped taking bytes, not
+    ///   from a writer that cycles it batch after batch: its whole pages go back to the kernel first
+    ///   (`MADV_DONTNEED`; the next user faults in fresh zero pages as it writes), so the batch a stall
+    ///   leaves behind does not stay resident, whether kept as the spare or freed into the heap.
     @inline(__always)
-    package func reclaim(_ storage: UnsafeMutableRawBufferPointer) {
+    package func reclaim(_ storage: UnsafeMutableRawBufferPointer, releasingPages: Bool = false) {
+        if releasingPages { EventLoop.releasePages(of: storage) }
         if spareStorage == nil && storage.count <= EventLoop.maximumSpareBytes {
             spareStorage = storage
         } else if let spare = spareStorage, spare.count < storage.count, storage.count <= EventLoop.maximumSpareBytes {
@@ -145,6 +151,19 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         } else {
             storage.deallocate()
         }
+    }
+
+    /// The size of a memory page.
+    private static let pageBytes = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
+
+    /// Gives the whole pages inside `storage` back to the kernel; their contents read as zeros after.
+    private static func releasePages(of storage: UnsafeMutableRawBufferPointer) {
+        guard let base = storage.baseAddress else { return }
+        let mask = pageBytes &- 1
+        let start = (Int(bitPattern: base) &+ mask) & ~mask
+        let end = (Int(bitPattern: base) &+ storage.count) & ~mask
+        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(first, end &- start, Int32(MADV_DONTNEED))
     }
 
     /// The current wall-clock second, for the `Date` header.
