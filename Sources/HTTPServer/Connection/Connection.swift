@@ -381,6 +381,9 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
 
     var isWritable: Bool { writability.isWritable }
 
+    /// The bytes of storage the outbound buffer holds, and of them the bytes queued (for tests).
+    var outboundStorage: (capacity: Int, queued: Int) { (outbound.storageCapacity, outbound.count) }
+
     var writableBytes: Int { max(0, writability.highWatermark &- outbound.count) }
 
     // MARK: Flushing
@@ -439,11 +442,15 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         } else {
             awaitsWritable = true
             if writer != nil { updateHighWatermark() }
-            // The kernel refused bytes: keep what is pending and the (now small) reservation, not a batch
-            // sized for a reader that kept up.
+            // The kernel refused bytes. A stream whose reader has not proven it reads keeps only what is
+            // pending (or the small batch it may write next), not the batch sized for a reader keeping up;
+            // a proven reader's large storage is kept unless it is mostly empty, as is a fixed response's.
+            let tight =
+                writer != nil && context.configuration.adaptsHighWatermarkToReader
+                && writability.bytesTaken < Connection.provenReaderBytes
             if let storage = outbound.shrink(
-                keepingAtMost: 4,
-                minimumCapacity: 16 * 1024,
+                keepingAtMost: tight ? 1 : 4,
+                minimumCapacity: tight ? 0 : 16 * 1024,
                 leaving: writer != nil ? writability.reservedBytes : 0
             ) {
                 loop.reclaim(storage, releasingPages: true)

@@ -153,6 +153,20 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         }
     }
 
+    /// The bytes of the spare storage, and of them the bytes in whole pages that are resident (`mincore`;
+    /// the partial pages at its ends are shared with other allocations and not counted). For tests.
+    package var spareStorageBytes: (capacity: Int, resident: Int) {
+        preconditionInEventLoop()
+        guard let spare = spareStorage, let base = spare.baseAddress else { return (0, 0) }
+        let mask = EventLoop.pageBytes &- 1
+        let start = (Int(bitPattern: base) &+ mask) & ~mask
+        let end = (Int(bitPattern: base) &+ spare.count) & ~mask
+        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return (spare.count, 0) }
+        var pages = [UInt8](repeating: 0, count: (end &- start) / EventLoop.pageBytes)
+        guard mincore(first, end &- start, &pages) == 0 else { return (spare.count, -1) }
+        return (spare.count, pages.reduce(0) { $0 &+ Int($1 & 1) } &* EventLoop.pageBytes)
+    }
+
     /// The size of a memory page.
     private static let pageBytes = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
 
