@@ -29,6 +29,10 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     package let readBuffer: UnsafeMutableRawBufferPointer
     /// Outbound storage a drained connection handed back, for the next one that needs some. // Loop-confined.
     private var spareStorage: UnsafeMutableRawBufferPointer?
+    /// Whether the spare's whole pages have been given back to the kernel since it was handed back. // Loop-confined.
+    private var spareIsReleased = false
+    /// Whether the spare was lent or handed back since the last ``releaseIdleSpare()``. // Loop-confined.
+    private var spareWasUsed = false
     /// The cached `Date` header line. // Loop-confined.
     package var dateCache = DateCache()
 
@@ -130,6 +134,7 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     package func lendSpareStorage(to buffer: inout OutboundBuffer) {
         if let spare = spareStorage, buffer.storageCapacity == 0 {
             spareStorage = nil
+            spareWasUsed = true
             buffer.adopt(spare)
         }
     }
@@ -145,12 +150,30 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         if releasingPages { EventLoop.releasePages(of: storage) }
         if spareStorage == nil && storage.count <= EventLoop.maximumSpareBytes {
             spareStorage = storage
+            spareIsReleased = releasingPages
+            spareWasUsed = true
         } else if let spare = spareStorage, spare.count < storage.count, storage.count <= EventLoop.maximumSpareBytes {
             spare.deallocate()
             spareStorage = storage
+            spareIsReleased = releasingPages
+            spareWasUsed = true
         } else {
             storage.deallocate()
         }
+    }
+
+    /// Gives the spare's whole pages back to the kernel if nobody lent or handed back storage since the
+    /// previous call: no writer on this loop cycles it, so it need not stay resident (the next user
+    /// faults in fresh pages). Called by the connections' coarse timer.
+    package func releaseIdleSpare() {
+        preconditionInEventLoop()
+        if spareWasUsed {
+            spareWasUsed = false
+            return
+        }
+        guard let spare = spareStorage, !spareIsReleased else { return }
+        EventLoop.releasePages(of: spare)
+        spareIsReleased = true
     }
 
     /// The bytes of the spare storage, and of them the bytes in whole pages that are resident (`mincore`;
