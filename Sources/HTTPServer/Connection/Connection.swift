@@ -443,16 +443,13 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             awaitsWritable = true
             if writer != nil { updateHighWatermark() }
             // The kernel refused bytes. A stream whose reader has not proven it reads keeps only what is
-            // pending (or the small batch it may write next), not the batch sized for a reader keeping up;
-            // a proven reader's large storage is kept unless it is mostly empty, as is a fixed response's.
+            // pending (the next batch, if the reader comes back, reserves the small lagging size again), not
+            // the batch sized for a reader keeping up; a proven reader's large storage is kept unless it is
+            // mostly empty, as is a fixed response's.
             let tight =
                 writer != nil && context.configuration.adaptsHighWatermarkToReader
                 && writability.bytesTaken < Connection.provenReaderBytes
-            if let storage = outbound.shrink(
-                keepingAtMost: tight ? 1 : 4,
-                minimumCapacity: tight ? 0 : 16 * 1024,
-                leaving: writer != nil ? writability.reservedBytes : 0
-            ) {
+            if let storage = outbound.shrink(keepingAtMost: tight ? 1 : 4, minimumCapacity: tight ? 0 : 16 * 1024) {
                 loop.reclaim(storage, releasingPages: true)
             }
         }

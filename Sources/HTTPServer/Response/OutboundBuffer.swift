@@ -167,23 +167,18 @@ public struct OutboundBuffer: ~Copyable {
         writeIndex = 0
     }
 
-    /// Moves the queued bytes into a right-sized allocation when the current one is far larger.
+    /// Moves the queued bytes into a right-sized allocation (their count rounded up to 64, at least
+    /// ``minimumAllocation``) when the current one is far larger.
     /// - Parameters:
     ///   - slackFactor: The current storage is kept while it is at most this many times the pending bytes.
     ///   - minimumCapacity: The current storage is kept while it is at most this large.
-    ///   - leaving: The smallest new allocation (room the caller is about to need), in bytes.
     /// - Returns: The old storage when it was replaced (the caller keeps or frees it), else `nil`.
-    package mutating func shrink(
-        keepingAtMost slackFactor: Int,
-        minimumCapacity: Int,
-        leaving: Int = 0
-    ) -> UnsafeMutableRawBufferPointer? {
+    package mutating func shrink(keepingAtMost slackFactor: Int, minimumCapacity: Int) -> UnsafeMutableRawBufferPointer? {
         let pending = count
         guard let old = base, capacity > Swift.max(minimumCapacity, pending.multipliedReportingOverflow(by: slackFactor).partialValue) else {
             return nil
         }
-        let wanted = Swift.max(pending, OutboundBuffer.minimumAllocation, Swift.min(leaving, Int.max &- 63))
-        let newCapacity = (wanted &+ 63) & ~63
+        let newCapacity = (Swift.max(pending, OutboundBuffer.minimumAllocation) &+ 63) & ~63
         guard newCapacity < capacity else { return nil }
         let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
         fresh.copyMemory(from: old + readIndex, byteCount: pending)

@@ -111,19 +111,19 @@ import Testing
         #expect(contents(buffer) == Array("head".utf8))
     }
 
-    @Test func shrinkLeavesRoomForTheNextBatchAndKeepsThePendingBytes() {
+    @Test func shrinkToWhatIsPendingKeepsThePendingBytes() {
         var buffer = OutboundBuffer()
         buffer.reserveCapacity(20 * 1024)
         buffer.append(contentsOf: [UInt8](repeating: 9, count: 3_000))
         buffer.consume(1_000)
-        let old = buffer.shrink(keepingAtMost: 1, minimumCapacity: 0, leaving: 5 * 1024)
+        let old = buffer.shrink(keepingAtMost: 1, minimumCapacity: 0)
         #expect(old?.count == 20 * 1024)
         old?.deallocate()
         let capacity = buffer.storageCapacity
-        #expect(capacity == 5 * 1024)
+        #expect(capacity == 2_048)  // 2,000 pending bytes, rounded up to 64
         #expect(contents(buffer) == [UInt8](repeating: 9, count: 2_000))
-        // Already no larger than the pending bytes or the room asked for: nothing to do.
-        let again = buffer.shrink(keepingAtMost: 1, minimumCapacity: 0, leaving: 5 * 1024)
+        // Already right-sized: nothing to do.
+        let again = buffer.shrink(keepingAtMost: 1, minimumCapacity: 0)
         #expect(again == nil)
     }
 }

@@ -5,10 +5,6 @@ import TestSupport
 
 /// What a stream keeps in user space once its reader stops reading (see `Connection.updateHighWatermark`).
 @Suite struct StalledStreamMemoryTests {
-    /// The storage a lagging stream may keep beyond its queued bytes: one batch at the minimum high watermark
-    /// plus a quarter (the default 4 KiB + 1 KiB), rounded to the buffer's 64-byte allocation granule.
-    private static let laggingBatchBytes = 5 * 1024
-
     /// A reader whose window closes after 64 KiB: the stream first ramps up (the kernel takes whole batches
     /// while the window is open), then fills the kernel's send buffer, then the send comes back short.
     @Test func aStalledStreamKeepsOneSmallBatchAndLeavesNoResidentSpare() throws {
@@ -43,9 +39,9 @@ import TestSupport
         #expect(stalled.wait(timeout: .seconds(30)))
         let seen = try #require(observed.value)
         #expect(seen.queued > 0)
-        // Only what is queued, or the small batch the stream may write next: not a batch sized for a reader
+        // Only what is queued (rounded up to the buffer's 64-byte granule), not a batch sized for a reader
         // that keeps up (16 KiB + 4 KiB), nor the next doubling of it.
-        #expect(seen.capacity <= max(seen.queued, Self.laggingBatchBytes) + 63)
+        #expect(seen.capacity <= max(seen.queued, OutboundBuffer.minimumAllocation) + 63)
         // The storage the stall left behind is kept as the loop's spare, but none of its pages are resident.
         #expect(seen.spareResident == 0)
         let response = try client.readResponse(timeout: .seconds(60))
