@@ -64,8 +64,8 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         var lowWatermark = 0
         /// Bytes of the current stream the kernel has taken; see ``Connection/provenReaderBytes``.
         var bytesTaken = 0
-        /// The storage the outbound buffer gets in one go once the reader has shown it reads (a full batch
-        /// at the current cap plus slack for the value that crosses it); 0 before that.
+        /// The storage the outbound buffer gets in one go for the next batch (see
+        /// ``Connection/updateHighWatermark(starting:)``); 0 when the high watermark does not adapt.
         var reservedBytes = 0
     }
 
@@ -282,7 +282,11 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         guard let streaming = machine.streamingContext else { preconditionFailure("internal inconsistency") }
         let closes = machine.responseCloses(streaming)
         let framing: BodyFraming = !status.allowsBody ? .none : (context.isHTTP1_0 ? .untilClose : .chunked)
+        updateHighWatermark(starting: true)
         prepareOutbound()
+        // The head and the first batch in one allocation, rather than a small one for the head that the
+        // first batch then outgrows.
+        if outbound.storageCapacity < writability.reservedBytes { outbound.reserveCapacity(writability.reservedBytes) }
         ResponseHead.write(
             status: status,
             headers: headers,
@@ -297,7 +301,6 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             context.isHead || !status.allowsBody ? .discard : (framing == .chunked ? .chunked : .raw)
         let writer = BodyWriter(connection: self, mode: mode)
         self.writer = writer
-        updateHighWatermark(starting: true)
         writability.isWritable = true
         scheduleFlush()
         return writer
@@ -378,6 +381,9 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
 
     var isWritable: Bool { writability.isWritable }
 
+    /// The bytes of storage the outbound buffer holds, and of them the bytes queued (for tests).
+    var outboundStorage: (capacity: Int, queued: Int) { (outbound.storageCapacity, outbound.count) }
+
     var writableBytes: Int { max(0, writability.highWatermark &- outbound.count) }
 
     // MARK: Flushing
@@ -435,8 +441,17 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             handle(machine.outboundFlushed())
         } else {
             awaitsWritable = true
-            if let storage = outbound.shrink(keepingAtMost: 4, minimumCapacity: 16 * 1024) { loop.reclaim(storage) }
             if writer != nil { updateHighWatermark() }
+            // The kernel refused bytes. A stream whose reader has not proven it reads keeps only what is
+            // pending (the next batch, if the reader comes back, reserves the small lagging size again), not
+            // the batch sized for a reader keeping up; a proven reader's large storage is kept unless it is
+            // mostly empty, as is a fixed response's.
+            let tight =
+                writer != nil && context.configuration.adaptsHighWatermarkToReader
+                && writability.bytesTaken < Connection.provenReaderBytes
+            if let storage = outbound.shrink(keepingAtMost: tight ? 1 : 4, minimumCapacity: tight ? 0 : 16 * 1024) {
+                loop.reclaim(storage, releasingPages: true)
+            }
         }
         if let writer, !writability.isWritable, outbound.count <= writability.lowWatermark {
             writability.isWritable = true
@@ -446,10 +461,15 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
 
     /// Adapts the high watermark to the reader (see ``Server/Configuration``): it starts at the minimum,
     /// doubles after every flush that the kernel took whole while the peer's window was open (nothing
-    /// unsent in the kernel, `SIOCOUTQNSD`), up to the maximum (32 KiB until the reader has taken 8 MiB,
+    /// unsent in the kernel, `SIOCOUTQNSD`), up to the maximum (16 KiB until the reader has taken 8 MiB,
     /// see ``provenReaderBytes``), and falls back to the minimum as soon as
     /// a send comes back short or the kernel holds unsent bytes. A slow reader thus never leaves more
     /// than about one small batch in user space, while a fast one reaches full-size batches in a few flushes.
+    ///
+    /// The storage reserved for the next batch follows: a batch at the cap (plus slack for the value that
+    /// crosses it) while the reader keeps up, so a fast reader's buffer is sized once instead of doubling
+    /// towards the cap; one at the minimum while it lags, so a reader whose window closed is not given
+    /// (and does not make the heap touch) more than the small batch it can be sent.
     /// - Parameter starting: A new stream (no flush has happened yet).
     private func updateHighWatermark(starting: Bool = false) {
         let configuration = context.configuration
@@ -457,19 +477,20 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         let minimum = max(1, min(configuration.minimumHighWatermarkBytes, maximum))
         var high = maximum
         if configuration.adaptsHighWatermarkToReader {
+            let lagging = minimum &+ minimum / 4
             if starting {
                 writability.bytesTaken = 0
-                writability.reservedBytes = 0
+                writability.reservedBytes = lagging
                 high = minimum
             } else if outbound.isEmpty, Socket.unsentByteCount(fd) == 0 {
                 let cap =
                     writability.bytesTaken >= Connection.provenReaderBytes
                     ? maximum : min(maximum, max(minimum, Connection.unprovenHighWatermarkBytes))
                 high = min(cap, max(minimum, writability.highWatermark.multipliedReportingOverflow(by: 2).partialValue))
-                // The reader keeps up: size the buffer for the cap at once rather than doubling towards it.
                 writability.reservedBytes = cap &+ cap / 4
             } else {
                 high = minimum
+                writability.reservedBytes = lagging
             }
         }
         writability.highWatermark = high

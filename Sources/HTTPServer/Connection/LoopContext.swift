@@ -4,6 +4,8 @@ import Dispatch
 ///
 /// One timer per loop (not per connection) scans the registry at ``tickInterval``; each connection
 /// compares its own deadlines, so 10,000 connections cost one Dispatch timer and a linear scan a second.
+/// The same tick lets the loop give back the pages of spare outbound storage no writer has used since
+/// the previous tick (``EventLoop/releaseIdleSpare()``).
 ///
 /// **Ownership:** Created and retained by the ``Server``; connections retain it.
 ///
@@ -93,6 +95,7 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     }
 
     private func tick() {
+        loop.releaseIdleSpare()
         let now = SystemEnvironment.monotonicNanoseconds()
         // Backwards, so a connection that closes (swap-remove) only moves an already-checked one.
         var index = connections.count

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 
 /// One serial `DispatchQueue` that owns a share of the server's connections.
 ///
@@ -28,6 +29,10 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     package let readBuffer: UnsafeMutableRawBufferPointer
     /// Outbound storage a drained connection handed back, for the next one that needs some. // Loop-confined.
     private var spareStorage: UnsafeMutableRawBufferPointer?
+    /// Whether the spare's whole pages have been given back to the kernel since it was handed back. // Loop-confined.
+    private var spareIsReleased = false
+    /// Whether the spare was lent or handed back since the last ``releaseIdleSpare()``. // Loop-confined.
+    private var spareWasUsed = false
     /// The cached `Date` header line. // Loop-confined.
     package var dateCache = DateCache()
 
@@ -129,22 +134,73 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     package func lendSpareStorage(to buffer: inout OutboundBuffer) {
         if let spare = spareStorage, buffer.storageCapacity == 0 {
             spareStorage = nil
+            spareWasUsed = true
             buffer.adopt(spare)
         }
     }
 
     /// Takes back storage a connection no longer needs: kept as the spare if the slot is free and the
     /// storage is not too large, freed otherwise.
+    /// - Parameter releasingPages: The storage comes from a stream whose reader stopped taking bytes, not
+    ///   from a writer that cycles it batch after batch: its whole pages go back to the kernel first
+    ///   (`MADV_DONTNEED`; the next user faults in fresh zero pages as it writes), so the batch a stall
+    ///   leaves behind does not stay resident, whether kept as the spare or freed into the heap.
     @inline(__always)
-    package func reclaim(_ storage: UnsafeMutableRawBufferPointer) {
+    package func reclaim(_ storage: UnsafeMutableRawBufferPointer, releasingPages: Bool = false) {
+        if releasingPages { EventLoop.releasePages(of: storage) }
         if spareStorage == nil && storage.count <= EventLoop.maximumSpareBytes {
             spareStorage = storage
+            spareIsReleased = releasingPages
+            spareWasUsed = true
         } else if let spare = spareStorage, spare.count < storage.count, storage.count <= EventLoop.maximumSpareBytes {
             spare.deallocate()
             spareStorage = storage
+            spareIsReleased = releasingPages
+            spareWasUsed = true
         } else {
             storage.deallocate()
         }
+    }
+
+    /// Gives the spare's whole pages back to the kernel if nobody lent or handed back storage since the
+    /// previous call: no writer on this loop cycles it, so it need not stay resident (the next user
+    /// faults in fresh pages). Called by the connections' coarse timer.
+    package func releaseIdleSpare() {
+        preconditionInEventLoop()
+        if spareWasUsed {
+            spareWasUsed = false
+            return
+        }
+        guard let spare = spareStorage, !spareIsReleased else { return }
+        EventLoop.releasePages(of: spare)
+        spareIsReleased = true
+    }
+
+    /// The bytes of the spare storage, and of them the bytes in whole pages that are resident (`mincore`;
+    /// the partial pages at its ends are shared with other allocations and not counted). For tests.
+    package var spareStorageBytes: (capacity: Int, resident: Int) {
+        preconditionInEventLoop()
+        guard let spare = spareStorage, let base = spare.baseAddress else { return (0, 0) }
+        let mask = EventLoop.pageBytes &- 1
+        let start = (Int(bitPattern: base) &+ mask) & ~mask
+        let end = (Int(bitPattern: base) &+ spare.count) & ~mask
+        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return (spare.count, 0) }
+        var pages = [UInt8](repeating: 0, count: (end &- start) / EventLoop.pageBytes)
+        guard mincore(first, end &- start, &pages) == 0 else { return (spare.count, -1) }
+        return (spare.count, pages.reduce(0) { $0 &+ Int($1 & 1) } &* EventLoop.pageBytes)
+    }
+
+    /// The size of a memory page.
+    private static let pageBytes = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
+
+    /// Gives the whole pages inside `storage` back to the kernel; their contents read as zeros after.
+    private static func releasePages(of storage: UnsafeMutableRawBufferPointer) {
+        guard let base = storage.baseAddress else { return }
+        let mask = pageBytes &- 1
+        let start = (Int(bitPattern: base) &+ mask) & ~mask
+        let end = (Int(bitPattern: base) &+ storage.count) & ~mask
+        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(first, end &- start, Int32(MADV_DONTNEED))
     }
 
     /// The current wall-clock second, for the `Date` header.

@@ -102,6 +102,14 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
         return connection.writableBytes
     }
 
+    /// The bytes of storage the connection's outbound buffer holds and the bytes queued in it (0, 0 once
+    /// ended). For tests of what a stream keeps in memory.
+    package var outboundStorage: (capacity: Int, queued: Int) {
+        loop.preconditionInEventLoop()
+        guard case .open(let connection) = state else { return (0, 0) }
+        return connection.outboundStorage
+    }
+
     /// Appends bytes to the body. Ignored after the stream ended.
     public func write(_ bytes: UnsafeRawBufferPointer) {
         withAppendBuffer { $0.append(bytes) }

@@ -167,14 +167,19 @@ public struct OutboundBuffer: ~Copyable {
         writeIndex = 0
     }
 
-    /// Moves the queued bytes into a right-sized allocation when the current one is far larger.
+    /// Moves the queued bytes into a right-sized allocation (their count rounded up to 64, at least
+    /// ``minimumAllocation``) when the current one is far larger.
+    /// - Parameters:
+    ///   - slackFactor: The current storage is kept while it is at most this many times the pending bytes.
+    ///   - minimumCapacity: The current storage is kept while it is at most this large.
     /// - Returns: The old storage when it was replaced (the caller keeps or frees it), else `nil`.
     package mutating func shrink(keepingAtMost slackFactor: Int, minimumCapacity: Int) -> UnsafeMutableRawBufferPointer? {
         let pending = count
         guard let old = base, capacity > Swift.max(minimumCapacity, pending.multipliedReportingOverflow(by: slackFactor).partialValue) else {
             return nil
         }
-        let newCapacity = Swift.max(pending, OutboundBuffer.minimumAllocation)
+        let newCapacity = (Swift.max(pending, OutboundBuffer.minimumAllocation) &+ 63) & ~63
+        guard newCapacity < capacity else { return nil }
         let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
         fresh.copyMemory(from: old + readIndex, byteCount: pending)
         let replaced = UnsafeMutableRawBufferPointer(start: old, count: capacity)
@@ -185,11 +190,13 @@ public struct OutboundBuffer: ~Copyable {
         return replaced
     }
 
-    /// Makes the storage hold at least `capacity` bytes in one allocation, so that filling it to there
-    /// needs no chain of doublings (each of which leaves the last allocation behind, touched, in the heap).
+    /// Makes the storage hold `capacity` bytes in one allocation of exactly that size (rounded up to 64),
+    /// so that filling it to there needs no chain of doublings (each of which leaves the last allocation
+    /// behind, touched, in the heap) and nothing beyond it is allocated. Does nothing if the storage is
+    /// already that large or the pending bytes need more.
     package mutating func reserveCapacity(_ capacity: Int) {
-        guard capacity > self.capacity else { return }
-        grow(capacity &- count)
+        guard capacity > self.capacity, capacity > count, capacity <= Int.max &- 63 else { return }
+        reallocate(capacity: (capacity &+ 63) & ~63)
     }
 
     // MARK: Storage
@@ -220,6 +227,12 @@ public struct OutboundBuffer: ~Copyable {
             let (grown, overflow) = newCapacity.addingReportingOverflow(step)
             newCapacity = overflow ? needed : grown
         }
+        reallocate(capacity: newCapacity)
+    }
+
+    /// Moves the pending bytes into a fresh allocation of `newCapacity` bytes (at least ``count``).
+    private mutating func reallocate(capacity newCapacity: Int) {
+        let pending = count
         let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
         if let old = base {
             fresh.copyMemory(from: old + readIndex, byteCount: pending)

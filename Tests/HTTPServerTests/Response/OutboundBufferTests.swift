@@ -95,4 +95,35 @@ import Testing
         #expect(capacity < 16 * 1024)
         #expect(contents(buffer) == [UInt8](repeating: 7, count: 1_000))
     }
+
+    @Test func reserveCapacityAllocatesWhatIsAskedNotTheNextDoubling() {
+        var buffer = OutboundBuffer()
+        buffer.append("head" as String)
+        buffer.reserveCapacity(20 * 1024)
+        let reserved = buffer.storageCapacity
+        #expect(reserved == 20 * 1024)
+        buffer.reserveCapacity(5_000)  // already larger: unchanged
+        let unchanged = buffer.storageCapacity
+        #expect(unchanged == 20 * 1024)
+        buffer.reserveCapacity(20 * 1024 + 1)  // rounded up to 64 bytes
+        let rounded = buffer.storageCapacity
+        #expect(rounded == 20 * 1024 + 64)
+        #expect(contents(buffer) == Array("head".utf8))
+    }
+
+    @Test func shrinkToWhatIsPendingKeepsThePendingBytes() {
+        var buffer = OutboundBuffer()
+        buffer.reserveCapacity(20 * 1024)
+        buffer.append(contentsOf: [UInt8](repeating: 9, count: 3_000))
+        buffer.consume(1_000)
+        let old = buffer.shrink(keepingAtMost: 1, minimumCapacity: 0)
+        #expect(old?.count == 20 * 1024)
+        old?.deallocate()
+        let capacity = buffer.storageCapacity
+        #expect(capacity == 2_048)  // 2,000 pending bytes, rounded up to 64
+        #expect(contents(buffer) == [UInt8](repeating: 9, count: 2_000))
+        // Already right-sized: nothing to do.
+        let again = buffer.shrink(keepingAtMost: 1, minimumCapacity: 0)
+        #expect(again == nil)
+    }
 }
