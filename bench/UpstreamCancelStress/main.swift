@@ -35,6 +35,11 @@ struct Options {
     /// `subscribe`: from the subscription (the server sends at once), so cancels also land before
     /// `resume()`, during connect and mid-body.
     var anchor = "release"
+    /// Writes one line per cancel to stderr (task state and bytes at the cancel), so the lines before a
+    /// trap show where the trapping cancels landed.
+    var trace = false
+    /// `configuration.urlCache = nil` for the session (no cache lookup when a task's protocol is made).
+    var noCache = false
 
     init(_ arguments: [String]) {
         var index = 1
@@ -55,6 +60,8 @@ struct Options {
             case "--path": path = value()
             case "--crash-log": crashLog = value()
             case "--anchor": anchor = value()
+            case "--trace": trace = true
+            case "--no-cache": noCache = true
             default: fatalError("unknown argument \(arguments[index])")
             }
             index += 1
@@ -65,7 +72,7 @@ struct Options {
         [
             "--child", "--iterations", "\(iterations)", "--lanes", "\(lanes)", "--max-delay-us", "\(maxDelayMicros)",
             "--seconds", "\(seconds)", "--path", path, "--anchor", anchor,
-        ]
+        ] + (trace ? ["--trace"] : []) + (noCache ? ["--no-cache"] : [])
     }
 }
 
@@ -125,6 +132,7 @@ func runChild(_ options: Options) -> Int32 {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.timeoutIntervalForRequest = 10
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    if options.noCache { configuration.urlCache = nil }
     let session = URLSession(configuration: configuration)
     let tally = Tally()
     let perLane = (options.iterations + options.lanes - 1) / options.lanes
@@ -143,9 +151,13 @@ func runChild(_ options: Options) -> Int32 {
                 server.register(id, exchange)
                 let url = URL(string: "http://127.0.0.1:\(server.port)/\(id)/\(framing.rawValue)/\(size)")!
                 let cancel: () -> Void
-                if options.path == "direct" {
+                if options.path.hasPrefix("direct") {
                     tally.lock.withLock { tally.outstanding += 1 }
                     let task = session.dataTask(with: url) { data, _, error in
+                        if options.trace {
+                            let outcome = error.map { "\($0)".prefix(40) } ?? "data \(data?.count ?? -1)"
+                            FileHandle.standardError.write(Data("handler id=\(id) \(outcome)\n".utf8))
+                        }
                         tally.lock.withLock {
                             tally.outstanding -= 1
                             if (error as? URLError)?.code == .cancelled {
@@ -158,7 +170,31 @@ func runChild(_ options: Options) -> Int32 {
                         }
                     }
                     task.resume()
-                    cancel = { task.cancel() }
+                    cancel = {
+                        if options.trace {
+                            let line = "cancel id=\(id) \(framing.rawValue) state=\(task.state.rawValue)"
+                                + " response=\(task.response != nil) received=\(task.countOfBytesReceived)"
+                                + " expected=\(task.countOfBytesExpectedToReceive) size=\(size)\n"
+                            FileHandle.standardError.write(Data(line.utf8))
+                        }
+                        switch options.path {
+                        case "direct-registered":
+                            // Experiment: the session's work queue has run everything enqueued before
+                            // (the registry insert) when getAllTasks answers; then cancel from this thread.
+                            let answered = DispatchSemaphore(value: 0)
+                            session.getAllTasks { _ in answered.signal() }
+                            _ = answered.wait(timeout: .now() + .seconds(10))
+                            task.cancel()
+                        case "direct-after-head":
+                            // Experiment: cancel only once the response head has arrived (bounded wait).
+                            let end = DispatchTime.now().uptimeNanoseconds + 200_000_000
+                            while task.response == nil && DispatchTime.now().uptimeNanoseconds < end {}
+                            if task.response != nil { task.cancel() } else { tally.lock.withLock { tally.stalls += 1 } }
+                        default:
+                            task.cancel()
+                        }
+                        if options.trace { FileHandle.standardError.write(Data("cancelled id=\(id)\n".utf8)) }
+                    }
                 } else {
                     let outcome = Outcome()
                     let cancellable = session.dataTaskPublisher(for: url).sink(
@@ -233,6 +269,14 @@ func runChild(_ options: Options) -> Int32 {
     return 0
 }
 
+final class LockedData: @unchecked Sendable {
+    // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value = Data()
+    func set(_ new: Data) { lock.withLock { value = new } }
+    func get() -> Data { lock.withLock { value } }
+}
+
 final class LockedCount: @unchecked Sendable {
     // @unchecked: `value` is guarded by `lock`.
     private let lock = NSLock()
@@ -265,8 +309,16 @@ func runDriver(_ options: Options) -> Int32 {
             print("run \(run): cannot start child: \(error)")
             return 2
         }
+        // Both pipes drained at once, so a child writing much to one cannot block on the other.
+        let errBox = LockedData()
+        let errRead = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errBox.set(err.fileHandleForReading.readDataToEndOfFile())
+            errRead.signal()
+        }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        errRead.wait()
+        let errData = errBox.get()
         process.waitUntilExit()
         let output = String(decoding: outData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let errors = String(decoding: errData, as: UTF8.self)
@@ -280,8 +332,8 @@ func runDriver(_ options: Options) -> Int32 {
             }
             if let message { trapMessages[message, default: 0] += 1 }
             line += "TRAP signal \(process.terminationStatus)" + (message.map { ": " + $0 } ?? "")
-            if let path = options.crashLog, traps == 1 {
-                try? errData.write(to: URL(fileURLWithPath: path))
+            if let path = options.crashLog {
+                try? errData.write(to: URL(fileURLWithPath: "\(path).run\(run)"))
             }
             if !registry { line += " stderr: " + String(errors.prefix(300)) }
         } else if process.terminationStatus != 0 {

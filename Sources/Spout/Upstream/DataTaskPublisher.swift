@@ -10,8 +10,10 @@ extension URLSession {
     ///
     /// The same shape as Combine's: the output is `(data, response)`, the failure a `URLError`.
     /// Nothing is sent on the network until the subscriber requests a value, and cancelling the
-    /// subscription cancels the `URLSessionTask` (from the session's delegate queue, so the cancel
-    /// cannot race the task's completion; see ``URLSessionTask/cancelAfterQueuedCompletions(in:)``).
+    /// subscription stops delivery at once and cancels the `URLSessionTask` — on Linux only if the
+    /// session has no `URLCache` (`configuration.urlCache = nil`): there, a cancel racing the start of a
+    /// task can trap the process inside FoundationNetworking, so a task of a session with a cache is left
+    /// to finish and its result dropped. See ``URLSessionTask/cancelUnlessCached(in:)``.
     ///
     ///     let cancellable = URLSession.shared.dataTaskPublisher(for: url)
     ///         .map(\.data)
@@ -65,10 +67,9 @@ private protocol DataTaskCompletion: AnyObject, Sendable {
 /// running as `cancel()` returns, as in Combine.) The lock is never held while calling the
 /// subscriber or the task.
 ///
-/// The task itself is cancelled with ``URLSessionTask/cancelAfterQueuedCompletions(in:)``: on the
-/// session's delegate queue, so that the cancel never races FoundationNetworking's completion of the
-/// task (which traps the process on Linux). Every task is cancelled that way, whatever its body
-/// framing, so a hanging or slow upstream is still cut off.
+/// The task itself is cancelled with ``URLSessionTask/cancelUnlessCached(in:)``: always when the
+/// session has no `URLCache` (so a hanging or slow upstream is cut off), never when it has one (a
+/// cancel racing the task's start can then trap the process on Linux).
 ///
 /// **Ownership:** retained by the subscriber until it cancels; the task's completion handler holds
 /// it until the task ends.
@@ -108,10 +109,10 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
         }
         guard let task else { return }
         task.resume()
-        // A cancel() that ran between creating the task and resuming it may have cancelled it before
-        // resume(); cancel once more (a no-op on a task that already ended), by the same safe path.
+        // A cancel() that ran between creating the task and resuming it cancelled a suspended task,
+        // which `resume()` may start anyway; cancel again (a no-op on a task that already ended).
         if lock.withLock({ if case .done = state { true } else { false } }) {
-            task.cancelAfterQueuedCompletions(in: session)
+            task.cancelUnlessCached(in: session)
         }
     }
 
@@ -121,7 +122,7 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
             if case .running(_, let task) = state { return task }
             return nil
         }
-        task?.cancelAfterQueuedCompletions(in: session)
+        task?.cancelUnlessCached(in: session)
     }
 
     fileprivate func finish(data: Data?, response: URLResponse?, error: (any Error)?) {
