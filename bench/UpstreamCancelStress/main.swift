@@ -1,14 +1,22 @@
 // Stress for the cancel race in FoundationNetworking (Linux): thousands of data tasks against a raw-socket
-// server on 127.0.0.1, each cancelled at a random moment around the end of its body, with Content-Length,
-// chunked and close-delimited bodies. A cancel that lands while the task completes can trap inside
-// FoundationNetworking ("Trying to remove task, but it's not in the registry"), killing the process, so the
-// work runs in child processes and the driver counts the children that died of a signal.
+// server on 127.0.0.1, each cancelled at a random moment (from its start to past the end of its body), with
+// Content-Length, chunked and close-delimited bodies. A cancel that lands while a task starts can trap inside
+// FoundationNetworking ("Trying to access a behaviour for a task that in not in the registry"), killing the
+// process, so the work runs in child processes and the driver counts the children that died of a signal.
 //
-//     swift run -c release upstream-cancel-stress --runs 10 --iterations 2000
-//     swift run -c release upstream-cancel-stress --runs 10 --iterations 2000 --path direct   # bare task.cancel()
+//     swift run -c release upstream-cancel-stress --runs 10 --iterations 2000 --lanes 1 --anchor subscribe \
+//         --max-delay-us 300 [--no-cache] [--path publisher|direct]
 //
-// --path publisher (default) goes through Spout's `URLSession.dataTaskPublisher` and `AnyCancellable.cancel()`;
-// --path direct calls `URLSessionDataTask.cancel()` itself, the peer that shows the race exists in the run.
+// --path publisher (default): Spout's `URLSession.dataTaskPublisher`, cancelled with `AnyCancellable.cancel()`.
+// --path direct: a bare `URLSessionDataTask.cancel()`, the peer that shows the race in the same run.
+//   (direct-registered, direct-after-head: the experiments that ruled out a registry-insert race and
+//   tried cancelling only after the head; see URLSessionTask+SafeCancel.swift.)
+// --no-cache: the session has no URLCache (as Spout's upstream client's); without it the session has
+//   `.ephemeral`'s memory cache, where the trap happens.
+// --anchor subscribe: the delay (0...--max-delay-us) runs from the subscription and the server answers
+//   at once; release: from letting the server send the second half of the body.
+// --lanes: threads running iterations side by side; --trace: one stderr line per cancel and completion
+//   (the lines before a trap, kept with --crash-log PATH as PATH.runN, show where the cancels landed).
 // Each child is bounded in iterations and in time (--seconds, a watchdog); every wait has a deadline.
 
 import Dispatch
