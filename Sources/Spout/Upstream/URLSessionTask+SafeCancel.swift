@@ -11,8 +11,8 @@ extension URLSessionTask {
     /// **The trap.** On Linux (FoundationNetworking, swift-corelibs-foundation) a `cancel()` that lands
     /// while a task is starting can trap inside Foundation with "Trying to access a behaviour for a task
     /// that in not in the registry" (the message of an earlier test run, "Trying to remove task, but
-    /// it's not in the registry", is another check of the same registry; the stress never showed it). `bench/UpstreamCancelStress` shows the
-    /// sequence (`--path direct --trace`): `cancel()` returns while the task is `.running` with no
+    /// it's not in the registry", is another check of the same registry; the stress never showed it).
+    /// `bench/UpstreamCancelStress` shows the sequence (`--path direct --trace`): `cancel()` returns while the task is `.running` with no
     /// response yet; the task then loads its whole body and its completion handler gets the data (so
     /// the completion removed the task from the session's registry); only then does the block that
     /// `cancel()` left behind run, report the cancellation, look the task up in the registry, and trap.
