@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "spout", targets: ["SpoutServer"]),
         .executable(name: "http-bench-server", targets: ["HTTPServerBench"]),
         .executable(name: "reactive-bench", targets: ["ReactiveBench"]),
+        .executable(name: "upstream-cancel-stress", targets: ["UpstreamCancelStress"]),
     ],
     targets: [
         // Layers, lowest first. Arrows point down only (see DESIGN.md).
@@ -50,6 +51,14 @@ let package = Package(
             name: "ReactiveBench",
             dependencies: ["Reactive"],
             path: "bench/ReactiveBench",
+            swiftSettings: strictSettings
+        ),
+
+        // Stress for cancelling data tasks around their completion (bench/UpstreamCancelStress/main.swift).
+        .executableTarget(
+            name: "UpstreamCancelStress",
+            dependencies: ["Spout", "Reactive"],
+            path: "bench/UpstreamCancelStress",
             swiftSettings: strictSettings
         ),
 

@@ -10,7 +10,10 @@ extension URLSession {
     ///
     /// The same shape as Combine's: the output is `(data, response)`, the failure a `URLError`.
     /// Nothing is sent on the network until the subscriber requests a value, and cancelling the
-    /// subscription cancels the `URLSessionTask`.
+    /// subscription stops delivery at once and cancels the `URLSessionTask` — on Linux only if the
+    /// session has no `URLCache` (`configuration.urlCache = nil`): there, a cancel racing the start of a
+    /// task can trap the process inside FoundationNetworking, so a task of a session with a cache is left
+    /// to finish and its result dropped. See ``URLSessionTask/cancelUnlessCached(in:)``.
     ///
     ///     let cancellable = URLSession.shared.dataTaskPublisher(for: url)
     ///         .map(\.data)
@@ -49,18 +52,32 @@ extension URLSession {
     }
 }
 
-/// One data task: created and resumed on the first positive demand, cancelled with the subscription.
-///
-/// States: waiting (subscriber, no task) → running (subscriber, task) → done. Whoever moves the
-/// state to done owns the subscriber's last call, so the completion handler and `cancel()` can race
-/// without a double or late delivery. The lock is never held while calling the subscriber or the task.
 /// Where a data task's completion handler reports.
 private protocol DataTaskCompletion: AnyObject, Sendable {
     func finish(data: Data?, response: URLResponse?, error: (any Error)?)
 }
 
+/// One data task: created and resumed on the first positive demand, cancelled with the subscription.
+///
+/// States: waiting (subscriber, no task) → running (subscriber, task) → done. Whoever moves the
+/// state to done owns the subscriber's last call, so the completion handler and `cancel()` can race
+/// without a double or late delivery: once `cancel()` has taken the state to done, nothing the task
+/// reports afterwards reaches the subscriber. (A delivery that the completion handler had already
+/// begun on the session's delegate queue when `cancel()` was called on another thread may still be
+/// running as `cancel()` returns, as in Combine.) The lock is never held while calling the
+/// subscriber or the task.
+///
+/// The task itself is cancelled with ``URLSessionTask/cancelUnlessCached(in:)``: always when the
+/// session has no `URLCache` (so a hanging or slow upstream is cut off), never when it has one (a
+/// cancel racing the task's start can then trap the process on Linux).
+///
+/// **Ownership:** retained by the subscriber until it cancels; the task's completion handler holds
+/// it until the task ends.
+///
+/// **Thread safety:** safe to call `request(_:)` and `cancel()` from any thread (guarded by `lock`).
 private final class DataTaskSubscription<S: Subscriber>: Subscription, DataTaskCompletion, @unchecked Sendable
 where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
+    // @unchecked: `state` is guarded by `lock`; `request` and `session` are immutable.
     private enum State {
         case waiting(S)
         case running(S, URLSessionDataTask)
@@ -68,9 +85,9 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
     }
 
     private let lock = NSLock()
-    private var state: State
-    private let request: URLRequest
-    private let session: URLSession
+    private var state: State  // Guarded by lock.
+    private let request: URLRequest  // Immutable.
+    private let session: URLSession  // Immutable.
 
     init(request: URLRequest, session: URLSession, subscriber: S) {
         self.request = request
@@ -95,7 +112,7 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
         // A cancel() that ran between creating the task and resuming it cancelled a suspended task,
         // which `resume()` may start anyway; cancel again (a no-op on a task that already ended).
         if lock.withLock({ if case .done = state { true } else { false } }) {
-            task.cancel()
+            task.cancelUnlessCached(in: session)
         }
     }
 
@@ -105,20 +122,7 @@ where S.Input == URLSession.DataTaskPublisher.Output, S.Failure == URLError {
             if case .running(_, let task) = state { return task }
             return nil
         }
-        guard let task, !Self.isFinishing(task) else { return }
-        task.cancel()
-    }
-
-    /// Whether `task` has received its whole body and is completing. Cancelling it then would race
-    /// FoundationNetworking's own completion: on Linux, a `cancel()` that lands while a finished task is
-    /// being removed from its session's registry traps inside Foundation ("Trying to remove task, but
-    /// it's not in the registry"), which a test run hit once. Such a task is left to complete; its
-    /// result is dropped, as this subscription is done. A body of unknown length (chunked, or still
-    /// streaming) is always cancelled, so a hanging upstream is still cut off.
-    private static func isFinishing(_ task: URLSessionDataTask) -> Bool {
-        if task.state == .completed { return true }
-        let expected = task.countOfBytesExpectedToReceive
-        return expected >= 0 && task.response != nil && task.countOfBytesReceived >= expected
+        task?.cancelUnlessCached(in: session)
     }
 
     fileprivate func finish(data: Data?, response: URLResponse?, error: (any Error)?) {

@@ -85,6 +85,10 @@ public final class UpstreamClient: Sendable {
         sessionConfiguration.timeoutIntervalForRequest = Self.backstop(configuration.attemptTimeoutSeconds)
         sessionConfiguration.timeoutIntervalForResource = Self.backstop(configuration.deadlineSeconds)
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // No URLCache (the ResponseCache caches): on Linux, cancelling a task of a session with one can
+        // trap inside FoundationNetworking, so only cache-less sessions get their tasks cancelled
+        // (URLSessionTask.cancelUnlessCached(in:)), which is what cuts off a client's upstream calls.
+        sessionConfiguration.urlCache = nil
         sessionConfiguration.httpAdditionalHeaders = ["Accept": "application/json", "User-Agent": "spout"]
         self.session = URLSession(configuration: sessionConfiguration)
         self.base = Mutex(baseURL)

@@ -47,6 +47,10 @@ final class UpstreamFixture: Sendable {
         /// Nothing goes out until `gate` opens; then `reply` does. For ordering a test's steps
         /// against the response without timing.
         case awaiting(Gate, Reply)
+        /// A `200` with a chunked body (`Transfer-Encoding: chunked`, so the client cannot know its
+        /// length): the head and `first` go out at once; once `gate` opens (at once when `nil`), each of
+        /// `rest` as its own chunk, then the last chunk. A gate that never opens stalls the body mid-way.
+        case chunked(first: String, rest: [String], gate: Gate?)
 
         /// `200` with a JSON body.
         static func json(_ body: String, status: Int = 200, headers: [String: String] = [:]) -> Reply {
@@ -234,7 +238,7 @@ final class UpstreamFixture: Sendable {
                 case .resetMidBody(let partial):
                     writer.write(partial)
                     writer.abort()
-                case .hang, .delayed, .awaiting:
+                case .hang, .delayed, .awaiting, .chunked:
                     break  // stays open until the client leaves
                 }
             }
@@ -250,6 +254,17 @@ final class UpstreamFixture: Sendable {
             writer.onClose = { ended(state) }
             writer.write(partial)
             writer.loop.execute { writer.abort() }
+        case .chunked(let first, let rest, let gate):
+            let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
+            writer.onClose = { ended(state) }
+            writer.write(first)
+            let finish: @Sendable () -> Void = {
+                writer.loop.execute {
+                    for part in rest { writer.write(part) }
+                    writer.finish()
+                }
+            }
+            if let gate { gate.whenOpen(finish) } else { finish() }
         }
     }
 
@@ -268,7 +283,7 @@ extension UpstreamFixture.Reply {
         switch self {
         case .respond(let status, _, _): status
         case .delayed(_, let inner), .awaiting(_, let inner): inner.status
-        case .hang, .resetMidBody: 200
+        case .hang, .resetMidBody, .chunked: 200
         }
     }
 
@@ -276,7 +291,7 @@ extension UpstreamFixture.Reply {
         switch self {
         case .respond(_, let headers, _): headers
         case .delayed(_, let inner), .awaiting(_, let inner): inner.headers
-        case .hang, .resetMidBody: [:]
+        case .hang, .resetMidBody, .chunked: [:]
         }
     }
 }

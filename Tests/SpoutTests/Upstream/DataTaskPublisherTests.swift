@@ -45,12 +45,21 @@ import FoundationNetworking
         let fixture = try UpstreamFixture { _ in .hang }
         defer { fixture.stop() }
         let subscriber = TrackingSubscriber<Output, URLError>()
-        URLSession.shared.dataTaskPublisher(for: fixture.baseURL.appendingPathComponent("hang")).subscribe(subscriber)
+        // A session without a URLCache: only its tasks are cancelled (see URLSessionTask.cancelUnlessCached).
+        Self.cachelessSession().dataTaskPublisher(for: fixture.baseURL.appendingPathComponent("hang"))
+            .subscribe(subscriber)
         #expect(await fixture.waitUntil { $0.inFlight == 1 })
         subscriber.cancel()
         // The fixture sees the client go: the task's connection was closed.
         #expect(await fixture.waitUntil { $0.inFlight == 0 })
         #expect(subscriber.history.count == 1)  // the subscription only: no completion after cancel
+    }
+
+    /// A session like Spout's upstream client's: no URLCache.
+    static func cachelessSession() -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration)
     }
 
     @Test func cancelBeforeDemandSendsNothing() async throws {
