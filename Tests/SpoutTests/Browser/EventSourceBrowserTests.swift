@@ -11,7 +11,7 @@ import TestSupport
 /// Skipped when no `chromium` is installed (so `swift test` needs only the toolchain), unless
 /// `SPOUT_REQUIRE_BROWSER` is set, as CI does: then a browser that cannot start fails the test.
 /// Serialized so that at most one browser runs at a time on the shared cores.
-@Suite(.serialized, .enabled(if: HeadlessChromium.testsEnabled), .timeLimit(.minutes(1)))
+@Suite(.serialized, .offPool, .enabled(if: HeadlessChromium.testsEnabled), .timeLimit(.minutes(1)))
 struct EventSourceBrowserTests {
     static let fibonacci = ["0", "1", "1", "2", "3", "5", "8", "13", "21", "34"]
 

@@ -5,7 +5,7 @@ import TestSupport
 
 @testable import Spout
 
-@Suite struct SequenceStreamTests {
+@Suite(.offPool) struct SequenceStreamTests {
     @Test func sseStreamHasHeadersRetryIdsAndAnEndEvent() async throws {
         let server = try SpoutTestServer()
         let stream = try StreamClient(port: server.port, path: "/sequences/fibonacci?count=12")

@@ -9,7 +9,7 @@ import TestSupport
 
 /// The outbound client against the scripted loopback upstream with injected faults: retries,
 /// deadlines, `Retry-After`, bad bodies, resets, the cache and cancellation, with the metrics.
-@Suite struct UpstreamClientResilienceTests {
+@Suite(.offPool) struct UpstreamClientResilienceTests {
     static let post = #"{"userId":1,"id":1,"title":"t","body":"b"}"#
 
     /// Tiny backoff so the suite stays fast; timeouts far beyond any test's run by default, short only
