@@ -6,7 +6,7 @@ import TestSupport
 
 /// The `.offPool` trait: where a test's code runs, and the check that catches a blocking wait on the
 /// cooperative pool.
-@Suite(.offPool) struct OffPoolTraitTests {
+@Suite(.offPool, .enabled(if: OffPool.width > 0)) struct OffPoolTraitTests {
     @Test func aSynchronousTestRunsOnItsOwnThread() {
         #expect(OffPool.isOnTestThread)
     }
