@@ -27,7 +27,12 @@ import Testing
 public struct OffPoolTrait: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 
-    public init() {}
+    /// Whether a test waits for one of the ``OffPool/width`` slots before it runs.
+    public var isLimited: Bool
+
+    public init(limited: Bool = true) {
+        isLimited = limited
+    }
 
     /// One scope per test case; none around a whole suite.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
@@ -43,8 +48,8 @@ public struct OffPoolTrait: TestTrait, SuiteTrait, TestScoping {
             try await function()
             return
         }
-        await OffPool.slots.acquire()
-        defer { OffPool.slots.release() }
+        if isLimited { await OffPool.slots.acquire() }
+        defer { if isLimited { OffPool.slots.release() } }
         let executor = TestThreadExecutor(name: test.name)
         defer { executor.stop() }
         try await OffPool.$isActive.withValue(true) {
@@ -58,6 +63,11 @@ public struct OffPoolTrait: TestTrait, SuiteTrait, TestScoping {
 extension Trait where Self == OffPoolTrait {
     /// Runs each test on a thread of its own, off the cooperative pool (see ``OffPoolTrait``).
     public static var offPool: Self { Self() }
+
+    /// Runs each test on a thread of its own, off the cooperative pool, without waiting for a slot:
+    /// for a `.serialized` suite (one test at a time already) whose tests have a time limit, which
+    /// would count the wait for a slot behind other suites' slow tests.
+    public static func offPool(limited: Bool) -> Self { Self(limited: limited) }
 }
 
 /// The state shared by the tests running under ``OffPoolTrait``.
