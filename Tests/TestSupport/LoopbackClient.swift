@@ -9,6 +9,9 @@ import Glibc
 ///
 /// **Ownership:** Owned by the test; closes its socket on ``close()`` or deinit.
 ///
+/// Connecting, sending and reading block the calling thread (each with a deadline): from a test, that
+/// must be the test's own thread (see ``OffPoolTrait``), which each of them checks.
+///
 /// **Thread safety:** Not thread-safe; use from one thread at a time.
 public final class LoopbackClient {
     /// What went wrong talking to the server.
@@ -58,6 +61,7 @@ public final class LoopbackClient {
     /// Connects (blocking) to `host:port`.
     /// - Parameter receiveBufferBytes: If set, `SO_RCVBUF` before connecting (a small window for slow-reader tests).
     public init(port: Int, host: String = "127.0.0.1", receiveBufferBytes: Int? = nil) throws(Failure) {
+        OffPool.checkMayBlock("LoopbackClient.connect")
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -101,6 +105,7 @@ public final class LoopbackClient {
 
     /// Sends all of `bytes` (blocking).
     public func send(_ bytes: [UInt8]) throws(Failure) {
+        OffPool.checkMayBlock("LoopbackClient.send")
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes {
@@ -247,6 +252,7 @@ public final class LoopbackClient {
     }
 
     private func readFromSocket(atMost maximum: Int, timeout: Duration) throws(Failure) -> [UInt8] {
+        OffPool.checkMayBlock("LoopbackClient read")
         let deadline = DispatchTime.now().uptimeNanoseconds + timeout.nanoseconds
         while true {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

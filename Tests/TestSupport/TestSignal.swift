@@ -16,8 +16,16 @@ public final class TestSignal: Sendable {
         semaphore.signal()
     }
 
-    /// Waits for one firing; false if `timeout` passed first.
-    public func wait(timeout: Duration = .seconds(5)) -> Bool {
+    /// Waits for one firing; false if `timeout` passed first. It blocks the calling thread: from a
+    /// test, that must be the test's own thread (see ``OffPoolTrait``).
+    public func wait(
+        timeout: Duration = .seconds(5),
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) -> Bool {
+        OffPool.checkMayBlock("TestSignal.wait", fileID: fileID, filePath: filePath, line: line, column: column)
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         return semaphore.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success

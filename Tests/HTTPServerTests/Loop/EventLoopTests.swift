@@ -3,7 +3,7 @@ import TestSupport
 
 @testable import HTTPServer
 
-@Suite struct EventLoopTests {
+@Suite(.offPool) struct EventLoopTests {
     @Test func executeRunsOnTheLoopQueue() {
         let loop = EventLoop(label: "test.loop")
         #expect(!loop.inEventLoop)

@@ -51,7 +51,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
     ]
 }
 
-@Suite struct ServerLimitTests {
+@Suite(.offPool) struct ServerLimitTests {
     @Test(arguments: BadInput.all)
     func badInputGetsItsStatusAReasonAndAClose(input: BadInput) throws {
         let server = try TestServer(configuration: { $0.parser.maxBodyBytes = 1024 })

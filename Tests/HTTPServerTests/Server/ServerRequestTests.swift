@@ -2,7 +2,7 @@ import HTTPServer
 import Testing
 import TestSupport
 
-@Suite struct ServerRequestTests {
+@Suite(.offPool) struct ServerRequestTests {
     @Test func keepAliveServesSeveralRequestsOnOneSocket() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -2,7 +2,7 @@ import HTTPServer
 import Testing
 import TestSupport
 
-@Suite struct ShutdownTests {
+@Suite(.offPool) struct ShutdownTests {
     @Test func inFlightRequestCompletesDuringGracefulShutdown() throws {
         let received = TestSignal()
         let held = TestBox<[Responder]>([])

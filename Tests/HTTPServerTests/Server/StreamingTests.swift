@@ -2,7 +2,7 @@ import HTTPServer
 import Testing
 import TestSupport
 
-@Suite struct StreamingTests {
+@Suite(.offPool) struct StreamingTests {
     @Test func streamedBodyIsChunkedAndTheConnectionIsKeptAlive() throws {
         let server = try TestServer { _, responder in
             let writer = responder.startStreaming(headers: ["Content-Type": "text/event-stream"])
@@ -210,7 +210,7 @@ import TestSupport
 }
 
 /// `Responder.onAbandon`: a handler still working when its client leaves hears of it.
-@Suite struct AbandonTests {
+@Suite(.offPool) struct AbandonTests {
     @Test func aClientThatLeavesBeforeTheAnswerCallsTheAbandonHandler() throws {
         let abandoned = TestSignal()
         let received = TestSignal()

@@ -4,19 +4,19 @@ import Reactive
 import Testing
 import TestSupport
 
-@Suite struct TimerPublisherTests {
+@Suite(.offPool) struct TimerPublisherTests {
     @Test func firesOnABackgroundRunLoopOnceConnected() {
         let background = BackgroundRunLoop()
         defer { background.stop() }
         let timer = Timer.publish(every: 0.01, on: background.runLoop, in: .default)
-        let ticks = DispatchSemaphore(value: 0)
+        let ticks = TestSignal()
         let subscriber = TrackingSubscriber<Date, Never>(initialDemand: .max(3)) { _, _ in
             ticks.signal()
             return .none
         }
         timer.subscribe(subscriber)
         let connection = timer.connect()
-        for _ in 0..<3 { #expect(ticks.wait(timeout: .now() + 10) == .success) }
+        for _ in 0..<3 { #expect(ticks.wait(timeout: .seconds(10))) }
         connection.cancel()
         #expect(subscriber.values.count == 3)
         #expect(subscriber.completion == nil)
@@ -26,7 +26,7 @@ import TestSupport
         let background = BackgroundRunLoop()
         defer { background.stop() }
         let timer = Timer.publish(every: 0.01, tolerance: 0.001, on: background.runLoop, in: .default)
-        let ticks = DispatchSemaphore(value: 0)
+        let ticks = TestSignal()
         let subscriber = TrackingSubscriber<Date, Never> { _, _ in
             ticks.signal()
             return .none
@@ -36,7 +36,7 @@ import TestSupport
         #expect(timer.tolerance == 0.001)
         #expect(subscriber.history.count == 1)
         let connection = timer.connect()
-        #expect(ticks.wait(timeout: .now() + 10) == .success)
+        #expect(ticks.wait(timeout: .seconds(10)))
         connection.cancel()
         subscriber.cancel()
     }
@@ -45,8 +45,8 @@ import TestSupport
         let background = BackgroundRunLoop()
         defer { background.stop() }
         let timer = Timer.publish(every: 0.01, on: background.runLoop, in: .default)
-        let first = DispatchSemaphore(value: 0)
-        let second = DispatchSemaphore(value: 0)
+        let first = TestSignal()
+        let second = TestSignal()
         let a = TrackingSubscriber<Date, Never>(initialDemand: .max(1)) { _, _ in
             first.signal()
             return .none
@@ -58,14 +58,14 @@ import TestSupport
         timer.subscribe(a)
         timer.subscribe(b)
         let connection = timer.connect()
-        #expect(first.wait(timeout: .now() + 10) == .success)
-        #expect(second.wait(timeout: .now() + 10) == .success)
+        #expect(first.wait(timeout: .seconds(10)))
+        #expect(second.wait(timeout: .seconds(10)))
         connection.cancel()
         #expect(a.values == b.values)
     }
 }
 
-@Suite struct TopLevelCoderTests {
+@Suite(.offPool) struct TopLevelCoderTests {
     private struct Post: Codable, Equatable {
         let id: Int
         let title: String

@@ -7,7 +7,7 @@ private typealias HandPublisher = CombiningTestKit.HandPublisher
 private typealias SerialSubscriber = CombiningTestKit.SerialSubscriber
 private typealias TestError = CombiningTestKit.TestError
 
-@Suite struct CombineLatestTests {
+@Suite(.offPool) struct CombineLatestTests {
     @Test func emitsOnEveryValueOnceBothSidesHaveOne() {
         let letters = PassthroughSubject<String, Never>()
         let numbers = PassthroughSubject<Int, Never>()

@@ -155,7 +155,7 @@ enum CombiningTestKit {
         private var storedCompletions: [Subscribers.Completion<Failure>] = []  // Guarded by lock.
         private var storedOverlaps = 0  // Guarded by lock.
         private var subscription: (any Subscription)?  // Guarded by lock.
-        private let done = DispatchSemaphore(value: 0)
+        private let done = TestSignal()
 
         init(initialDemand: Subscribers.Demand = .unlimited, demandPerValue: Subscribers.Demand = .none) {
             self.initialDemand = initialDemand
@@ -168,7 +168,7 @@ enum CombiningTestKit {
 
         /// Waits (bounded) for the first completion; returns whether it came.
         func waitForCompletion(seconds: Double = 10) -> Bool {
-            done.wait(timeout: .now() + seconds) == .success
+            done.wait(timeout: .seconds(seconds))
         }
 
         func receive(subscription: any Subscription) {

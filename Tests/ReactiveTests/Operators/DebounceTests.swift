@@ -3,7 +3,7 @@ import Reactive
 import TestSupport
 import Testing
 
-@Suite struct DebounceTests {
+@Suite(.offPool) struct DebounceTests {
     @Test func typingQuicklyThenPausingEmitsOnlyTheLatestValue() {
         let scheduler = VirtualTimeScheduler()
         let subject = PassthroughSubject<String, Never>()

@@ -3,7 +3,7 @@ import Reactive
 import TestSupport
 import Testing
 
-@Suite struct DelayTests {
+@Suite(.offPool) struct DelayTests {
     @Test func everyEventIsShiftedByTheInterval() {
         let scheduler = VirtualTimeScheduler()
         let subject = PassthroughSubject<String, MarbleError>()

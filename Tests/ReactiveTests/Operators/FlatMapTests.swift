@@ -18,7 +18,7 @@ private final class Log: @unchecked Sendable {
     var all: [String] { lock.withLock { entries } }
 }
 
-@Suite struct FlatMapTests {
+@Suite(.offPool) struct FlatMapTests {
     @Test func deliversInnerValuesAsTheyArriveAndFinishesWhenAllFinished() {
         let outer = PassthroughSubject<Int, Never>()
         let inners = [PassthroughSubject<String, Never>(), PassthroughSubject<String, Never>()]
@@ -49,7 +49,7 @@ private final class Log: @unchecked Sendable {
 
     @Test func aFutureChainRunsItsStepsInOrder() {
         let log = Log()
-        let done = DispatchSemaphore(value: 0)
+        let done = TestSignal()
         func step(_ name: String, _ value: Int) -> Deferred<Future<Int, Never>> {
             Deferred {
                 Future { promise in
@@ -68,7 +68,7 @@ private final class Log: @unchecked Sendable {
                 receiveCompletion: { _ in done.signal() },
                 receiveValue: { log.append("value \($0)") }
             )
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .seconds(10)))
         #expect(
             log.all == [
                 "step 1 started", "step 1 finished", "step 2 started", "step 2 finished", "step 3 started",

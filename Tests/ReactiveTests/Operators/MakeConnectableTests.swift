@@ -2,7 +2,7 @@ import Reactive
 import TestSupport
 import Testing
 
-@Suite struct MakeConnectableTests {
+@Suite(.offPool) struct MakeConnectableTests {
     @Test func nothingFlowsUntilConnect() {
         let connectable = [1, 2].publisher.makeConnectable()
         let first = TrackingSubscriber<Int, Never>()

@@ -8,7 +8,7 @@ private typealias RangePublisher = CombiningTestKit.RangePublisher
 private typealias SerialSubscriber = CombiningTestKit.SerialSubscriber
 private typealias TestError = CombiningTestKit.TestError
 
-@Suite struct MergeTests {
+@Suite(.offPool) struct MergeTests {
     @Test func interleavesTwoSubjectsAndFinishesWhenBothFinished() {
         let a = PassthroughSubject<Int, Never>()
         let b = PassthroughSubject<Int, Never>()

@@ -7,7 +7,7 @@ import Testing
 private typealias HandPublisher = CombiningTestKit.HandPublisher
 private typealias TestError = CombiningTestKit.TestError
 
-@Suite struct MulticastTests {
+@Suite(.offPool) struct MulticastTests {
     @Test func connectDeliversToEverySubscriberThatAttachedBefore() {
         let multicast = [1, 2, 3].publisher.multicast { PassthroughSubject<Int, Never>() }
         let first = TrackingSubscriber<Int, Never>()

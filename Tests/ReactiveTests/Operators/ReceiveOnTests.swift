@@ -3,7 +3,7 @@ import Reactive
 import TestSupport
 import Testing
 
-@Suite struct ReceiveOnTests {
+@Suite(.offPool) struct ReceiveOnTests {
     @Test func valuesAndCompletionArriveOnlyWhenTheSchedulerRuns() {
         let scheduler = VirtualTimeScheduler()
         let subject = PassthroughSubject<Int, Never>()
@@ -167,7 +167,7 @@ import Testing
         let queue = DispatchQueue(label: "receive-on-test")
         let key = DispatchSpecificKey<Bool>()
         queue.setSpecific(key: key, value: true)
-        let done = DispatchSemaphore(value: 0)
+        let done = TestSignal()
         let subject = PassthroughSubject<Int, Never>()
         let onQueue = OverlapCheckingSubscriber<Bool, Never>()
         let subscriber = TrackingSubscriber<Int, Never>(
@@ -186,7 +186,7 @@ import Testing
             for value in 0..<500 { subject.send(value) }
             subject.send(completion: .finished)
         }
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .seconds(10)))
         #expect(subscriber.values == Array(0..<500))
         #expect(subscriber.completion == .finished)
         #expect(onQueue.received.count == 501)

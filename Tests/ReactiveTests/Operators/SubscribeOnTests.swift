@@ -3,7 +3,7 @@ import Reactive
 import TestSupport
 import Testing
 
-@Suite struct SubscribeOnTests {
+@Suite(.offPool) struct SubscribeOnTests {
     @Test func subscribingHappensOnTheScheduler() {
         let scheduler = VirtualTimeScheduler()
         let upstream = ManualPublisher<Int, Never>()

@@ -7,7 +7,7 @@ private typealias HandPublisher = CombiningTestKit.HandPublisher
 private typealias SerialSubscriber = CombiningTestKit.SerialSubscriber
 private typealias TestError = CombiningTestKit.TestError
 
-@Suite struct SwitchToLatestTests {
+@Suite(.offPool) struct SwitchToLatestTests {
     @Test func republishesOnlyTheLatestInnerPublisher() {
         let outer = PassthroughSubject<PassthroughSubject<Int, Never>, Never>()
         let first = PassthroughSubject<Int, Never>()

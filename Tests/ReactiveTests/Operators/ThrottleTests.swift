@@ -3,7 +3,7 @@ import Reactive
 import TestSupport
 import Testing
 
-@Suite struct ThrottleTests {
+@Suite(.offPool) struct ThrottleTests {
     private func throttled(_ marble: String, interval: Int, latest: Bool) -> String {
         let scheduler = VirtualTimeScheduler()
         let subject = PassthroughSubject<String, MarbleError>()

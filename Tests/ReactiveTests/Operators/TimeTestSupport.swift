@@ -250,7 +250,8 @@ final class ConcurrentTestScheduler: Scheduler, @unchecked Sendable {
 
     /// Waits (at most 10 s) until every scheduled action has run; returns whether they did.
     func waitUntilIdle() -> Bool {
-        group.wait(timeout: .now() + 10) == .success
+        OffPool.checkMayBlock("DispatchGroup.wait")
+        return group.wait(timeout: .now() + 10) == .success
     }
 }
 

@@ -3,7 +3,7 @@ import Reactive
 import TestSupport
 import Testing
 
-@Suite struct TimeoutTests {
+@Suite(.offPool) struct TimeoutTests {
     @Test func failsWithTheCustomErrorWhenNoValueArrivesInTime() {
         let scheduler = VirtualTimeScheduler()
         let upstream = ManualPublisher<Int, CodedError>()

@@ -11,7 +11,7 @@ private typealias TestError = CombiningTestKit.TestError
 /// A zipped pair flattened to a string, so histories compare with `==`.
 private func pair(_ value: (Int, String)) -> String { "\(value.0)\(value.1)" }
 
-@Suite struct ZipTests {
+@Suite(.offPool) struct ZipTests {
     @Test func pairsTheIthElementsOfTwoSubjects() {
         let numbers = PassthroughSubject<Int, Never>()
         let letters = PassthroughSubject<String, Never>()
@@ -221,12 +221,12 @@ private func pair(_ value: (Int, String)) -> String { "\(value.0)\(value.1)" }
         let subscriber = SerialSubscriber<(Int, Int, Int), Never>()
         futures[0].zip(futures[1], futures[2]).subscribe(subscriber)
         func fulfilOnAnotherThread(_ index: Int) -> Bool {
-            let fulfilled = DispatchSemaphore(value: 0)
+            let fulfilled = TestSignal()
             DispatchQueue.global().async {
                 promises.fulfil(index, with: .success(index))
                 fulfilled.signal()
             }
-            return fulfilled.wait(timeout: .now() + 10) == .success
+            return fulfilled.wait(timeout: .seconds(10))
         }
         #expect(fulfilOnAnotherThread(2))
         #expect(fulfilOnAnotherThread(1))

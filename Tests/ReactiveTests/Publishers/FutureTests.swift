@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite struct FutureTests {
+@Suite(.offPool) struct FutureTests {
     private struct Oops: Error, Equatable {}
 
     @Test func closureRunsOnceEagerlyAndResultIsReplayedToLateSubscribers() {
@@ -47,10 +47,10 @@ import TestSupport
         let future = Future<Int, Never> { promise in
             DispatchQueue.global().async { promise(.success(99)) }
         }
-        let done = DispatchSemaphore(value: 0)
+        let done = TestSignal()
         let subscriber = TrackingSubscriber<Int, Never>(onCompletion: { _ in done.signal() })
         future.subscribe(subscriber)
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .seconds(10)))
         #expect(subscriber.history == [.subscription, .value(99), .completion(.finished)])
     }
 
@@ -108,7 +108,7 @@ import TestSupport
     }
 }
 
-@Suite struct DeferredTests {
+@Suite(.offPool) struct DeferredTests {
     @Test func createsAPublisherPerSubscription() {
         let created = Mutex(0)
         let deferred = Deferred { () -> Just<Int> in

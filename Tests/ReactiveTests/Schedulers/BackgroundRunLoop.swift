@@ -1,5 +1,6 @@
 import Foundation
 import Reactive
+import TestSupport
 
 /// A Foundation run loop running on its own thread, for tests of run-loop timers.
 ///
@@ -14,7 +15,7 @@ final class BackgroundRunLoop: @unchecked Sendable {
     private(set) var runLoop: RunLoop!
 
     init() {
-        let ready = DispatchSemaphore(value: 0)
+        let ready = TestSignal()
         let thread = Thread { [self] in
             let current = RunLoop.current
             // A far-off repeating timer keeps the loop from returning at once for lack of sources.
@@ -26,7 +27,8 @@ final class BackgroundRunLoop: @unchecked Sendable {
             }
         }
         thread.start()
-        ready.wait()
+        // A thread that has not started its loop in a minute is a broken machine, not a slow one.
+        precondition(ready.wait(timeout: .seconds(60)), "the run loop thread did not start")
     }
 
     func stop() {

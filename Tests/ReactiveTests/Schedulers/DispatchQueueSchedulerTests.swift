@@ -3,13 +3,14 @@ import Foundation
 import Reactive
 import Synchronization
 import Testing
+import TestSupport
 
-@Suite struct DispatchQueueSchedulerTests {
+@Suite(.offPool) struct DispatchQueueSchedulerTests {
     @Test func runsActionAfterTheDeadlineOnTheQueue() {
         let queue = DispatchQueue(label: "scheduler-test")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 7)
-        let done = DispatchSemaphore(value: 0)
+        let done = TestSignal()
         let start = queue.now
         let observed = Mutex<(onQueue: Bool, late: Bool)>((false, false))
         queue.schedule(after: start.advanced(by: .milliseconds(20))) {
@@ -17,7 +18,7 @@ import Testing
             observed.withLock { $0 = (DispatchQueue.getSpecific(key: key) == 7, elapsed >= .milliseconds(20)) }
             done.signal()
         }
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .seconds(10)))
         #expect(observed.withLock { $0.onQueue && $0.late })
     }
 
@@ -26,19 +27,20 @@ import Testing
         let group = DispatchGroup()
         let ran = Mutex(false)
         queue.schedule(options: .init(qos: .userInitiated, group: group)) { ran.withLock { $0 = true } }
+        OffPool.checkMayBlock("DispatchGroup.wait")
         #expect(group.wait(timeout: .now() + 10) == .success)
         #expect(ran.withLock { $0 })
     }
 
     @Test func repeatingActionStopsWhenCancelled() {
         let queue = DispatchQueue(label: "scheduler-test-repeat")
-        let fired = DispatchSemaphore(value: 0)
+        let fired = TestSignal()
         let count = Mutex(0)
         let cancellable = queue.schedule(after: queue.now, interval: .milliseconds(5)) {
             count.withLock { $0 += 1 }
             fired.signal()
         }
-        for _ in 0..<3 { #expect(fired.wait(timeout: .now() + 10) == .success) }
+        for _ in 0..<3 { #expect(fired.wait(timeout: .seconds(10))) }
         cancellable.cancel()
         queue.sync {}
         let afterCancel = count.withLock { $0 }
@@ -83,11 +85,11 @@ import Testing
     }
 }
 
-@Suite struct RunLoopSchedulerTests {
+@Suite(.offPool) struct RunLoopSchedulerTests {
     @Test func runsActionOnTheRunLoopThread() {
         let background = BackgroundRunLoop()
         defer { background.stop() }
-        let done = DispatchSemaphore(value: 0)
+        let done = TestSignal()
         let runLoop = background.runLoop!
         let sameLoop = Mutex(false)
         nonisolated(unsafe) let expected = runLoop
@@ -95,19 +97,19 @@ import Testing
             sameLoop.withLock { $0 = RunLoop.current === expected }
             done.signal()
         }
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .seconds(10)))
         #expect(sameLoop.withLock { $0 })
     }
 
     @Test func repeatingActionFiresUntilCancelled() {
         let background = BackgroundRunLoop()
         defer { background.stop() }
-        let fired = DispatchSemaphore(value: 0)
+        let fired = TestSignal()
         let cancellable = background.runLoop.schedule(
             after: background.runLoop.now,
             interval: .milliseconds(5)
         ) { fired.signal() }
-        for _ in 0..<3 { #expect(fired.wait(timeout: .now() + 10) == .success) }
+        for _ in 0..<3 { #expect(fired.wait(timeout: .seconds(10))) }
         cancellable.cancel()
     }
 

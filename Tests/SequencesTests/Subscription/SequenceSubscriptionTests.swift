@@ -5,7 +5,7 @@ import Testing
 
 @testable import Sequences
 
-@Suite struct SequenceSubscriptionDemandTests {
+@Suite(.offPool) struct SequenceSubscriptionDemandTests {
     @Test(arguments: SequenceKind.allCases)
     func deliversExactlyTheInitialDemandAndDoesNotComplete(kind: SequenceKind) {
         let subscriber = TrackingSubscriber<Term, Never>(initialDemand: .max(3))
@@ -101,7 +101,7 @@ import Testing
     }
 }
 
-@Suite struct SequenceSubscriptionReentrancyTests {
+@Suite(.offPool) struct SequenceSubscriptionReentrancyTests {
     @Test func requestingOneAtATimeFromInsideReceiveLoopsInsteadOfRecursing() {
         // 100,000 nested calls would overflow the stack; a loop does not.
         let subscriber = TrackingSubscriber<Term, Never>(initialDemand: .max(1)) { subscriber, _ in
@@ -178,7 +178,7 @@ import Testing
     }
 }
 
-@Suite struct SequenceSubscriptionRaceTests {
+@Suite(.offPool) struct SequenceSubscriptionRaceTests {
     @Test func concurrentRequestsDeliverExactlyTheDemandInOrderOneCallAtATime() {
         let subscriber = CheckingSubscriber()
         Naturals().subscribe(subscriber)
@@ -238,7 +238,7 @@ import Testing
     }
 }
 
-@Suite struct SequenceSubscriptionBoundsTests {
+@Suite(.offPool) struct SequenceSubscriptionBoundsTests {
     @Test func startNearIntMaxStopsAtIntMax() {
         let subscriber = TrackingSubscriber<Term, Never>(initialDemand: .unlimited)
         Naturals(start: .max - 1, count: 5).subscribe(subscriber)
@@ -287,7 +287,7 @@ import Testing
     }
 }
 
-@Suite struct SequenceSubscriptionLifecycleTests {
+@Suite(.offPool) struct SequenceSubscriptionLifecycleTests {
     @Test func cancelReleasesTheSubscriberAndTheSubscription() {
         weak var weakSubscriber: TrackingSubscriber<Term, Never>?
         weak var weakSubscription: AnyObject?
@@ -360,7 +360,7 @@ import Testing
     }
 }
 
-@Suite struct SequenceProbeTests {
+@Suite(.offPool) struct SequenceProbeTests {
     @Test func producerPausesWhileTheSubscriberStalls() {
         let probe = SequenceProbe()
         let subscriber = TrackingSubscriber<Term, Never>(initialDemand: .max(4096))

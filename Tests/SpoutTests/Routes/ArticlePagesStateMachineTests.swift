@@ -7,7 +7,7 @@ import TestSupport
 @testable import Spout
 
 /// The paging state machine on its own: which page is next, when a page is due, and who drains.
-@Suite struct ArticlePagesStateMachineTests {
+@Suite(.offPool) struct ArticlePagesStateMachineTests {
     private static func posts(_ ids: ClosedRange<Int>) -> [Post] {
         ids.map { Post(userId: 1, id: $0, title: "t\($0)", body: "b") }
     }
@@ -139,7 +139,7 @@ import TestSupport
 }
 
 /// The encoders of JSON event streams.
-@Suite struct JSONEventEncoderTests {
+@Suite(.offPool) struct JSONEventEncoderTests {
     private func encode<E: StreamEncoder>(_ encoder: E, _ events: [E.Element], end: StreamEnd) -> String {
         var buffer = OutboundBuffer()
         encoder.appendPrologue(to: &buffer)

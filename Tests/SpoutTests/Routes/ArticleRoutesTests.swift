@@ -6,7 +6,7 @@ import TestSupport
 
 /// `/articles` and `/articles/{id}`: JSON from the upstream, over the demo data (Spout fetching its
 /// own `/demo` over loopback) and over a scripted upstream with faults.
-@Suite struct ArticleRoutesTests {
+@Suite(.offPool) struct ArticleRoutesTests {
     @Test func articlesComeFromTheDemoDataThroughTheClientPath() async throws {
         let server = try SpoutTestServer()
         let all = try server.get("/articles")

@@ -6,7 +6,7 @@ import TestSupport
 @testable import Spout
 
 /// `/articles/stream` and the lazy paging under it: upstream pages follow the client's demand.
-@Suite struct ArticleStreamTests {
+@Suite(.offPool) struct ArticleStreamTests {
     @Test func theDemoArticlesStreamAsEventsWithTheirPositionAsId() async throws {
         let server = try SpoutTestServer()
         let stream = try StreamClient(port: server.port, path: "/articles/stream")

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The demo data set: the embedded copy is the shipped file, and the set is small, consistent and
 /// served the way JSONPlaceholder serves its data.
-@Suite struct DemoDataTests {
+@Suite(.offPool) struct DemoDataTests {
     @Test func embeddedTextEqualsTheShippedFile() throws {
         let url = RouteTest.repositoryRoot.appendingPathComponent("config/demo-data.json")
         let file = try String(contentsOf: url, encoding: .utf8)

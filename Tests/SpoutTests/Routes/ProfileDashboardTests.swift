@@ -6,7 +6,7 @@ import TestSupport
 
 /// `/users/{id}/profile` (two calls joined with `zip`) and `/dashboard/{userId}` (three with `Zip3`,
 /// partial when a branch fails).
-@Suite struct ProfileDashboardTests {
+@Suite(.offPool) struct ProfileDashboardTests {
     private struct Profile: Decodable {
         var user: User
         var posts: [Post]

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `/workflow/{userId}`: user → posts, todos and albums in parallel → comments of the latest post →
 /// summary; streamed step by step, or the summary alone as JSON; cancelled when the client leaves.
-@Suite struct WorkflowTests {
+@Suite(.offPool) struct WorkflowTests {
     private static let user = #"{"id":1,"name":"N","username":"n","email":"n@example.com"}"#
 
     @Test func eachStepIsAnEventAndTheSummaryComesLast() async throws {

@@ -6,7 +6,7 @@ import TestSupport
 @testable import Spout
 
 /// The client's read rate is the producer's demand: shown over real loopback sockets.
-@Suite struct BackpressureTests {
+@Suite(.offPool) struct BackpressureTests {
     /// Waits until the probe's count stops changing over `samples` consecutive looks.
     private func settled(_ probe: SequenceProbe, samples: Int = 20) -> Int? {
         var last = probe.produced

@@ -4,7 +4,7 @@ import TestSupport
 
 @testable import Spout
 
-@Suite struct ServiceRoutesTests {
+@Suite(.offPool) struct ServiceRoutesTests {
     @Test func healthReadyAndListingAnswerJSON() async throws {
         let server = try SpoutTestServer()
         let health = try server.get("/health")

@@ -62,9 +62,10 @@ final class SpoutTestServer: Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; for states observed through probes,
-/// which signal nothing. Each wait is a bounded `poll(2)` on nothing, never a sleep of fixed length
-/// that a test relies on.
+/// Polls `condition` until it holds or `timeout` passes; for states observed through probes, metrics
+/// and logs, which signal nothing. Between looks it waits 5 ms on a semaphore nobody signals: the
+/// result never depends on that interval, only the deadline ends the wait. It blocks the calling
+/// thread, so a test calling it runs `.offPool` (the wait checks).
 func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout.components.seconds) * 1_000_000_000
         + UInt64(timeout.components.attoseconds / 1_000_000_000)

@@ -10,7 +10,7 @@ import FoundationNetworking
 @testable import Spout
 
 /// `URLSession.dataTaskPublisher` on its own: lazy start, delivery, and cancellation reaching the task.
-@Suite struct DataTaskPublisherTests {
+@Suite(.offPool) struct DataTaskPublisherTests {
     typealias Output = URLSession.DataTaskPublisher.Output
 
     @Test func deliversTheDataAndTheResponse() async throws {

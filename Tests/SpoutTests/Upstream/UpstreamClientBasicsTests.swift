@@ -7,7 +7,7 @@ import TestSupport
 @testable import Spout
 
 /// The outbound client's plain path over a real loopback upstream: URLSession → HTTP → decode.
-@Suite struct UpstreamClientBasicsTests {
+@Suite(.offPool) struct UpstreamClientBasicsTests {
     /// Serves `/posts/1` as JSON, `/bad` as malformed JSON, anything else as 500.
     private static func startUpstream() throws -> Server {
         try Server.start(configuration: Server.Configuration(host: "127.0.0.1", port: 0), group: EventLoopGroup(loopCount: 1)) {

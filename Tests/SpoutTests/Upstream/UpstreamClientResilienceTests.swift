@@ -9,17 +9,17 @@ import TestSupport
 
 /// The outbound client against the scripted loopback upstream with injected faults: retries,
 /// deadlines, `Retry-After`, bad bodies, resets, the cache and cancellation, with the metrics.
-@Suite struct UpstreamClientResilienceTests {
+@Suite(.offPool) struct UpstreamClientResilienceTests {
     static let post = #"{"userId":1,"id":1,"title":"t","body":"b"}"#
 
-    /// Tiny backoff so the suite stays fast; timeouts far beyond any test's run by default, short only
-    /// where a test is about them. Under the full suite on two cores an async test can wait tens of
-    /// seconds for a thread (blocking tests hold the cooperative pool), and a gate it must open or a
-    /// virtual clock it must advance would otherwise lose the race against a real attempt timeout.
+    /// Tiny backoff so the suite stays fast; timeouts long by default (a loaded machine must not turn a
+    /// quick answer into a timeout), short only where a test is about them. The suite runs `.offPool`:
+    /// a test resumes on its own thread, so no blocking test elsewhere keeps it from opening a gate or
+    /// advancing a virtual clock before a real attempt timeout.
     static func configuration(
         attempts: Int = 3,
-        attemptTimeout: Double = 600,
-        deadline: Double = 1_200,
+        attemptTimeout: Double = 30,
+        deadline: Double = 60,
         ttl: Double = 30,
         maxDelayMilliseconds: Int = 5
     ) -> SpoutConfiguration.Upstream {

@@ -7,7 +7,7 @@ import TestSupport
 
 /// The scripted upstream itself, seen through the real client: counts, resets and hangs behave as
 /// the tests built on it assume.
-@Suite struct UpstreamFixtureTests {
+@Suite(.offPool) struct UpstreamFixtureTests {
     private static func client(_ fixture: UpstreamFixture) -> UpstreamClient {
         var configuration = SpoutConfiguration.Upstream()
         configuration.attemptTimeoutSeconds = 5
