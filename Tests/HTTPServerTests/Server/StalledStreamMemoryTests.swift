@@ -4,7 +4,7 @@ import TestSupport
 @testable import HTTPServer
 
 /// What a stream keeps in user space once its reader stops reading (see `Connection.updateHighWatermark`).
-@Suite struct StalledStreamMemoryTests {
+@Suite(.offPool) struct StalledStreamMemoryTests {
     /// A reader whose window closes after 64 KiB: the stream first ramps up (the kernel takes whole batches
     /// while the window is open), then fills the kernel's send buffer, then the send comes back short.
     @Test func aStalledStreamKeepsOneSmallBatchAndLeavesNoResidentSpare() throws {

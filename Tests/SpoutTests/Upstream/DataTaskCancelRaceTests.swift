@@ -17,7 +17,7 @@ import FoundationNetworking
 /// the end of a chunked and of a Content-Length body many times (the process must survive, the
 /// subscriber must never see the cancellation, and every upstream request must end), and check
 /// which sessions get their tasks cancelled.
-@Suite struct DataTaskCancelRaceTests {
+@Suite(.offPool) struct DataTaskCancelRaceTests {
     typealias Output = URLSession.DataTaskPublisher.Output
 
     /// Iterations of the racing loops: bounded in count, and each wait has a deadline.
