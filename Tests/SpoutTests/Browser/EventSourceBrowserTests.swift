@@ -111,11 +111,15 @@ struct EventSourceBrowserTests {
     }
 
     @Test func afterAShutdownEndEventTheBrowserResumesOnTheNextServer() async throws {
+        // A finite stream (300 values, one per 20 ms), so that the second server ends it itself and every
+        // count below is exact: nothing is still in flight when the page and the servers are compared.
+        let count = 300
         let first = try SpoutTestServer { $0.sse.retryMilliseconds = 300 }
         let harness = try BrowserHarness()
         defer { harness.close() }
 
-        try harness.watch("http://127.0.0.1:\(first.port)/sequences/naturals?interval=20", closeOnEnd: false)
+        let path = "/sequences/naturals?interval=20&count=\(count)"
+        try harness.watch("http://127.0.0.1:\(first.port)\(path)", closeOnEnd: false)
         _ = try harness.until("five values", "log.messages.length >= 5")
         // A rolling restart: the first server drains (its streams get `end` with reason shutdown) and a
         // second one takes its port. If the browser comes back before the second one listens, it is
@@ -125,27 +129,25 @@ struct EventSourceBrowserTests {
             $0.port = first.port
             $0.sse.retryMilliseconds = 300
         }
-        _ = try harness.until(
-            "the resumed stream",
-            "log.ends.length >= 1 && log.opens.length >= 2 && log.messages.length >= Number(log.ends[0].id) + 6"
-        )
-        // What the page saw up to the close, not up to the wait above: the stream goes on (every 20 ms)
-        // while the close travels, and the second server counts those events too.
-        let seen = try harness.closeSource()
+        // The second server finishes the stream; the page (not closing on `end`) reconnects once more,
+        // past the end, gets 204 and stops for good.
+        let seen = try harness.until("the stream to finish and the source to close", "source.readyState === 2")
 
-        #expect(seen.ends.map(\.data) == [#"{"reason":"shutdown"}"#])
+        #expect(first.requests(to: "/sequences/naturals").map(\.end) == ["shutdown"], "stopped mid-stream")
+        #expect(seen.ends.map(\.data) == [#"{"reason":"shutdown"}"#, #"{"reason":"completed"}"#])
         let ids = seen.messages.map(\.id)
-        #expect(ids == (0..<ids.count).map(String.init), "no gap and no repeat across the restart")
+        #expect(ids == (0..<count).map(String.init), "every value once, no gap and no repeat across the restart")
         #expect(seen.messages.map(\.data) == ids)
-        #expect(!seen.errors.isEmpty && seen.errors.allSatisfy { $0.readyState == 0 }, "reconnecting, never closed")
         #expect(seen.opens.count == 2)
+        #expect(seen.errors.last?.readyState == 2, "CLOSED after the 204")
+        #expect(seen.errors.count >= 3 && seen.errors.dropLast().allSatisfy { $0.readyState == 0 }, "reconnecting until then")
 
-        #expect(first.requests(to: "/sequences/naturals").map(\.end) == ["shutdown"])
-        #expect(eventually { second.requests(to: "/sequences/naturals").count == 1 })
-        let resumed = try #require(second.requests(to: "/sequences/naturals").first)
+        #expect(eventually { second.requests(to: "/sequences/naturals").count == 2 })
+        let served = second.requests(to: "/sequences/naturals")
+        #expect(served.map(\.status) == [200, 204])
         let endID = try #require(seen.ends.first.flatMap { Int($0.id) })
-        #expect(resumed.end == "client_gone")
-        #expect(resumed.events == ids.count - endID - 1)
+        #expect(served.first?.end == "completed")
+        #expect(served.first?.events == count - endID - 1, "the second server sent exactly the rest")
         #expect(second.isHealthy())
         await second.stop()
     }
