@@ -8,7 +8,9 @@ import Testing
     /// The terms as a JSON array of decimal strings, built from the values' descriptions.
     private func reference(_ kind: SequenceKind, start: Int, count: Int) -> String {
         var values: [String] = []
-        let cancellable = SequencePublisher(kind: kind, start: start, count: count).sink { values.append("\"\($0.value)\"") }
+        let cancellable = SequencePublisher(kind: kind, start: start, count: count).sink { term in
+            values.append("\"\(term.value)\"")
+        }
         cancellable.cancel()
         return "[" + values.joined(separator: ",") + "]"
     }
