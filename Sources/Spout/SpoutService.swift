@@ -74,15 +74,16 @@ public final class SpoutService: Sendable {
         let group = EventLoopGroup(loopCount: loopCount)
         let metrics = SpoutMetrics()
         let readiness = Readiness()
+        let router = Routes.makeRouter()
         let context = ServiceContext(
             configuration: configuration,
             metrics: metrics,
             log: configuration.log.requests ? log : nil,
             readiness: readiness,
             loops: group.loops,
+            routes: router.patterns,
             hooks: hooks
         )
-        let router = Routes.makeRouter()
         let server = try Server.start(configuration: Server.Configuration(spout: configuration), group: group) {
             request, responder in
             Routes.dispatch(request, responder: responder, router: router, context: context)

@@ -62,17 +62,13 @@ public enum JSONText {
 
     /// Appends an unsigned integer in decimal.
     public static func appendUnsigned(_ value: UInt64, to bytes: inout [UInt8]) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 20 digits, no allocation
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var remaining = value
-            var position = 20
-            repeat {
-                position -= 1
-                raw[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
-                remaining /= 10
-            } while remaining > 0
-            bytes.append(contentsOf: raw[position..<20])
-        }
+        // Digit by digit from the most significant: no scratch buffer, no slice to copy.
+        var divisor: UInt64 = 1
+        while divisor <= value / 10 { divisor &*= 10 }
+        repeat {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
     }
 
     /// Appends a number with up to `fractionDigits` decimals (for durations in logs and metrics).

@@ -27,6 +27,15 @@ public enum StreamFormat: String, CaseIterable, Sendable {
         }
     }
 
+    /// ``mediaTypeParts`` as static text, for comparing with header bytes.
+    var mediaTypeLiterals: (type: StaticString, subtype: StaticString) {
+        switch self {
+        case .sse: ("text", "event-stream")
+        case .ndjson: ("application", "x-ndjson")
+        case .json: ("application", "json")
+        }
+    }
+
     /// Chooses the format from `?format=` (which wins) or the `Accept` header (q-values honoured).
     ///
     /// With no `Accept`, or one that allows anything, the result is ``sse``. Among formats the client
@@ -43,14 +52,38 @@ public enum StreamFormat: String, CaseIterable, Sendable {
             }
             return chosen
         }
-        guard let accept, !accept.allSatisfy({ $0 == " " || $0 == "\t" }) else { return allowed.first ?? .sse }
-        let ranges = MediaRange.parseList(accept)
+        // On bytes: a string is all SP and HTAB characters exactly when it is all SP and HTAB bytes.
+        guard let accept, !accept.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) else { return allowed.first ?? .sse }
+        var header = accept
+        // The common `Accept: application/json` (ASCII, no parameters) is matched on its bytes, building nothing.
+        let chosen: StreamFormat?? = header.withUTF8 { bytes in
+            guard bytes.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: ";") }) else { return nil }
+            return choose(from: allowed) { candidate in
+                let parts = candidate.mediaTypeLiterals
+                return MediaRange.bestMatch(type: parts.type, subtype: parts.subtype, inParameterless: bytes)
+            }
+        }
+        let ranges = chosen == nil ? MediaRange.parseList(accept) : []
+        let best =
+            chosen
+            ?? choose(from: allowed) { candidate in
+                let parts = candidate.mediaTypeParts
+                return MediaRange.bestMatch(type: parts.type, subtype: parts.subtype, in: ranges)
+            }
+        guard let best else {
+            throw .notAcceptable(accept, available: allowed.map(\.mediaType))
+        }
+        return best
+    }
+
+    /// The format among `allowed` that `match` (a candidate's best quality and specificity) ranks first.
+    private static func choose(
+        from allowed: [StreamFormat],
+        matching match: (StreamFormat) -> (quality: Double, specificity: Int)?
+    ) -> StreamFormat? {
         var best: (format: StreamFormat, quality: Double, specificity: Int)?
         for candidate in allowed {
-            let parts = candidate.mediaTypeParts
-            guard let match = MediaRange.bestMatch(type: parts.type, subtype: parts.subtype, in: ranges),
-                match.quality > 0
-            else {
+            guard let match = match(candidate), match.quality > 0 else {
                 continue
             }
             if let current = best,
@@ -61,8 +94,7 @@ public enum StreamFormat: String, CaseIterable, Sendable {
             }
             best = (candidate, match.quality, match.specificity)
         }
-        guard let best else { throw .notAcceptable(accept, available: allowed.map(\.mediaType)) }
-        return best.format
+        return best?.format
     }
 }
 
@@ -164,6 +196,70 @@ struct MediaRange: Equatable {
             }
         }
         return best
+    }
+}
+
+extension MediaRange {
+    /// ``bestMatch(type:subtype:in:)`` over the ranges of an all-ASCII `Accept` value without `;` (so no
+    /// parameters, every quality 1), read straight from its bytes: the members, trims, splits and case
+    /// folding of ``parseList(_:)``, with nothing built.
+    static func bestMatch(
+        type: StaticString,
+        subtype: StaticString,
+        inParameterless header: UnsafeBufferPointer<UInt8>
+    ) -> (quality: Double, specificity: Int)? {
+        var best: Int?
+        var members = 0
+        var position = 0
+        while position < header.count && members < 64 {
+            let start = position
+            while position < header.count && header[position] != UInt8(ascii: ",") { position += 1 }
+            let end = position
+            position += 1
+            guard start < end else { continue }  // an empty member is no member
+            members += 1
+            var low = start
+            var high = end
+            while low < high && (header[low] == UInt8(ascii: " ") || header[low] == UInt8(ascii: "\t")) { low += 1 }
+            while high > low && (header[high - 1] == UInt8(ascii: " ") || header[high - 1] == UInt8(ascii: "\t")) {
+                high -= 1
+            }
+            guard let slash = (low..<high).first(where: { header[$0] == UInt8(ascii: "/") }),
+                !(slash + 1..<high).contains(where: { header[$0] == UInt8(ascii: "/") }),
+                low < slash, slash + 1 < high
+            else {
+                continue
+            }
+            let rangeType = UnsafeBufferPointer(rebasing: header[low..<slash])
+            let rangeSubtype = UnsafeBufferPointer(rebasing: header[(slash + 1)..<high])
+            let specificity: Int
+            if equalsFolded(rangeType, type) && equalsFolded(rangeSubtype, subtype) {
+                specificity = 2
+            } else if equalsFolded(rangeType, type) && isStar(rangeSubtype) {
+                specificity = 1
+            } else if isStar(rangeType) && isStar(rangeSubtype) {
+                specificity = 0
+            } else {
+                continue
+            }
+            if best == nil || specificity > best! { best = specificity }
+        }
+        return best.map { (1.0, $0) }
+    }
+
+    private static func isStar(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.count == 1 && bytes[0] == UInt8(ascii: "*")
+    }
+
+    /// Whether ASCII `bytes`, lower-cased, equal `lowercase` (which is lower case).
+    private static func equalsFolded(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let wanted = lowercase.utf8Start
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != wanted[index] { return false }
+        }
+        return true
     }
 }
 

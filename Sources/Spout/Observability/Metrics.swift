@@ -76,16 +76,53 @@ func renderNumber(_ value: Double) -> String {
 
 /// A monotonically increasing count per label set.
 ///
+/// Each label set has a ``Cell``; a hot path resolves its cell once (``cell(_:)``) and then counts with one
+/// atomic update, without building label arrays or hashing them per event. A label set shows in the
+/// exposition once it has been counted, whether or not its cell was resolved earlier.
+///
 /// **Ownership:** owned by its registry; routes keep a reference.
 ///
 /// **Thread safety:** safe to call from any thread.
 public final class CounterFamily: MetricFamily, @unchecked Sendable {
-    // @unchecked Sendable: `values` is only touched inside `lock`.
+    // @unchecked Sendable: `cells` is only touched inside `lock`; each cell is atomic.
+
+    /// The count of one label set.
+    ///
+    /// **Thread safety:** safe to call from any thread (atomics).
+    public final class Cell: Sendable {
+        private let count = Atomic<Int>(0)
+        /// Whether anything was counted yet; a cell resolved in advance stays out of the exposition until then.
+        private let touched = Atomic<Bool>(false)
+
+        fileprivate init() {}
+
+        /// Adds `amount` (saturating at `Int.max` on overflow).
+        public func increment(by amount: Int = 1) {
+            if !touched.load(ordering: .relaxed) { touched.store(true, ordering: .relaxed) }
+            var current = count.load(ordering: .relaxed)
+            while true {
+                let (sum, overflow) = current.addingReportingOverflow(amount)
+                let (exchanged, original) = count.compareExchange(
+                    expected: current,
+                    desired: overflow ? .max : sum,
+                    ordering: .relaxed
+                )
+                if exchanged { return }
+                current = original
+            }
+        }
+
+        /// The count so far, or `nil` when nothing was counted.
+        fileprivate var snapshot: Int? {
+            touched.load(ordering: .relaxed) ? count.load(ordering: .relaxed) : nil
+        }
+    }
+
     private let name: String
     private let help: String
     private let labels: [String]
     private let lock = Lock()
-    private var values: [[String]: Int] = [:]  // Guarded by lock.
+    private var cells: [[String]: Cell] = [:]  // Guarded by lock.
 
     init(name: String, help: String, labels: [String]) {
         self.name = name
@@ -93,22 +130,29 @@ public final class CounterFamily: MetricFamily, @unchecked Sendable {
         self.labels = labels
     }
 
+    /// The cell of these label values, created if needed; counting through it is the same as ``increment(_:by:)``.
+    public func cell(_ labelValues: [String] = []) -> Cell {
+        lock.withLock {
+            if let cell = cells[labelValues] { return cell }
+            let cell = Cell()
+            cells[labelValues] = cell
+            return cell
+        }
+    }
+
     /// Adds `amount` (saturating) to the count for these label values.
     public func increment(_ labelValues: [String] = [], by amount: Int = 1) {
-        lock.withLock {
-            let (sum, overflow) = values[labelValues, default: 0].addingReportingOverflow(amount)
-            values[labelValues] = overflow ? .max : sum
-        }
+        cell(labelValues).increment(by: amount)
     }
 
     /// The current count for these label values.
     public func value(_ labelValues: [String] = []) -> Int {
-        lock.withLock { values[labelValues, default: 0] }
+        lock.withLock { cells[labelValues] }?.snapshot ?? 0
     }
 
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
-        let snapshot = lock.withLock { values }
+        let snapshot = lock.withLock { cells }.compactMapValues(\.snapshot)
         if snapshot.isEmpty && labels.isEmpty { text += "\(name) 0\n" }
         for (labelValues, value) in snapshot.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             text += "\(name)\(renderLabels(names: labels, values: labelValues)) \(value)\n"
@@ -144,13 +188,44 @@ public final class Gauge: MetricFamily, Sendable {
 
 /// Observations counted into buckets, per label set, with their sum and count.
 ///
+/// As with ``CounterFamily``, a hot path resolves the ``Series`` of its label set once (``series(_:)``)
+/// and observes through it; a series shows in the exposition once it has an observation.
+///
 /// **Thread safety:** safe to call from any thread.
 public final class HistogramFamily: MetricFamily, @unchecked Sendable {
-    // @unchecked Sendable: `series` is only touched inside `lock`.
-    private struct Series {
-        var buckets: [Int]
-        var sum = 0.0
-        var count = 0
+    // @unchecked Sendable: `table` is only touched inside `lock`; each series has its own lock.
+
+    /// The buckets, sum and count of one label set.
+    ///
+    /// **Thread safety:** safe to call from any thread.
+    public final class Series: @unchecked Sendable {
+        // @unchecked Sendable: `state` is only touched inside `lock`; `bounds` is immutable.
+        fileprivate struct State {
+            var buckets: [Int]
+            var sum = 0.0
+            var count = 0
+        }
+
+        private let bounds: [Double]  // Immutable.
+        private let lock = Lock()
+        private var state: State  // Guarded by lock.
+
+        fileprivate init(bounds: [Double]) {
+            self.bounds = bounds
+            state = State(buckets: Array(repeating: 0, count: bounds.count + 1))
+        }
+
+        /// Records one observation (e.g. a duration in seconds).
+        public func observe(_ value: Double) {
+            let index = bounds.firstIndex { value <= $0 } ?? bounds.count
+            lock.withLock {
+                state.buckets[index] += 1
+                state.sum += value.isFinite ? value : 0
+                state.count += 1
+            }
+        }
+
+        fileprivate var snapshot: State { lock.withLock { state } }
     }
 
     private let name: String
@@ -158,7 +233,7 @@ public final class HistogramFamily: MetricFamily, @unchecked Sendable {
     private let bounds: [Double]
     private let labels: [String]
     private let lock = Lock()
-    private var series: [[String]: Series] = [:]  // Guarded by lock.
+    private var table: [[String]: Series] = [:]  // Guarded by lock.
 
     init(name: String, help: String, buckets: [Double], labels: [String]) {
         self.name = name
@@ -167,26 +242,30 @@ public final class HistogramFamily: MetricFamily, @unchecked Sendable {
         self.labels = labels
     }
 
+    /// The series of these label values, created if needed; observing through it is the same as
+    /// ``observe(_:_:)``.
+    public func series(_ labelValues: [String] = []) -> Series {
+        lock.withLock {
+            if let series = table[labelValues] { return series }
+            let series = Series(bounds: bounds)
+            table[labelValues] = series
+            return series
+        }
+    }
+
     /// Records one observation (e.g. a duration in seconds).
     public func observe(_ value: Double, _ labelValues: [String] = []) {
-        let index = bounds.firstIndex { value <= $0 } ?? bounds.count
-        lock.withLock {
-            var entry = series[labelValues] ?? Series(buckets: Array(repeating: 0, count: bounds.count + 1))
-            entry.buckets[index] += 1
-            entry.sum += value.isFinite ? value : 0
-            entry.count += 1
-            series[labelValues] = entry
-        }
+        series(labelValues).observe(value)
     }
 
     /// The number of observations for these label values.
     public func count(_ labelValues: [String] = []) -> Int {
-        lock.withLock { series[labelValues]?.count ?? 0 }
+        lock.withLock { table[labelValues] }?.snapshot.count ?? 0
     }
 
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
-        let snapshot = lock.withLock { series }
+        let snapshot = lock.withLock { table }.mapValues(\.snapshot).filter { $0.value.count > 0 }
         for (labelValues, entry) in snapshot.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             var cumulative = 0
             for (index, bound) in bounds.enumerated() {

@@ -44,21 +44,37 @@ public struct RequestLogEntry: Sendable {
     /// The entry as one JSON object (no trailing newline):
     /// `{"time":"2026-12-02T18:30:00.123Z","method":"GET","path":"/health","status":200,"duration_ms":0.041,"bytes":15}`.
     public var jsonBytes: [UInt8] {
-        var object = JSONObjectWriter()
-        var timeText: [UInt8] = []
-        timeText.reserveCapacity(26)
-        timeText.append(UInt8(ascii: "\""))
-        Self.appendISO8601(time, to: &timeText)
-        timeText.append(UInt8(ascii: "\""))
-        object.addRaw("time", json: timeText)
-        object.add("method", method)
-        object.add("path", path)
-        object.add("status", status)
-        object.add("duration_ms", durationSeconds * 1000, fractionDigits: 3)
-        object.add("bytes", bytes)
-        if let events { object.add("events", events) }
-        if let end { object.add("end", end.rawValue) }
-        return object.finish()
+        // Written straight into one buffer, field by field, as `JSONObjectWriter` would write them.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128 + path.utf8.count)
+        Self.append(#"{"time":""#, to: &bytes)
+        Self.appendISO8601(time, to: &bytes)
+        Self.append(#"","method":"#, to: &bytes)
+        JSONText.appendString(method, to: &bytes)
+        Self.append(#","path":"#, to: &bytes)
+        JSONText.appendString(path, to: &bytes)
+        Self.append(#","status":"#, to: &bytes)
+        JSONText.appendInteger(status, to: &bytes)
+        Self.append(#","duration_ms":"#, to: &bytes)
+        JSONText.appendDecimal(durationSeconds * 1000, fractionDigits: 3, to: &bytes)
+        Self.append(#","bytes":"#, to: &bytes)
+        JSONText.appendInteger(self.bytes, to: &bytes)
+        if let events {
+            Self.append(#","events":"#, to: &bytes)
+            JSONText.appendInteger(events, to: &bytes)
+        }
+        if let end {
+            Self.append(#","end":"#, to: &bytes)
+            JSONText.appendString(end.rawValue, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// Appends the bytes of a literal (no escaping: the literals here are valid JSON text).
+    @inline(__always)
+    private static func append(_ text: StaticString, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC, computed by hand (no formatter on the request path).
@@ -82,6 +98,46 @@ public struct RequestLogEntry: Sendable {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        guard (0...9999).contains(year) else {
+            appendPadded(year: year, month: month, day: day, dayMilliseconds: dayMilliseconds, to: &bytes)
+            return
+        }
+        // Every field fits its width: `width` digits each, written without building anything.
+        func digits(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor &*= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(dayMilliseconds / 3_600_000, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(dayMilliseconds / 60_000 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(dayMilliseconds / 1000 % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(dayMilliseconds % 1000, 3)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// The fields of ``appendISO8601(_:to:)`` for a year outside 0...9999: each `String(value)` left-padded
+    /// with zeros to its width.
+    private static func appendPadded(
+        year: Int64,
+        month: Int64,
+        day: Int64,
+        dayMilliseconds: Int64,
+        to bytes: inout [UInt8]
+    ) {
         let hour = dayMilliseconds / 3_600_000
         let minute = dayMilliseconds / 60_000 % 60
         let second = dayMilliseconds / 1000 % 60

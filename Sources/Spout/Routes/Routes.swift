@@ -31,13 +31,14 @@ enum Routes {
         let method = request.method.rawValue
         let lookupMethod = method == "OPTIONS" ? "GET" : method
         let match = router.match(method: lookupMethod, path: Substring(request.path))
-        func make(_ route: String, _ parameters: [String: String] = [:]) -> RequestContext {
+        func make(_ route: String, _ parameters: [String: String] = [:], index: Int? = nil) -> RequestContext {
             RequestContext(
                 request: request,
                 route: route,
                 parameters: parameters,
                 responder: responder,
                 service: context,
+                routeMetrics: context.routeMetrics(index: index, route: route),
                 startNanoseconds: start,
                 receivedAt: Date()
             )
@@ -45,9 +46,9 @@ enum Routes {
         switch match {
         case .found(let route, let parameters):
             if method == "OPTIONS" {
-                preflight(make(route.pattern, parameters))
+                preflight(make(route.pattern, parameters, index: route.index))
             } else {
-                route.handler(make(route.pattern, parameters))
+                route.handler(make(route.pattern, parameters, index: route.index))
             }
         case .methodNotAllowed(let allowed):
             let allowedWithOptions = allowed + ["OPTIONS"]
@@ -69,7 +70,7 @@ enum Routes {
         var all = headers
         all.add(name: "Allow", value: "GET, HEAD, OPTIONS")
         context.responder.respond(status: .noContent, headers: all, body: [])
-        context.service.metrics.requests.increment([context.route, "204"])
+        context.routeMetrics.countRequest(status: 204)
     }
 
     /// Cuts hostile paths to a readable length for messages.

@@ -50,27 +50,22 @@ enum SequenceRoutes {
 
     /// The whole bounded sequence in one JSON document, values as decimal strings.
     private static func jsonDocument(_ plan: SequencePlan, _ publisher: SequencePublisher) -> [UInt8] {
-        var object = JSONObjectWriter()
-        object.add("sequence", plan.kind.rawValue)
-        object.add("start", plan.start)
-        object.add("count", plan.count ?? 0)
-        var bytes = object.bytes
-        bytes.append(contentsOf: Array(#","values":["#.utf8))
-        var first = true
-        let collector = Subscribers.Sink<Term, Never>(
-            receiveCompletion: { _ in },
-            receiveValue: { term in
-                if !first { bytes.append(UInt8(ascii: ",")) }
-                first = false
-                bytes.append(UInt8(ascii: "\""))
-                term.value.appendDecimal(to: &bytes)
-                bytes.append(UInt8(ascii: "\""))
-            }
-        )
+        // The fields `JSONObjectWriter` would write, straight into the buffer the collector then fills.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + min(plan.count ?? 0, 4096) * 8)
+        bytes.append(contentsOf: #"{"sequence":"#.utf8)
+        JSONText.appendString(plan.kind.rawValue, to: &bytes)
+        bytes.append(contentsOf: #","start":"#.utf8)
+        JSONText.appendInteger(plan.start, to: &bytes)
+        bytes.append(contentsOf: #","count":"#.utf8)
+        JSONText.appendInteger(plan.count ?? 0, to: &bytes)
+        bytes.append(contentsOf: #","values":"#.utf8)
+        let collector = JSONTermCollector(appendingTo: consume bytes)
         // The sequence publishers deliver synchronously within `subscribe` when asked for everything.
         publisher.subscribe(collector)
-        bytes.append(contentsOf: Array("]}".utf8))
-        return bytes
+        var document = collector.finish()
+        document.append(UInt8(ascii: "}"))
+        return document
     }
 
     private static func startStream<E: StreamEncoder>(_ plan: SequencePlan, _ context: RequestContext, encoder: E)
@@ -171,7 +166,7 @@ struct SequencePlan {
             let known = SequenceKind.allCases.map(\.rawValue).joined(separator: ", ")
             throw .notFound("unknown sequence \"\(Routes.clip(name))\"; known sequences: \(known)")
         }
-        let query = try QueryParameters(context.request.queryItems, known: SequenceRoutes.parameterNames)
+        let query = try QueryParameters(query: context.request, known: SequenceRoutes.parameterNames)
         let format = try StreamFormat.negotiate(format: query["format"], accept: context.request.headers["Accept"])
         let maxStart = min(kind.maxStart, settings.maxStart)
         let requestedStart = try query.integer("start", in: 0...maxStart) ?? 0

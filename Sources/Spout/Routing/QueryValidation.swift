@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// Reads and validates query parameters, turning every mistake into a `400` ``Problem`` that
 /// names the parameter and shows what was sent.
 ///
@@ -11,15 +13,54 @@ public struct QueryParameters: Sendable {
     /// Collects `items`, rejecting names outside `known` and names given more than once.
     public init(_ items: [(name: String, value: String)], known: Set<String>) throws(Problem) {
         for (name, value) in items {
-            guard known.contains(name) else {
-                let list = known.sorted().joined(separator: ", ")
-                throw .invalidParameter(name, "unknown parameter \"\(Self.clip(name))\"; known parameters: \(list)")
-            }
-            guard values[name] == nil else {
-                throw .invalidParameter(name, "\(name) must be given at most once")
-            }
-            values[name] = value
+            try add(name: name, value: value, known: known)
         }
+    }
+
+    /// ``init(_:known:)`` over the query of `request`. A query of ASCII bytes with no `%` or `+` decodes to
+    /// itself, so it is read straight from its bytes; any other goes through `Request.queryItems`.
+    public init(query request: Request, known: Set<String>) throws(Problem) {
+        self.init()
+        guard var query = request.query else { return }
+        let plain = query.withUTF8 { bytes in
+            bytes.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "+") }
+        }
+        guard plain else {
+            self = try QueryParameters(request.queryItems, known: known)
+            return
+        }
+        // The pairs of `RequestHead.queryItems`: split on `&` (empty pairs skipped), then at the first `=`.
+        var position = query.utf8.startIndex
+        let end = query.utf8.endIndex
+        while position < end {
+            let pairEnd = query.utf8[position...].firstIndex(of: UInt8(ascii: "&")) ?? end
+            defer { position = pairEnd < end ? query.utf8.index(after: pairEnd) : end }
+            guard position < pairEnd else { continue }
+            let pair = query.utf8[position..<pairEnd]
+            let name: String
+            let value: String
+            if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
+                name = String(Substring(pair[pair.startIndex..<equals]))
+                value = String(Substring(pair[query.utf8.index(after: equals)...]))
+            } else {
+                name = String(Substring(pair))
+                value = ""
+            }
+            try add(name: name, value: value, known: known)
+        }
+    }
+
+    private init() {}
+
+    private mutating func add(name: String, value: String, known: Set<String>) throws(Problem) {
+        guard known.contains(name) else {
+            let list = known.sorted().joined(separator: ", ")
+            throw .invalidParameter(name, "unknown parameter \"\(Self.clip(name))\"; known parameters: \(list)")
+        }
+        guard values[name] == nil else {
+            throw .invalidParameter(name, "\(name) must be given at most once")
+        }
+        values[name] = value
     }
 
     /// The raw value of `name`, if present.

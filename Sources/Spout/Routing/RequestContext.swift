@@ -22,6 +22,8 @@ public struct RequestContext: Sendable {
     public let parameters: [String: String]
     let responder: Responder
     let service: ServiceContext
+    /// The metrics of ``route``, resolved once at start-up.
+    let routeMetrics: RouteMetrics
     let startNanoseconds: UInt64
     let receivedAt: Date
 
@@ -44,7 +46,13 @@ public struct RequestContext: Sendable {
 
     /// Answers with a JSON body.
     public func respond(status: Status = .ok, json body: [UInt8]) {
-        respond(status: status, headers: ["Content-Type": "application/json"], body: body)
+        guard let headers = service.jsonHeadersForAnyOrigin else {
+            respond(status: status, headers: ["Content-Type": "application/json"], body: body)
+            return
+        }
+        // The same fields, in the same order, as `respond(status:headers:body:)` makes when every origin is allowed.
+        responder.respond(status: status, headers: headers, body: body)
+        record(status: status.code, bytes: request.method == .head ? 0 : body.count)
     }
 
     /// Answers with an `application/problem+json` body; the instance is this request's path.
@@ -99,8 +107,7 @@ public struct RequestContext: Sendable {
 
     private func record(status: Int, bytes: Int, events: Int? = nil, end: StreamEnd? = nil) {
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- startNanoseconds) / 1e9
-        service.metrics.requests.increment([route, String(status)])
-        service.metrics.requestDuration.observe(elapsed, [route])
+        routeMetrics.record(status: status, seconds: elapsed)
         guard let sink = service.log else { return }
         let entry = RequestLogEntry(
             time: receivedAt,
@@ -129,6 +136,12 @@ final class ServiceContext: Sendable {
     let cors: CORSPolicy
     let readiness: Readiness
     let hooks: ServiceHooks
+    /// `Content-Type: application/json` and the CORS header, built once, when every origin is allowed.
+    let jsonHeadersForAnyOrigin: Headers?
+    /// The metrics of each route, by ``Router/Route/index``.
+    let routeMetrics: [RouteMetrics]
+    /// The metrics of requests that matched no route.
+    let unmatchedMetrics: RouteMetrics
     /// The outbound client for the article routes.
     let upstream: UpstreamClient
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
@@ -139,13 +152,23 @@ final class ServiceContext: Sendable {
         log: (any LogSink)?,
         readiness: Readiness,
         loops: [EventLoop],
+        routes: [String] = [],
         hooks: ServiceHooks = ServiceHooks()
     ) {
         self.hooks = hooks
+        self.routeMetrics = routes.map { RouteMetrics(route: $0, metrics: metrics) }
+        self.unmatchedMetrics = RouteMetrics(route: "unmatched", metrics: metrics)
         self.configuration = configuration
         self.metrics = metrics
         self.log = log
         self.cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
+        if cors.allowsAny {
+            var headers: Headers = ["Content-Type": "application/json"]
+            cors.apply(to: &headers, origin: nil)
+            jsonHeadersForAnyOrigin = headers
+        } else {
+            jsonHeadersForAnyOrigin = nil
+        }
         self.readiness = readiness
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
@@ -187,5 +210,16 @@ extension Status {
         case 504: "Gateway Timeout"
         default: "Status \(code)"
         }
+    }
+}
+
+extension ServiceContext {
+    /// The metrics of the route at `index` of the router, or of `route` when it is not one of them (a router
+    /// built elsewhere, or no index).
+    func routeMetrics(index: Int?, route: String) -> RouteMetrics {
+        if let index, routeMetrics.indices.contains(index), routeMetrics[index].route == route {
+            return routeMetrics[index]
+        }
+        return route == unmatchedMetrics.route ? unmatchedMetrics : RouteMetrics(route: route, metrics: metrics)
     }
 }

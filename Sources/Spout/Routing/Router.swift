@@ -15,7 +15,12 @@ public struct Router<Handler: Sendable>: Sendable {
         public let pattern: String
         public let method: String
         public let handler: Handler
+        /// The position of this route in registration order (0 for the first ``add(_:_:_:)``), so that per-route
+        /// data can sit in an array beside the router.
+        public let index: Int
         fileprivate let segments: [Segment]
+        /// The UTF-8 bytes of each literal segment (empty for a parameter), for matching paths on bytes.
+        fileprivate let literalBytes: [[UInt8]]
     }
 
     fileprivate enum Segment: Sendable, Equatable {
@@ -35,6 +40,9 @@ public struct Router<Handler: Sendable>: Sendable {
 
     private var routes: [Route] = []
 
+    /// The patterns in registration order: `patterns[route.index] == route.pattern`.
+    public private(set) var patterns: [String] = []
+
     /// Creates an empty router.
     public init() {}
 
@@ -44,7 +52,21 @@ public struct Router<Handler: Sendable>: Sendable {
             if piece.hasPrefix("{") && piece.hasSuffix("}") { return .parameter(String(piece.dropFirst().dropLast())) }
             return .literal(piece)
         }
-        routes.append(Route(pattern: pattern, method: method, handler: handler, segments: segments))
+        let literalBytes = segments.map { segment -> [UInt8] in
+            if case .literal(let literal) = segment { return Array(literal.utf8) }
+            return []
+        }
+        routes.append(
+            Route(
+                pattern: pattern,
+                method: method,
+                handler: handler,
+                index: patterns.count,
+                segments: segments,
+                literalBytes: literalBytes
+            )
+        )
+        patterns.append(pattern)
         // More literal segments first, so that a literal beats a parameter at the same depth.
         routes.sort { lhs, rhs in
             for (left, right) in zip(lhs.segments, rhs.segments) where left != right {
@@ -57,6 +79,13 @@ public struct Router<Handler: Sendable>: Sendable {
 
     /// Finds the route for `method` and `path` (the path without its query).
     public func match(method: String, path: Substring) -> Match {
+        var path = path
+        // ASCII paths (all that the HTTP parser lets through) match on bytes without splitting them into an
+        // array; in ASCII a byte is a character, so the outcome is the one of the general way below.
+        let fast: Match? = path.withUTF8 { bytes in
+            bytes.allSatisfy({ $0 < 0x80 }) ? matchASCII(method: method, path: bytes) : nil
+        }
+        if let fast { return fast }
         let pieces = path.split(separator: "/", omittingEmptySubsequences: true)
         var allowed: [String] = []
         for route in routes {
@@ -66,9 +95,54 @@ public struct Router<Handler: Sendable>: Sendable {
             }
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
+        return Self.unmatched(allowed: allowed)
+    }
+
+    private static func unmatched(allowed: [String]) -> Match {
+        var allowed = allowed
         if allowed.isEmpty { return .notFound }
         if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
         return .methodNotAllowed(allowed: allowed)
+    }
+
+    /// ``match(method:path:)`` for an all-ASCII path, on its bytes.
+    private func matchASCII(method: String, path: UnsafeBufferPointer<UInt8>) -> Match {
+        var pieceCount = 0
+        var pieces = PathPieces(path)
+        while pieces.next() != nil { pieceCount += 1 }
+        var allowed: [String] = []
+        for route in routes where route.segments.count == pieceCount && Self.literalsMatch(route, path) {
+            if route.method == method || (method == "HEAD" && route.method == "GET") {
+                return .found(route, parameters: Self.parameters(of: route, in: path))
+            }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+        }
+        return Self.unmatched(allowed: allowed)
+    }
+
+    /// Whether every literal segment of `route` equals the path piece at its position (the counts agree).
+    private static func literalsMatch(_ route: Route, _ path: UnsafeBufferPointer<UInt8>) -> Bool {
+        var pieces = PathPieces(path)
+        for literal in route.literalBytes {
+            guard let piece = pieces.next() else { return false }
+            guard literal.isEmpty || literal.elementsEqual(UnsafeBufferPointer(rebasing: path[piece])) else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// The `{name}` segments of a matched `route`, read from `path`.
+    private static func parameters(of route: Route, in path: UnsafeBufferPointer<UInt8>) -> [String: String] {
+        var parameters: [String: String] = [:]
+        var pieces = PathPieces(path)
+        for segment in route.segments {
+            guard let piece = pieces.next() else { break }
+            if case .parameter(let name) = segment {
+                parameters[name] = String(decoding: UnsafeBufferPointer(rebasing: path[piece]), as: UTF8.self)
+            }
+        }
+        return parameters
     }
 
     private static func bind(_ segments: [Segment], to pieces: [Substring]) -> [String: String]? {
@@ -83,5 +157,25 @@ public struct Router<Handler: Sendable>: Sendable {
             }
         }
         return parameters
+    }
+}
+
+/// The non-empty `/`-separated pieces of a path, as byte ranges, in order.
+///
+/// **Thread safety:** value type; not shared.
+private struct PathPieces {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var position = 0
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    mutating func next() -> Range<Int>? {
+        while position < bytes.count && bytes[position] == UInt8(ascii: "/") { position += 1 }
+        guard position < bytes.count else { return nil }
+        let start = position
+        while position < bytes.count && bytes[position] != UInt8(ascii: "/") { position += 1 }
+        return start..<position
     }
 }

@@ -56,3 +56,21 @@ import Testing
         #expect(fromLazy == Self.reference("x\"\u{7F}y"))
     }
 }
+
+@Suite struct JSONTextNumberTests {
+    @Test(arguments: [
+        0, 1, 9, 10, 99, 100, 1_000_000_000_000_000_000, 9_999_999_999_999_999_999, UInt64.max,
+    ] as [UInt64])
+    func unsignedIsItsDecimalText(value: UInt64) {
+        var bytes: [UInt8] = [UInt8(ascii: "x")]
+        JSONText.appendUnsigned(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x\(value)")
+    }
+
+    @Test(arguments: [0, -1, 7, -10, Int.max, Int.min])
+    func integerIsItsDecimalText(value: Int) {
+        var bytes: [UInt8] = []
+        JSONText.appendInteger(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+    }
+}

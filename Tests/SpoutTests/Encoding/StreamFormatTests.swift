@@ -47,3 +47,40 @@ import Testing
         }
     }
 }
+
+@Suite struct MediaRangeBytesTests {
+    /// `Accept` values without `;`: the byte reading must agree with the parsed ranges for every format.
+    @Test(arguments: [
+        "application/json", "APPLICATION/JSON", "Application/Json", "*/*", "application/*", "text/*",
+        "text/event-stream", "application/x-ndjson", " application/json ", "\tapplication/json\t",
+        "application/json, text/plain, */*", ",,application/json,,", " , ,", "application/ json", "application /json",
+        "application/json/x", "/json", "application/", "*/json", "*", "**/*", "text/html, application/xml",
+        "application/x-ndjson, application/*, */*", "text/event-stream,application/json",
+        String(repeating: "text/plain,", count: 64) + "application/json",
+        String(repeating: "text/plain,", count: 63) + "application/json", "x/y, application/JSON, TEXT/*",
+    ])
+    func parameterlessBytesAgreeWithParsedRanges(accept: String) {
+        let ranges = MediaRange.parseList(accept)
+        var header = accept
+        header.withUTF8 { bytes in
+            for format in StreamFormat.allCases {
+                let parts = format.mediaTypeParts
+                let literals = format.mediaTypeLiterals
+                let parsed = MediaRange.bestMatch(type: parts.type, subtype: parts.subtype, in: ranges)
+                let read = MediaRange.bestMatch(type: literals.type, subtype: literals.subtype, inParameterless: bytes)
+                #expect(parsed?.quality == read?.quality, "\(format) for \(accept)")
+                #expect(parsed?.specificity == read?.specificity, "\(format) for \(accept)")
+            }
+        }
+    }
+
+    @Test func parameterlessHeaderThatExcludesEverythingIsNotAcceptable() throws {
+        #expect(throws: Problem.notAcceptable("text/html, image/*", available: StreamFormat.allCases.map(\.mediaType))) {
+            try StreamFormat.negotiate(format: nil, accept: "text/html, image/*")
+        }
+        #expect(throws: Problem.self) {
+            try StreamFormat.negotiate(format: nil, accept: "application/json", allowed: [.sse, .ndjson])
+        }
+        #expect(try StreamFormat.negotiate(format: nil, accept: "application/*", allowed: [.json]) == .json)
+    }
+}

@@ -94,3 +94,92 @@ import Testing
         #expect(lines.last == "line 999")
     }
 }
+
+@Suite struct MetricCellsTests {
+    @Test func cellsResolvedInAdvanceStayOutOfTheExpositionUntilCounted() {
+        let metrics = SpoutMetrics()
+        let route = RouteMetrics(route: "/r", metrics: metrics)
+        var text = metrics.registry.render()
+        #expect(!text.contains(#"route="/r""#))
+        #expect(metrics.requests.value(["/r", "200"]) == 0)
+        #expect(metrics.requestDuration.count(["/r"]) == 0)
+
+        route.record(status: 200, seconds: 0.002)
+        route.record(status: 418, seconds: 20)  // not among the cells resolved in advance
+        route.countRequest(status: 204)
+        text = metrics.registry.render()
+        #expect(text.contains("spout_http_requests_total{route=\"/r\",status=\"200\"} 1\n"))
+        #expect(text.contains("spout_http_requests_total{route=\"/r\",status=\"204\"} 1\n"))
+        #expect(text.contains("spout_http_requests_total{route=\"/r\",status=\"418\"} 1\n"))
+        #expect(!text.contains("spout_http_requests_total{route=\"/r\",status=\"404\"}"))
+        #expect(text.contains("spout_http_request_duration_seconds_bucket{route=\"/r\",le=\"0.001\"} 0\n"))
+        #expect(text.contains("spout_http_request_duration_seconds_bucket{route=\"/r\",le=\"0.0025\"} 1\n"))
+        #expect(text.contains("spout_http_request_duration_seconds_bucket{route=\"/r\",le=\"+Inf\"} 2\n"))
+        #expect(text.contains("spout_http_request_duration_seconds_count{route=\"/r\"} 2\n"))
+        #expect(metrics.requestDuration.count(["/r"]) == 2)
+    }
+
+    @Test func aCellAndTheLabelArrayCountTheSameSeries() {
+        let metrics = SpoutMetrics()
+        let cell = metrics.requests.cell(["/x", "200"])
+        cell.increment()
+        metrics.requests.increment(["/x", "200"], by: 2)
+        #expect(metrics.requests.value(["/x", "200"]) == 3)
+        #expect(metrics.registry.render().contains("spout_http_requests_total{route=\"/x\",status=\"200\"} 3\n"))
+    }
+
+    @Test func countsSaturateInsteadOfOverflowing() {
+        let metrics = SpoutMetrics()
+        metrics.requests.increment(["/x", "200"], by: .max - 1)
+        metrics.requests.increment(["/x", "200"], by: 5)
+        #expect(metrics.requests.value(["/x", "200"]) == .max)
+    }
+
+    @Test func cellsAreExactUnderConcurrentIncrements() {
+        let metrics = SpoutMetrics()
+        let route = RouteMetrics(route: "/c", metrics: metrics)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<10_000 { route.record(status: 200, seconds: 0.001) }
+        }
+        #expect(metrics.requests.value(["/c", "200"]) == 80_000)
+        #expect(metrics.requestDuration.count(["/c"]) == 80_000)
+    }
+}
+
+@Suite struct RequestLogBytesTests {
+    /// The entry as `JSONObjectWriter` writes it, field by field: what `jsonBytes` must equal byte for byte.
+    private func reference(_ entry: RequestLogEntry) -> [UInt8] {
+        var object = JSONObjectWriter()
+        object.addRaw("time", json: Array("\"\(RequestLogEntry.iso8601(entry.time))\"".utf8))
+        object.add("method", entry.method)
+        object.add("path", entry.path)
+        object.add("status", entry.status)
+        object.add("duration_ms", entry.durationSeconds * 1000, fractionDigits: 3)
+        object.add("bytes", entry.bytes)
+        if let events = entry.events { object.add("events", events) }
+        if let end = entry.end { object.add("end", end.rawValue) }
+        return object.finish()
+    }
+
+    @Test(arguments: [
+        ("/health", 0.000041, nil, nil),
+        ("/p\"a\\t\u{1}h/é", 1.5, 0, StreamEnd.completed),
+        ("/sequences/naturals?count=3", -0.0, 3, .shutdown),
+        ("", .infinity, Int.max, .error),
+    ] as [(String, Double, Int?, StreamEnd?)])
+    func entryBytesAreTheFieldsInOrder(path: String, seconds: Double, events: Int?, end: StreamEnd?) {
+        for time in [0.0, 1_764_700_200.123, 253_402_300_800, -62_198_755_200] {
+            let entry = RequestLogEntry(
+                time: Date(timeIntervalSince1970: time),
+                method: "OPTIONS",
+                path: path,
+                status: 503,
+                durationSeconds: seconds,
+                bytes: 17,
+                events: events,
+                end: end
+            )
+            #expect(entry.jsonBytes == reference(entry), "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import Testing
+import HTTPServer
 
 @testable import Spout
 
@@ -48,5 +49,37 @@ import Testing
             guard let problem = error as? Problem else { return false }
             return problem.detail.count < 200
         }
+    }
+}
+
+@Suite struct QueryParametersFromRequestTests {
+    private let known: Set<String> = ["count", "start", "interval", "format"]
+
+    /// Reading a query from its bytes gives what the decoded query items give: the same values or the same problem.
+    @Test(arguments: [
+        "", "count=10", "count=10&start=5", "&&count=10&", "count", "count=", "=5", "count==5", "count=1=2",
+        "count=1&count=2", "cout=5", "count=5&cout=5", "format=json&count=3", "count=%31%30", "count=1+0",
+        "c%6Funt=3", "count=3&%63ount=4", "count=%zz", "count=%", "start=3&interval=7&format=ndjson&count=9",
+        "x=\u{e9}", "count=10&foo=bar&baz", String(repeating: "x", count: 100) + "=1",
+    ])
+    func bytesAgreeWithDecodedItems(query: String) throws {
+        let request = Request(head: RequestHead(method: .get, target: "/sequences/fibonacci?" + query))
+        let fromItems = Result { () throws(Problem) in try QueryParameters(request.queryItems, known: known) }
+        let fromBytes = Result { () throws(Problem) in try QueryParameters(query: request, known: known) }
+        switch (fromItems, fromBytes) {
+        case (.success(let expected), .success(let read)):
+            for name in known {
+                #expect(expected[name] == read[name], "\(name) in \(query)")
+            }
+        case (.failure(let expected), .failure(let read)):
+            #expect(expected == read)
+        default:
+            Issue.record("\(query): items gave \(fromItems), bytes gave \(fromBytes)")
+        }
+    }
+
+    @Test func aRequestWithoutQueryHasNoParameters() throws {
+        let query = try QueryParameters(query: Request(head: RequestHead(method: .get, target: "/x")), known: known)
+        #expect(query["count"] == nil)
     }
 }

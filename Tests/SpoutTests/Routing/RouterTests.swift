@@ -56,3 +56,59 @@ import Testing
         }
     }
 }
+
+@Suite struct RouterBytesTests {
+    private var router: Router<String> {
+        var router = Router<String>()
+        router.add("GET", "/health", "health")
+        router.add("GET", "/articles/{id}", "article")
+        router.add("GET", "/articles/stream", "stream")
+        router.add("GET", "/users/{id}/profile", "profile")
+        return router
+    }
+
+    @Test func routesKnowTheirRegistrationIndexWhateverTheMatchOrder() {
+        let router = router
+        #expect(router.patterns == ["/health", "/articles/{id}", "/articles/stream", "/users/{id}/profile"])
+        for path in ["/health", "/articles/3", "/articles/stream", "/users/9/profile"] {
+            guard case .found(let route, _) = router.match(method: "GET", path: Substring(path)) else {
+                Issue.record("\(path) should match")
+                continue
+            }
+            #expect(router.patterns[route.index] == route.pattern)
+        }
+    }
+
+    @Test func repeatedSlashesAreIgnoredAndParametersAreTheRawPieces() {
+        guard case .found(let route, let parameters) = router.match(method: "GET", path: "//users//a%20b///profile/")
+        else {
+            Issue.record("no match")
+            return
+        }
+        #expect(route.handler == "profile")
+        #expect(parameters == ["id": "a%20b"])
+    }
+
+    @Test func nonASCIIPathsMatchAsCharacters() {
+        guard case .found(let route, let parameters) = router.match(method: "GET", path: "/articles/café") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(route.handler == "article")
+        #expect(parameters == ["id": "café"])
+        // A combining accent after "/" makes one character with it, so that "/" separates nothing.
+        guard case .notFound = router.match(method: "GET", path: "/articles/\u{301}stream") else {
+            Issue.record("a slash with a combining mark is no separator")
+            return
+        }
+    }
+
+    @Test func aLiteralPrefixOfAPieceDoesNotMatch() {
+        for path in ["/healthy", "/healt", "/articles/streams/x", "/users/7/profiles"] {
+            guard case .notFound = router.match(method: "GET", path: Substring(path)) else {
+                Issue.record("\(path) should not match")
+                continue
+            }
+        }
+    }
+}
