@@ -5,7 +5,7 @@ import TestSupport
 @testable import Spout
 
 /// `GET /sequences/{name}` as one JSON document: the bytes, headers, limits, errors, log line and metrics.
-@Suite struct SequenceJSONTests {
+@Suite(.offPool) struct SequenceJSONTests {
     @Test(arguments: [
         ("/sequences/fibonacci?count=10", ["Accept: application/json"]),
         ("/sequences/fibonacci?count=10", ["Accept: APPLICATION/JSON"]),
