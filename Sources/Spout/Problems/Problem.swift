@@ -2,8 +2,8 @@
 ///
 /// Every error a JSON client can see is one of these, with the HTTP status, a stable `type`
 /// URI per kind of problem, a short `title`, and a `detail` that names the offending input:
-/// `count must be a non-negative integer, got "abc"`. Extra members (`parameter`, `upstream`)
-/// help programs react without parsing the prose.
+/// `count must be a non-negative integer, got "abc"`. Extra members (`parameter`, `upstream`,
+/// `upstreamStatus`) help programs react without parsing the prose; numbers are JSON numbers.
 ///
 /// **Thread safety:** value type; not shared.
 public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
@@ -20,8 +20,27 @@ public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
     public var detail: String
     /// The request path the problem occurred on.
     public var instance: String?
-    /// Additional members, each a string (e.g. `parameter` → `count`).
-    public var extensions: [(name: String, value: String)]
+    /// Additional members (e.g. `parameter` → `"count"`, `upstreamStatus` → `503`).
+    public var extensions: [(name: String, value: ExtensionValue)]
+
+    /// The value of an extension member: a JSON string or a JSON integer. String and integer literals
+    /// convert, so `("upstreamStatus", 503)` and `("parameter", "count")` both read naturally.
+    public enum ExtensionValue: Equatable, Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+        CustomStringConvertible
+    {
+        case string(String)
+        case integer(Int)
+
+        public init(stringLiteral value: String) { self = .string(value) }
+        public init(integerLiteral value: Int) { self = .integer(value) }
+
+        public var description: String {
+            switch self {
+            case .string(let value): value
+            case .integer(let value): String(value)
+            }
+        }
+    }
 
     /// Creates a problem.
     public init(
@@ -30,7 +49,7 @@ public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
         title: String,
         detail: String,
         instance: String? = nil,
-        extensions: [(name: String, value: String)] = []
+        extensions: [(name: String, value: ExtensionValue)] = []
     ) {
         self.status = status
         self.type = type
@@ -55,7 +74,12 @@ public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
         object.add("status", status)
         object.add("detail", detail)
         if let instance { object.add("instance", instance) }
-        for (name, value) in extensions { object.add(name, value) }
+        for (name, value) in extensions {
+            switch value {
+            case .string(let string): object.add(name, string)
+            case .integer(let integer): object.add(name, integer)
+            }
+        }
         return object.finish()
     }
 }
@@ -79,7 +103,7 @@ extension Problem {
             type: Kind.invalidParameter,
             title: "Invalid parameter",
             detail: detail,
-            extensions: [("parameter", name)]
+            extensions: [("parameter", .string(name))]
         )
     }
 
@@ -95,7 +119,7 @@ extension Problem {
             type: Kind.methodNotAllowed,
             title: "Method not allowed",
             detail: "\(method) is not allowed here; use \(allowed.joined(separator: ", "))",
-            extensions: [("allow", allowed.joined(separator: ", "))]
+            extensions: [("allow", .string(allowed.joined(separator: ", ")))]
         )
     }
 

@@ -57,7 +57,7 @@ enum DashboardRoutes {
     static func render(id: Int, _ outcome: Outcome) -> Result<[UInt8], Problem> {
         if case .failure(.status(let url, 404, _)) = outcome.user {
             var problem = Problem.notFound("no user \(id)")
-            problem.extensions = [("upstream", url), ("upstreamStatus", "404")]
+            problem.extensions = [("upstream", .string(url)), ("upstreamStatus", 404)]
             return .failure(problem)
         }
         var errors: [(part: String, error: UpstreamError)] = []
@@ -98,7 +98,7 @@ enum DashboardRoutes {
         }
         object.addRaw("errors", json: JSONText.array(errors) { entry in
             var problem = entry.error.problem
-            problem.extensions.insert(("part", entry.part), at: 0)
+            problem.extensions.insert(("part", .string(entry.part)), at: 0)
             return problem.jsonBytes
         })
         return .success(object.finish())

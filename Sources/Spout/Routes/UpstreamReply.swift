@@ -42,7 +42,7 @@ enum UpstreamReply {
     static func problem(for error: UpstreamError, notFound: String?) -> Problem {
         if let notFound, case .status(let url, 404, _) = error {
             var problem = Problem.notFound(notFound)
-            problem.extensions = [("upstream", url), ("upstreamStatus", "404")]
+            problem.extensions = [("upstream", .string(url)), ("upstreamStatus", 404)]
             return problem
         }
         return error.problem

@@ -192,7 +192,7 @@ struct Workflow: Sendable {
                 .mapError { error in
                     var problem = UpstreamReply.problem(for: error, notFound: notFound)
                     problem.detail = "workflow step \"\(step)\" failed: \(problem.detail)"
-                    problem.extensions.append(("step", step))
+                    problem.extensions.append(("step", .string(step)))
                     return problem
                 }
                 .eraseToAnyPublisher()

@@ -132,9 +132,9 @@ extension UpstreamError {
     /// RFC 9457 problem naming the upstream URL and, when known, the upstream status
     /// (`upstreamStatus`) and how many attempts were made (`attempts`, when more than one).
     public var problem: Problem {
-        var extensions: [(name: String, value: String)] = [("upstream", url)]
-        if let upstreamStatus { extensions.append(("upstreamStatus", String(upstreamStatus))) }
-        if attempts > 1 { extensions.append(("attempts", String(attempts))) }
+        var extensions: [(name: String, value: Problem.ExtensionValue)] = [("upstream", .string(url))]
+        if let upstreamStatus { extensions.append(("upstreamStatus", .integer(upstreamStatus))) }
+        if attempts > 1 { extensions.append(("attempts", .integer(attempts))) }
         if case .timeout = underlying {
             return Problem(
                 status: 504,

@@ -14,6 +14,19 @@ import Testing
         #expect(object["parameter"] as? String == "count")
     }
 
+    @Test func integerExtensionsAreJSONNumbersAndStringsStayStrings() throws {
+        let problem = UpstreamError.gaveUp(
+            attempts: 3, lastStatus: 503, error: .status(url: "http://127.0.0.1:1/x", code: 503, retryAfter: nil)
+        ).problem
+        let text = String(decoding: problem.jsonBytes, as: UTF8.self)
+        #expect(text.hasSuffix(#","upstream":"http://127.0.0.1:1/x","upstreamStatus":503,"attempts":3}"#))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(problem.jsonBytes)) as? [String: Any])
+        #expect(object["upstreamStatus"] as? Int == 503)
+        #expect(object["attempts"] as? Int == 3)
+        #expect(object["upstream"] as? String == "http://127.0.0.1:1/x")
+        #expect(Problem.ExtensionValue.integer(7).description == "7")
+    }
+
     @Test func controlCharactersAreEscaped() throws {
         let problem = Problem.notFound("no route for \"/a\u{0}b\n\u{7F}\"")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(problem.jsonBytes)) as? [String: Any])

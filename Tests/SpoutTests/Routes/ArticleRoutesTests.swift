@@ -36,7 +36,7 @@ import TestSupport
         #expect(response.header("Content-Type") == Problem.mediaType)
         let problem = RouteTest.object(response.body)
         #expect(problem["detail"] as? String == "no article 999")
-        #expect(problem["upstreamStatus"] as? String == "404")
+        #expect(problem["upstreamStatus"] as? Int == 404)
         #expect((problem["upstream"] as? String)?.hasSuffix("/demo/posts/999") == true)
         await server.stop()
     }
@@ -70,7 +70,7 @@ import TestSupport
         #expect(response.header("Content-Type") == Problem.mediaType)
         let problem = RouteTest.object(response.body)
         #expect(problem["type"] as? String == Problem.Kind.upstreamFailed)
-        #expect(problem["upstreamStatus"] as? String == "500")
+        #expect(problem["upstreamStatus"] as? Int == 500)
         #expect(problem["upstream"] as? String == fixture.baseURL.absoluteString + "/posts?userId=2")
         #expect(problem["instance"] as? String == "/articles")
         #expect(fixture.snapshot.requests(to: "/posts?userId=2") == 1)

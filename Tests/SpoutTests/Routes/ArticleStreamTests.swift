@@ -181,7 +181,7 @@ import TestSupport
         #expect(failure.type == "error")
         let problem = RouteTest.object(failure.data)
         #expect(problem["status"] as? Int == 502)
-        #expect(problem["upstreamStatus"] as? String == "500")
+        #expect(problem["upstreamStatus"] as? Int == 500)
         #expect(problem["instance"] as? String == "/articles/stream")
         #expect(eventually { server.service.metrics.streamsEnded.value(["error"]) == 1 })
 

@@ -91,7 +91,7 @@ import TestSupport
         #expect(errors.count == 1)
         #expect(errors.first?["part"] as? String == "openTodos")
         #expect(errors.first?["status"] as? Int == 502)
-        #expect(errors.first?["upstreamStatus"] as? String == "500")
+        #expect(errors.first?["upstreamStatus"] as? Int == 500)
         #expect(errors.first?["upstream"] as? String == fixture.baseURL.absoluteString + "/users/1/todos")
         #expect(server.isHealthy())
         await server.stop()

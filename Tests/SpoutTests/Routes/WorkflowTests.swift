@@ -116,7 +116,7 @@ import TestSupport
         let problem = RouteTest.object(events[1].data)
         #expect(problem["status"] as? Int == 502)
         #expect(problem["step"] as? String == "activity")
-        #expect(problem["upstreamStatus"] as? String == "500")
+        #expect(problem["upstreamStatus"] as? Int == 500)
         #expect(problem["instance"] as? String == "/workflow/1")
 
         let json = try server.get("/workflow/1", headers: ["Accept: application/json"])

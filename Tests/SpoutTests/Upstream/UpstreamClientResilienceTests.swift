@@ -90,8 +90,8 @@ import TestSupport
         let problem = try #require(result.failure?.problem)
         #expect(problem.status == 502)
         #expect(problem.detail == "upstream \(url) answered 503 after 3 attempts")
-        #expect(problem.extensions.contains { $0 == ("upstreamStatus", "503") })
-        #expect(problem.extensions.contains { $0 == ("attempts", "3") })
+        #expect(problem.extensions.contains { $0 == ("upstreamStatus", 503) })
+        #expect(problem.extensions.contains { $0 == ("attempts", 3) })
     }
 
     @Test func notFoundIsNotRetried() async throws {

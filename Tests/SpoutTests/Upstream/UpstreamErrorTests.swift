@@ -32,7 +32,7 @@ import Testing
         let detail = "upstream \(Self.url) did not answer within 1.0 s after 3 attempts (the last response was 503)"
         #expect(problem.detail == detail)
         #expect(problem.extensions.elementsEqual(
-            [("upstream", Self.url), ("upstreamStatus", "503"), ("attempts", "3")]) { $0 == $1 })
+            [("upstream", .string(Self.url)), ("upstreamStatus", 503), ("attempts", 3)]) { $0 == $1 })
     }
 
     @Test func gaveUpOnAStatusIsA502WithThatStatus() {
