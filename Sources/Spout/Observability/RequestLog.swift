@@ -98,76 +98,48 @@ public struct RequestLogEntry: Sendable {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        guard (0...9999).contains(year) else {
-            appendPadded(year: year, month: month, day: day, dayMilliseconds: dayMilliseconds, to: &bytes)
-            return
-        }
-        // Every field fits its width: `width` digits each, written without building anything.
-        func digits(_ value: Int64, _ width: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<width { divisor &*= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest / divisor))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(year, 4)
+        // Every field fits its width in years 0...9999: fixed-width digits. Outside, `String(value)`
+        // left-padded with zeros, as a formatter would write it.
+        let field = (0...9999).contains(year) ? Self.appendDigits(_:width:to:) : Self.appendPadded(_:width:to:)
+        field(year, 4, &bytes)
         bytes.append(UInt8(ascii: "-"))
-        digits(month, 2)
+        field(month, 2, &bytes)
         bytes.append(UInt8(ascii: "-"))
-        digits(day, 2)
+        field(day, 2, &bytes)
         bytes.append(UInt8(ascii: "T"))
-        digits(dayMilliseconds / 3_600_000, 2)
+        field(dayMilliseconds / 3_600_000, 2, &bytes)
         bytes.append(UInt8(ascii: ":"))
-        digits(dayMilliseconds / 60_000 % 60, 2)
+        field(dayMilliseconds / 60_000 % 60, 2, &bytes)
         bytes.append(UInt8(ascii: ":"))
-        digits(dayMilliseconds / 1000 % 60, 2)
+        field(dayMilliseconds / 1000 % 60, 2, &bytes)
         bytes.append(UInt8(ascii: "."))
-        digits(dayMilliseconds % 1000, 3)
+        field(dayMilliseconds % 1000, 3, &bytes)
         bytes.append(UInt8(ascii: "Z"))
     }
 
-    /// The fields of ``appendISO8601(_:to:)`` for a year outside 0...9999: each `String(value)` left-padded
-    /// with zeros to its width.
-    private static func appendPadded(
-        year: Int64,
-        month: Int64,
-        day: Int64,
-        dayMilliseconds: Int64,
-        to bytes: inout [UInt8]
-    ) {
-        let hour = dayMilliseconds / 3_600_000
-        let minute = dayMilliseconds / 60_000 % 60
-        let second = dayMilliseconds / 1000 % 60
-        let millisecond = dayMilliseconds % 1000
-        // `String(value)` left-padded with zeros to `width`, written straight into `bytes`.
-        func pad(_ value: Int64, _ width: Int) {
-            var length = value < 0 ? 2 : 1
-            var rest = value.magnitude / 10
-            while rest > 0 {
-                length += 1
-                rest /= 10
-            }
-            for _ in 0..<max(0, width - length) { bytes.append(UInt8(ascii: "0")) }
-            if value < 0 { bytes.append(UInt8(ascii: "-")) }
-            JSONText.appendUnsigned(value.magnitude, to: &bytes)
+    /// Appends `value` (non-negative, fewer than `width` + 1 digits) as exactly `width` digits.
+    private static func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor &*= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest / divisor))
+            rest %= divisor
+            divisor /= 10
         }
-        pad(year, 4)
-        bytes.append(UInt8(ascii: "-"))
-        pad(month, 2)
-        bytes.append(UInt8(ascii: "-"))
-        pad(day, 2)
-        bytes.append(UInt8(ascii: "T"))
-        pad(hour, 2)
-        bytes.append(UInt8(ascii: ":"))
-        pad(minute, 2)
-        bytes.append(UInt8(ascii: ":"))
-        pad(second, 2)
-        bytes.append(UInt8(ascii: "."))
-        pad(millisecond, 3)
-        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// Appends `String(value)` left-padded with zeros to `width`, without building the string.
+    private static func appendPadded(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+        var length = value < 0 ? 2 : 1
+        var rest = value.magnitude / 10
+        while rest > 0 {
+            length += 1
+            rest /= 10
+        }
+        for _ in 0..<max(0, width - length) { bytes.append(UInt8(ascii: "0")) }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        JSONText.appendUnsigned(value.magnitude, to: &bytes)
     }
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
