@@ -1,4 +1,6 @@
-/// A bounded key–value store that evicts the least recently used entry when it is full.
+/// A bounded key–value store that evicts the least recently used entries when it is full: more than
+/// `capacity` entries, or more than `maxCost` in total cost (each entry's cost is given when it is stored,
+/// e.g. its size in bytes).
 ///
 /// Entries live in a slot array linked into a recency list (most recent at the head) and are found
 /// through a dictionary, so lookups, inserts, removals and evictions are all O(1). Freed slots are
@@ -13,18 +15,25 @@
 ///
 /// **Thread safety:** value type; not shared.
 ///
-/// - Complexity: O(1) for ``subscript(_:)``, ``peek(_:)``, ``insert(_:for:)`` and ``removeValue(for:)``;
+/// - Complexity: O(1) for ``subscript(_:)``, ``peek(_:)``, ``insert(_:for:cost:)`` (plus O(1) per entry it
+///   evicts) and ``removeValue(for:)``;
 ///   O(n) for ``keys``.
 struct LRUCache<Key: Hashable, Value> {
     private struct Node {
         var key: Key
         var value: Value
+        var cost: Int
         var previous: Int?
         var next: Int?
     }
 
     /// The most entries kept; zero keeps nothing.
     let capacity: Int
+    /// The most total cost kept (at most `Int.max / 2`, so sums never overflow); an entry costing more
+    /// than this on its own is not stored.
+    let maxCost: Int
+    /// The summed cost of the entries.
+    private(set) var totalCost = 0
 
     private var index: [Key: Int] = [:]
     /// Slots; `nil` where an entry was removed and the slot is on `free`.
@@ -33,9 +42,11 @@ struct LRUCache<Key: Hashable, Value> {
     private var head: Int?
     private var tail: Int?
 
-    /// Creates an empty cache holding at most `capacity` entries (negative counts as zero).
-    init(capacity: Int) {
+    /// Creates an empty cache holding at most `capacity` entries and `maxCost` total cost (negative
+    /// values count as zero).
+    init(capacity: Int, maxCost: Int = .max) {
         self.capacity = max(0, capacity)
+        self.maxCost = min(max(0, maxCost), Int.max / 2)
     }
 
     /// The number of entries.
@@ -62,7 +73,7 @@ struct LRUCache<Key: Hashable, Value> {
         }
         set {
             if let newValue {
-                insert(newValue, for: key)
+                insert(newValue, for: key, cost: 0)
             } else {
                 removeValue(for: key)
             }
@@ -74,34 +85,54 @@ struct LRUCache<Key: Hashable, Value> {
         index[key].flatMap { nodes[$0]?.value }
     }
 
-    /// Stores `value` for `key` as the most recently used entry; returns the evicted key, if the
-    /// cache was full and another entry had to go.
+    /// Stores `value` for `key` as the most recently used entry and returns the keys evicted to make room
+    /// (least recently used first). A value whose `cost` (negative counts as zero) exceeds ``maxCost`` is
+    /// not stored, and any older value for `key` is dropped, since it has been replaced.
     @discardableResult
-    mutating func insert(_ value: Value, for key: Key) -> Key? {
-        guard capacity > 0 else { return nil }
-        if let slot = index[key] {
-            nodes[slot]?.value = value
-            moveToHead(slot)
-            return nil
+    mutating func insert(_ value: Value, for key: Key, cost: Int) -> [Key] {
+        let cost = max(0, cost)
+        guard capacity > 0, cost <= maxCost else {
+            removeValue(for: key)
+            return []
         }
-        var evicted: Key?
-        if index.count >= capacity, let last = tail, let node = nodes[last] {
-            evicted = node.key
+        if let slot = index[key], let old = nodes[slot] {
+            nodes[slot]?.value = value
+            nodes[slot]?.cost = cost
+            totalCost = totalCost - old.cost + cost  // at most 2 × maxCost ≤ Int.max
+            moveToHead(slot)
+        } else {
+            var evicted: [Key] = []
+            if index.count >= capacity, let last = tail, let node = nodes[last] {
+                evicted.append(node.key)
+                removeValue(for: node.key)
+            }
+            let node = Node(key: key, value: value, cost: cost, previous: nil, next: head)
+            let slot: Int
+            if let reused = free.popLast() {
+                slot = reused
+                nodes[slot] = node
+            } else {
+                slot = nodes.count
+                nodes.append(node)
+            }
+            if let oldHead = head { nodes[oldHead]?.previous = slot }
+            head = slot
+            if tail == nil { tail = slot }
+            index[key] = slot
+            totalCost += cost  // at most maxCost before, plus cost ≤ maxCost: ≤ Int.max
+            return evicted + evictOverCost()
+        }
+        return evictOverCost()
+    }
+
+    /// Evicts from the least recently used end until the total cost is within ``maxCost``; the head (the
+    /// entry just stored, which fits on its own) always stays.
+    private mutating func evictOverCost() -> [Key] {
+        var evicted: [Key] = []
+        while totalCost > maxCost, let last = tail, last != head, let node = nodes[last] {
+            evicted.append(node.key)
             removeValue(for: node.key)
         }
-        let node = Node(key: key, value: value, previous: nil, next: head)
-        let slot: Int
-        if let reused = free.popLast() {
-            slot = reused
-            nodes[slot] = node
-        } else {
-            slot = nodes.count
-            nodes.append(node)
-        }
-        if let oldHead = head { nodes[oldHead]?.previous = slot }
-        head = slot
-        if tail == nil { tail = slot }
-        index[key] = slot
         return evicted
     }
 
@@ -109,6 +140,7 @@ struct LRUCache<Key: Hashable, Value> {
     @discardableResult
     mutating func removeValue(for key: Key) -> Value? {
         guard let slot = index.removeValue(forKey: key), let node = nodes[slot] else { return nil }
+        totalCost -= node.cost
         unlink(slot, node)
         nodes[slot] = nil
         free.append(slot)

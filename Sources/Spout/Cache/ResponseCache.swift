@@ -53,6 +53,9 @@ public final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Se
     /// - Parameters:
     ///   - ttlSeconds: How long a value stays fresh; zero stores nothing (fetches are still shared).
     ///   - maxEntries: The most values stored; the least recently used goes first.
+    ///   - maxCost: The most total `cost` of the values stored (e.g. bytes); the least recently used go
+    ///     first, and a value costing more on its own is delivered to its waiters but not stored.
+    ///   - cost: What storing one value costs; nothing by default, so only `maxEntries` bounds the cache.
     ///   - staleSeconds: How long after expiry a value may still be served while it is refreshed;
     ///     zero (the default) never serves an expired value.
     ///   - now: The clock, in nanoseconds; the system's monotonic clock by default.
@@ -60,6 +63,8 @@ public final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Se
     public init(
         ttlSeconds: Double,
         maxEntries: Int,
+        maxCost: Int = .max,
+        cost: @escaping @Sendable (Value) -> Int = { _ in 0 },
         staleSeconds: Double = 0,
         now: @escaping Clock = ResponseCache.uptime,
         onLookup: (@Sendable (CacheLookup) -> Void)? = nil
@@ -67,7 +72,9 @@ public final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Se
         machine = Machine(
             ttlNanoseconds: Self.nanoseconds(ttlSeconds),
             staleNanoseconds: Self.nanoseconds(staleSeconds),
-            maxEntries: maxEntries
+            maxEntries: maxEntries,
+            maxCost: maxCost,
+            cost: cost
         )
         self.now = now
         self.onLookup = onLookup
@@ -75,6 +82,9 @@ public final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Se
 
     /// The number of stored values (fresh or not yet evicted).
     public var count: Int { lock.withLock { machine.count } }
+
+    /// The summed cost of the stored values (bytes, for the upstream client's cache).
+    public var totalCost: Int { lock.withLock { machine.totalCost } }
 
     /// The number of fetches under way.
     public var inFlightCount: Int { lock.withLock { machine.flightCount } }

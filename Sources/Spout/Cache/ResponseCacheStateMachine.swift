@@ -76,6 +76,8 @@ struct ResponseCacheStateMachine<Value, Failure: Error> {
 
     let ttlNanoseconds: Int
     let staleNanoseconds: Int
+    /// What storing a value costs against the cache's cost budget (e.g. its size in bytes).
+    private let cost: @Sendable (Value) -> Int
     private var entries: LRUCache<String, Entry>
     private var flights: [String: Flight] = [:]
     /// Waiters whose flight completed before they asked for the value.
@@ -86,11 +88,24 @@ struct ResponseCacheStateMachine<Value, Failure: Error> {
     ///   - ttlNanoseconds: How long a value stays fresh; zero or less stores nothing.
     ///   - staleNanoseconds: How long after that it may still be served while a refresh runs.
     ///   - maxEntries: The most values stored; the least recently used goes first.
-    init(ttlNanoseconds: Int, staleNanoseconds: Int, maxEntries: Int) {
+    ///   - maxCost: The most total `cost` of the values stored; the least recently used go first, and a
+    ///     value costing more on its own is delivered but not stored.
+    ///   - cost: What one value costs (e.g. its size in bytes).
+    init(
+        ttlNanoseconds: Int,
+        staleNanoseconds: Int,
+        maxEntries: Int,
+        maxCost: Int = .max,
+        cost: @escaping @Sendable (Value) -> Int = { _ in 0 }
+    ) {
         self.ttlNanoseconds = ttlNanoseconds
         self.staleNanoseconds = max(0, staleNanoseconds)
-        entries = LRUCache(capacity: ttlNanoseconds > 0 ? maxEntries : 0)
+        self.cost = cost
+        entries = LRUCache(capacity: ttlNanoseconds > 0 ? maxEntries : 0, maxCost: maxCost)
     }
+
+    /// The summed cost of the stored values.
+    var totalCost: Int { entries.totalCost }
 
     /// The number of stored values.
     var count: Int { entries.count }
@@ -200,7 +215,7 @@ struct ResponseCacheStateMachine<Value, Failure: Error> {
             if let value = flight.value, ttlNanoseconds > 0 {
                 let fresh = Self.adding(now, ttlNanoseconds)
                 let entry = Entry(value: value, freshUntil: fresh, staleUntil: Self.adding(fresh, staleNanoseconds))
-                entries.insert(entry, for: key)
+                entries.insert(entry, for: key, cost: cost(value))
             }
         }
         var deliveries: [(Downstream, Outcome)] = []
@@ -220,7 +235,7 @@ struct ResponseCacheStateMachine<Value, Failure: Error> {
 
     /// Drops every stored value.
     mutating func removeAll() {
-        entries = LRUCache(capacity: entries.capacity)
+        entries = LRUCache(capacity: entries.capacity, maxCost: entries.maxCost)
     }
 
     private static func adding(_ a: Int, _ b: Int) -> Int {

@@ -210,6 +210,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "upstream.deadlineSeconds", kind: .seconds(\.upstream.deadlineSeconds, 0.001...3_600)),
         ConfigKey(name: "upstream.cacheTTLSeconds", kind: .seconds(\.upstream.cacheTTLSeconds, 0...86_400)),
         ConfigKey(name: "upstream.cacheMaxEntries", kind: .integer(\.upstream.cacheMaxEntries, 0...1_000_000)),
+        ConfigKey(name: "upstream.cacheMaxBytes", kind: .integer(\.upstream.cacheMaxBytes, 0...(1 << 40))),
         ConfigKey(name: "upstream.cacheStaleSeconds", kind: .seconds(\.upstream.cacheStaleSeconds, 0...86_400)),
         ConfigKey(name: "upstream.pageSize", kind: .integer(\.upstream.pageSize, 1...100)),
     ]

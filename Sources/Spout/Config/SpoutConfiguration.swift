@@ -106,6 +106,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var cacheTTLSeconds = 30.0
         /// Cached responses kept at most; the least recently used goes first.
         public var cacheMaxEntries = 1_000
+        /// Bytes of cached response bodies kept at most; the least recently used go first, and a body
+        /// larger than this on its own is not cached.
+        public var cacheMaxBytes = 64 * 1024 * 1024
         /// Seconds after expiry during which a cached response is still served while one refresh runs
         /// in the background (stale-while-revalidate); 0 turns it off.
         public var cacheStaleSeconds = 0.0

@@ -100,6 +100,8 @@ public final class UpstreamClient: Sendable {
         self.cache = ResponseCache<Data, UpstreamError>(
             ttlSeconds: configuration.cacheTTLSeconds,
             maxEntries: configuration.cacheMaxEntries,
+            maxCost: configuration.cacheMaxBytes,
+            cost: { body in body.count },
             staleSeconds: configuration.cacheStaleSeconds,
             now: cacheClock,
             onLookup: onLookup

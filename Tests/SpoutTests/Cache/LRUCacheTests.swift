@@ -5,10 +5,10 @@ import Testing
 @Suite struct LRUCacheTests {
     @Test func evictsTheLeastRecentlyUsedWhenFull() {
         var cache = LRUCache<String, Int>(capacity: 2)
-        #expect(cache.insert(1, for: "a") == nil)
-        #expect(cache.insert(2, for: "b") == nil)
+        #expect(cache.insert(1, for: "a", cost: 0) == [])
+        #expect(cache.insert(2, for: "b", cost: 0) == [])
         #expect(cache["a"] == 1)  // "a" is now the most recent
-        #expect(cache.insert(3, for: "c") == "b")
+        #expect(cache.insert(3, for: "c", cost: 0) == ["b"])
         #expect(cache.keys == ["c", "a"])
         #expect(cache["b"] == nil)
     }
@@ -18,7 +18,7 @@ import Testing
         cache["a"] = 1
         cache["b"] = 2
         #expect(cache.peek("a") == 1)
-        #expect(cache.insert(3, for: "c") == "a")
+        #expect(cache.insert(3, for: "c", cost: 0) == ["a"])
     }
 
     @Test func replacingAValueKeepsOneEntryAndMakesItRecent() {
@@ -56,9 +56,46 @@ import Testing
         #expect(Set(cache.keys).count == cache.count)
     }
 
+    @Test func evictsTheLeastRecentlyUsedUntilTheTotalCostFits() {
+        var cache = LRUCache<String, Int>(capacity: 10, maxCost: 100)
+        #expect(cache.insert(1, for: "a", cost: 40) == [])
+        #expect(cache.insert(2, for: "b", cost: 40) == [])
+        #expect(cache.insert(3, for: "c", cost: 20) == [])
+        #expect(cache.totalCost == 100)
+        _ = cache["a"]  // recency: a, c, b
+        #expect(cache.insert(4, for: "d", cost: 50) == ["b", "c"])
+        #expect(cache.keys == ["d", "a"])
+        #expect(cache.totalCost == 90)
+        // Replacing a value re-counts its cost, and can evict others.
+        #expect(cache.insert(5, for: "a", cost: 60) == ["d"])
+        #expect(cache.keys == ["a"])
+        #expect(cache.totalCost == 60)
+        #expect(cache.removeValue(for: "a") == 5)
+        #expect(cache.totalCost == 0)
+    }
+
+    @Test func aValueCostingMoreThanTheBudgetIsNotStoredAndDropsTheOldOne() {
+        var cache = LRUCache<String, Int>(capacity: 10, maxCost: 100)
+        cache.insert(1, for: "a", cost: 10)
+        cache.insert(2, for: "b", cost: 10)
+        #expect(cache.insert(3, for: "a", cost: 101) == [])
+        #expect(cache.peek("a") == nil)
+        #expect(cache.keys == ["b"])
+        #expect(cache.totalCost == 10)
+    }
+
+    @Test func theCostBudgetIsClampedSoSumsCannotOverflow() {
+        var cache = LRUCache<Int, Int>(capacity: 4)
+        #expect(cache.maxCost == Int.max / 2)
+        cache.insert(0, for: 0, cost: Int.max / 2)
+        #expect(cache.insert(1, for: 1, cost: Int.max / 2) == [0])
+        #expect(cache.insert(2, for: 2, cost: -5) == [])  // negative counts as zero
+        #expect(cache.totalCost == Int.max / 2)
+    }
+
     @Test func zeroCapacityKeepsNothing() {
         var cache = LRUCache<String, Int>(capacity: 0)
-        #expect(cache.insert(1, for: "a") == nil)
+        #expect(cache.insert(1, for: "a", cost: 0) == [])
         #expect(cache.count == 0)
         #expect(cache["a"] == nil)
     }

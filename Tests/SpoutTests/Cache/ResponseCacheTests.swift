@@ -96,6 +96,31 @@ import TestSupport
         #expect(lookups.all == [.miss, .hit, .miss])
     }
 
+    @Test func storedBodiesStayWithinTheCostBudgetLeastRecentlyUsedFirst() {
+        let cache = ResponseCache<String, Failed>(ttlSeconds: 10, maxEntries: 100, maxCost: 10, cost: { $0.utf8.count })
+        let upstream = Upstream()
+        for (index, (key, body)) in [("/a", "aaaa"), ("/b", "bbbb"), ("/c", "cccc")].enumerated() {
+            let subscriber = Self.subscribe(cache, key, upstream)
+            upstream.answer(index, with: body)
+            #expect(subscriber.values == [body])
+        }
+        // 12 bytes do not fit in 10: the least recently used body ("/a") went.
+        #expect(cache.count == 2)
+        #expect(cache.totalCost == 8)
+        #expect(Self.subscribe(cache, "/c", upstream).values == ["cccc"])
+        #expect(upstream.fetches == 3)
+        _ = Self.subscribe(cache, "/a", upstream)
+        #expect(upstream.fetches == 4)
+
+        // A body larger than the whole budget reaches its waiters but is not stored.
+        let big = Self.subscribe(cache, "/big", upstream)
+        upstream.answer(4, with: String(repeating: "x", count: 11))
+        #expect(big.values == [String(repeating: "x", count: 11)])
+        _ = Self.subscribe(cache, "/big", upstream)
+        #expect(upstream.fetches == 6)
+        #expect(cache.totalCost <= 10)
+    }
+
     @Test func keysAreSeparate() {
         let cache = Self.makeCache()
         let upstream = Upstream()

@@ -35,6 +35,8 @@ import Testing
         #expect(configuration.sse.heartbeatSeconds == 2.5)
         #expect(configuration.cors.allowedOrigins == ["https://a.example", "https://b.example"])
         #expect(configuration.log.requests == false)
+        let cache = try load([], ["SPOUT_UPSTREAM_CACHE_MAX_BYTES": "1048576"])
+        #expect(cache.upstream.cacheMaxBytes == 1_048_576)
     }
 
     @Test func environmentNamesFollowTheDottedKeys() {
@@ -79,6 +81,8 @@ import Testing
         (["SPOUT_PORT": "-1"], "port", "\"-1\""),
         (["SPOUT_SSE_HEARTBEAT_SECONDS": "nan"], "sse.heartbeatSeconds", "\"nan\""),
         (["SPOUT_LOG_REQUESTS": "maybe"], "log.requests", "\"maybe\""),
+        (["SPOUT_UPSTREAM_CACHE_MAX_BYTES": "-1"], "upstream.cacheMaxBytes", "\"-1\""),
+        (["SPOUT_UPSTREAM_CACHE_MAX_BYTES": "99999999999999999999"], "upstream.cacheMaxBytes", "\"99999999999999999999\""),
     ])
     func badEnvironmentValueNamesTheKey(environment: [String: String], key: String, value: String) {
         #expect {

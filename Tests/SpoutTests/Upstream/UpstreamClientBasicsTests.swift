@@ -50,6 +50,25 @@ import TestSupport
         #expect(try result.get() == Post(userId: 1, id: 1, title: "t", body: "b"))
     }
 
+    @Test func theResponseCacheCountsBodyBytesAgainstCacheMaxBytes() async throws {
+        let upstream = try Self.startUpstream()
+        defer { Task { await upstream.shutdown(deadline: .seconds(1)) } }
+        let body = #"{"userId":1,"id":1,"title":"t","body":"b","extra":true}"#.utf8.count
+        var roomy = SpoutConfiguration.Upstream()
+        roomy.cacheMaxBytes = body
+        let client = UpstreamClient(configuration: roomy, baseURL: URL(string: "http://127.0.0.1:\(upstream.port)/api/"))
+        #expect((try? await Self.first(client.get(Post.self, "/posts/1")).get()) != nil)
+        #expect(client.cache.count == 1)
+        #expect(client.cache.totalCost == body)
+
+        var tight = SpoutConfiguration.Upstream()
+        tight.cacheMaxBytes = body - 1
+        let small = UpstreamClient(configuration: tight, baseURL: URL(string: "http://127.0.0.1:\(upstream.port)/api/"))
+        #expect((try? await Self.first(small.get(Post.self, "/posts/1")).get()) != nil, "delivered though not stored")
+        #expect(small.cache.count == 0)
+        #expect(small.cache.totalCost == 0)
+    }
+
     @Test func mapsStatusAndBodyFailuresIntoUpstreamError() async throws {
         let upstream = try Self.startUpstream()
         defer { Task { await upstream.shutdown(deadline: .seconds(1)) } }
