@@ -24,6 +24,11 @@ public final class MetricsRegistry: @unchecked Sendable {
         register(Gauge(name: name, help: help))
     }
 
+    /// Registers and returns a gauge whose value is read from a source at each render.
+    public func sampledGauge(_ name: String, help: String) -> SampledGauge {
+        register(SampledGauge(name: name, help: help))
+    }
+
     /// Registers and returns a histogram family with the given upper bucket bounds (ascending).
     public func histogram(_ name: String, help: String, buckets: [Double], labels: [String] = []) -> HistogramFamily {
         register(HistogramFamily(name: name, help: help, buckets: buckets, labels: labels))
@@ -180,6 +185,33 @@ public final class Gauge: MetricFamily, Sendable {
 
     /// The current value.
     public var value: Int { current.load(ordering: .relaxed) }
+
+    func render(into text: inout String) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
+    }
+}
+
+/// A gauge read from its source when `/metrics` is rendered, for a value something else already keeps
+/// (the bytes in a cache) rather than one counted up and down; 0 until a source is set.
+///
+/// **Thread safety:** safe to call from any thread; the source must be too.
+public final class SampledGauge: MetricFamily, Sendable {
+    private let name: String
+    private let help: String
+    private let source = Mutex<(@Sendable () -> Int)?>(nil)
+
+    init(name: String, help: String) {
+        self.name = name
+        self.help = help
+    }
+
+    /// Reads the gauge from `read` from now on (replacing any earlier source).
+    public func sample(_ read: @escaping @Sendable () -> Int) {
+        source.withLock { $0 = read }
+    }
+
+    /// The current value.
+    public var value: Int { source.withLock { $0 }?() ?? 0 }
 
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"

@@ -55,6 +55,8 @@ public final class SpoutMetrics: Sendable {
     public let upstreamDuration: HistogramFamily
     /// `spout_upstream_in_flight`: upstream attempts started and not yet ended or cancelled.
     public let upstreamInFlight: Gauge
+    /// `spout_upstream_cache_bytes`: bytes of response bodies in the upstream cache (read from the cache).
+    public let upstreamCacheBytes: SampledGauge
 
     /// Creates the metrics in a new registry.
     public init() {
@@ -87,6 +89,10 @@ public final class SpoutMetrics: Sendable {
             buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
         )
         upstreamInFlight = registry.gauge("spout_upstream_in_flight", help: "Upstream attempts under way.")
+        upstreamCacheBytes = registry.sampledGauge(
+            "spout_upstream_cache_bytes",
+            help: "Bytes of response bodies held by the upstream cache."
+        )
     }
 }
 

@@ -106,6 +106,9 @@ public final class UpstreamClient: Sendable {
             now: cacheClock,
             onLookup: onLookup
         )
+        if let metrics {
+            metrics.upstreamCacheBytes.sample { [weak cache] in cache?.totalCost ?? 0 }
+        }
         self.retrying = { attempt, policy in
             attempt
                 .retry(

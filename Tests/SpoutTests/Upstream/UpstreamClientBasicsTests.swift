@@ -56,10 +56,17 @@ import TestSupport
         let body = #"{"userId":1,"id":1,"title":"t","body":"b","extra":true}"#.utf8.count
         var roomy = SpoutConfiguration.Upstream()
         roomy.cacheMaxBytes = body
-        let client = UpstreamClient(configuration: roomy, baseURL: URL(string: "http://127.0.0.1:\(upstream.port)/api/"))
+        let metrics = SpoutMetrics()
+        #expect(metrics.registry.render().contains("spout_upstream_cache_bytes 0\n"))
+        let client = UpstreamClient(
+            configuration: roomy,
+            baseURL: URL(string: "http://127.0.0.1:\(upstream.port)/api/"),
+            metrics: metrics
+        )
         #expect((try? await Self.first(client.get(Post.self, "/posts/1")).get()) != nil)
         #expect(client.cache.count == 1)
         #expect(client.cache.totalCost == body)
+        #expect(metrics.registry.render().contains("spout_upstream_cache_bytes \(body)\n"))
 
         var tight = SpoutConfiguration.Upstream()
         tight.cacheMaxBytes = body - 1
