@@ -180,27 +180,30 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// the partial pages at its ends are shared with other allocations and not counted). For tests.
     package var spareStorageBytes: (capacity: Int, resident: Int) {
         preconditionInEventLoop()
-        guard let spare = spareStorage, let base = spare.baseAddress else { return (0, 0) }
-        let mask = EventLoop.pageBytes &- 1
-        let start = (Int(bitPattern: base) &+ mask) & ~mask
-        let end = (Int(bitPattern: base) &+ spare.count) & ~mask
-        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return (spare.count, 0) }
-        var pages = [UInt8](repeating: 0, count: (end &- start) / EventLoop.pageBytes)
-        guard mincore(first, end &- start, &pages) == 0 else { return (spare.count, -1) }
-        return (spare.count, pages.reduce(0) { $0 &+ Int($1 & 1) } &* EventLoop.pageBytes)
+        guard let spare = spareStorage else { return (0, 0) }
+        guard let pages = EventLoop.wholePages(of: spare) else { return (spare.count, 0) }
+        var residency = [UInt8](repeating: 0, count: pages.count / EventLoop.pageBytes)
+        guard mincore(pages.baseAddress, pages.count, &residency) == 0 else { return (spare.count, -1) }
+        return (spare.count, residency.reduce(0) { $0 &+ Int($1 & 1) } &* EventLoop.pageBytes)
     }
 
     /// The size of a memory page.
     private static let pageBytes = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
 
-    /// Gives the whole pages inside `storage` back to the kernel; their contents read as zeros after.
-    private static func releasePages(of storage: UnsafeMutableRawBufferPointer) {
-        guard let base = storage.baseAddress else { return }
+    /// The whole pages inside `storage` (its partial first and last pages left out), or `nil` if none.
+    private static func wholePages(of storage: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer? {
+        guard let base = storage.baseAddress else { return nil }
         let mask = pageBytes &- 1
         let start = (Int(bitPattern: base) &+ mask) & ~mask
         let end = (Int(bitPattern: base) &+ storage.count) & ~mask
-        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return }
-        _ = madvise(first, end &- start, Int32(MADV_DONTNEED))
+        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return nil }
+        return UnsafeMutableRawBufferPointer(start: first, count: end &- start)
+    }
+
+    /// Gives the whole pages inside `storage` back to the kernel; their contents read as zeros after.
+    private static func releasePages(of storage: UnsafeMutableRawBufferPointer) {
+        guard let pages = wholePages(of: storage) else { return }
+        _ = madvise(pages.baseAddress, pages.count, Int32(MADV_DONTNEED))
     }
 
     /// The current wall-clock second, for the `Date` header.
