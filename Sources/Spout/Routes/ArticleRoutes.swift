@@ -13,7 +13,7 @@ enum ArticleRoutes {
     /// `GET /articles?userId=`: `{"articles":[…]}` from `GET /posts`.
     static let list: Routes.Handler = { context in
         do throws(Problem) {
-            let query = try QueryParameters(context.request.queryItems, known: listParameters)
+            let query = try QueryParameters(query: context.request, known: listParameters)
             try requireJSON(context)
             let userId = try query.integer("userId", in: 1...Int.max)
             let items = userId.map { [URLQueryItem(name: "userId", value: String($0))] } ?? []
@@ -31,7 +31,7 @@ enum ArticleRoutes {
     /// `GET /articles/{id}`: the post, or `404` when the upstream has none.
     static let item: Routes.Handler = { context in
         do throws(Problem) {
-            _ = try QueryParameters(context.request.queryItems, known: [])
+            _ = try QueryParameters(query: context.request, known: [])
             try requireJSON(context)
             let id = try pathIdentifier(context, "id")
             UpstreamReply.respond(
@@ -116,7 +116,7 @@ struct ArticleStreamPlan {
     static let maxPosition = 1_000_000_000
 
     init(context: RequestContext) throws(Problem) {
-        let query = try QueryParameters(context.request.queryItems, known: ArticleRoutes.streamParameters)
+        let query = try QueryParameters(query: context.request, known: ArticleRoutes.streamParameters)
         let format = try StreamFormat.negotiate(
             format: query["format"],
             accept: context.request.headers["Accept"],

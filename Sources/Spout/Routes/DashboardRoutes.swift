@@ -17,7 +17,7 @@ enum DashboardRoutes {
 
     static let dashboard: Routes.Handler = { context in
         do throws(Problem) {
-            _ = try QueryParameters(context.request.queryItems, known: [])
+            _ = try QueryParameters(query: context.request, known: [])
             try ArticleRoutes.requireJSON(context)
             let id = try ArticleRoutes.pathIdentifier(context, "userId")
             let upstream = context.service.upstream

@@ -37,7 +37,7 @@ enum DemoRoutes {
         { context in
             guard isServing(context) else { return }
             do throws(Problem) {
-                let query = try QueryParameters(context.request.queryItems, known: listParameters)
+                let query = try QueryParameters(query: context.request, known: listParameters)
                 let userId = try query.integer("userId", in: 0...Int.max)
                 respond(page: try page(records(DemoData.shared, userId), query), context)
             } catch {
@@ -51,7 +51,7 @@ enum DemoRoutes {
         { context in
             guard isServing(context) else { return }
             do throws(Problem) {
-                let query = try QueryParameters(context.request.queryItems, known: nestedParameters)
+                let query = try QueryParameters(query: context.request, known: nestedParameters)
                 let id = identifier(context)
                 respond(page: try page(id.map { records(DemoData.shared, $0) } ?? [], query), context)
             } catch {
@@ -65,7 +65,7 @@ enum DemoRoutes {
         { context in
             guard isServing(context) else { return }
             do throws(Problem) {
-                _ = try QueryParameters(context.request.queryItems, known: [])
+                _ = try QueryParameters(query: context.request, known: [])
                 if let id = identifier(context), let bytes = record(DemoData.shared, id) {
                     context.respond(json: bytes)
                 } else {

@@ -6,7 +6,7 @@ enum ProfileRoutes {
     /// `{"user":{…},"posts":[…]}`; `404` when the upstream has no such user.
     static let profile: Routes.Handler = { context in
         do throws(Problem) {
-            _ = try QueryParameters(context.request.queryItems, known: [])
+            _ = try QueryParameters(query: context.request, known: [])
             try ArticleRoutes.requireJSON(context)
             let id = try ArticleRoutes.pathIdentifier(context, "id")
             let upstream = context.service.upstream

@@ -14,7 +14,7 @@ enum WorkflowRoutes {
 
     static let workflow: Routes.Handler = { context in
         do throws(Problem) {
-            let query = try QueryParameters(context.request.queryItems, known: parameters)
+            let query = try QueryParameters(query: context.request, known: parameters)
             let format = try StreamFormat.negotiate(format: query["format"], accept: context.request.headers["Accept"])
             let id = try ArticleRoutes.pathIdentifier(context, "userId")
             let events = Workflow(client: context.service.upstream, userId: id).events()
