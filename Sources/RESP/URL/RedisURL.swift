@@ -88,8 +88,20 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
                 guard after.first == UInt8(ascii: ":") else { throw .invalidHost(RESPText.quoted(authority)) }
                 portText = after.dropFirst()
             }
-            guard !host.isEmpty, host.allSatisfy(RedisURL.isIPv6Byte) else {
+            // A zone (RFC 6874) is written `%25` and handed on as `%`, as getaddrinfo takes it.
+            var zone: ArraySlice<UInt8> = []
+            if let percent = host.firstIndex(of: UInt8(ascii: "%")) {
+                guard host[percent...].starts(with: "%25".utf8), host.endIndex &- percent > 3 else {
+                    throw .invalidHost(RESPText.quoted(authority))
+                }
+                zone = host[(percent &+ 3)...]
+                host = host[host.startIndex..<percent]
+            }
+            guard !host.isEmpty, host.allSatisfy(RedisURL.isIPv6Byte), zone.allSatisfy(RedisURL.isHostByte) else {
                 throw .invalidHost(RESPText.quoted(authority))
+            }
+            if !zone.isEmpty {
+                host = host + [UInt8(ascii: "%")] + zone
             }
         } else {
             host = authority
@@ -132,7 +144,12 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             text += password == nil ? "" : ":***"
             text += "@"
         }
-        text += host.contains(":") ? "[\(host)]" : host
+        if host.contains(":") {
+            // Brackets, and the zone's `%` escaped again.
+            text += "[" + host.split(separator: "%", maxSplits: 1).joined(separator: "%25") + "]"
+        } else {
+            text += host
+        }
         return text + ":\(port)/\(database)"
     }
 
@@ -173,11 +190,11 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Hex digits, `:` and `.` (an embedded IPv4 address), and `%` for a zone.
+    /// Hex digits, `:` and `.` (an embedded IPv4 address).
     private static func isIPv6Byte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "%"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: ":"), UInt8(ascii: "."):
             return true
         default:
             return false
