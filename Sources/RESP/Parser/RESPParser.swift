@@ -311,9 +311,10 @@ public struct RESPParser: Sendable {
             }
             return nil
         }
+        // The length first, as the incomplete line above would have been judged had it arrived without its LF.
+        guard index &- 1 <= configuration.maxLineBytes else { throw .lineTooLong(limit: configuration.maxLineBytes) }
         guard index > 0, unread[index &- 1] == RESPWire.cr else { throw .bareLineFeed }
         let length = index &- 1
-        guard length <= configuration.maxLineBytes else { throw .lineTooLong(limit: configuration.maxLineBytes) }
         var inner = 0
         while inner < length {
             if unread[inner] == RESPWire.cr {

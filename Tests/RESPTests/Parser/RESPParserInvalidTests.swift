@@ -101,6 +101,9 @@ let invalidSamples: [InvalidSample] = [
     sample("attribute counts as a level", "*1\r\n|1\r\n+a\r\n*0\r\n", .nestingTooDeep(limit: 2), configuration: small),
     sample("line over the limit", "+12345678901\r\n", .lineTooLong(limit: 10), configuration: small),
     sample("unterminated line over the limit", "+123456789012", .lineTooLong(limit: 10), configuration: small),
+    // Found by the fuzzer: the length must be judged before the line ending, or splits disagree.
+    sample("long line ending in a bare lf", "-Enknown col\u{0}Rnd\rlll\n", .lineTooLong(limit: 10), configuration: small),
+    sample("line at the limit ending in a bare lf", "+123456789\n", .bareLineFeed, configuration: small),
     sample(
         "bulk that cannot fit the buffer limit",
         "*1\r\n$8\r\n",
