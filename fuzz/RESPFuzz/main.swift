@@ -119,8 +119,15 @@ private func inspect(_ value: RESPValue, configuration: RESPParser.Configuration
     }
     // The wire form of a parsed value is itself valid and means the same (compared as bytes: NaN != NaN).
     let encoded = value.encoded
-    var again = RESPParser(configuration: .init(maxBulkBytes: Int.max, maxAggregateCount: Int.max, maxDepth: 256,
-        maxLineBytes: Int.max, maxBufferedBytes: Int.max))
+    var again = RESPParser(
+        configuration: .init(
+            maxBulkBytes: Int.max,
+            maxAggregateCount: Int.max,
+            maxDepth: 256,
+            maxLineBytes: Int.max,
+            maxBufferedBytes: Int.max
+        )
+    )
     again.append(encoded)
     do throws(RESPParseError) {
         let reparsed = try again.next()

@@ -97,6 +97,20 @@ public struct RESPCommand: Sendable, Hashable, CustomStringConvertible {
         arguments.map { RESPText.escaped($0, limit: 256) }.joined(separator: " ")
     }
 
+    /// The first argument (the command name as written), or empty for a command without arguments.
+    var firstArgument: ArraySlice<UInt8> {
+        guard !encodedArguments.isEmpty else { return [] }
+        // Written by `append`: `$`, digits, CRLF, then the bytes.
+        var index = 1
+        var length = 0
+        while encodedArguments[index] != RESPWire.cr {
+            length = length &* 10 &+ Int(encodedArguments[index] &- 0x30)
+            index &+= 1
+        }
+        index &+= 2
+        return encodedArguments[index..<(index &+ length)]
+    }
+
     /// Calls `body` with each argument's bytes, in order.
     func forEachArgument(_ body: (ArraySlice<UInt8>) -> Void) {
         // The bytes were written by `append`, so each header is `$`, digits, CRLF.

@@ -400,11 +400,17 @@ public struct RESPConnectionStateMachine<Context> {
             return receivedPush(value, elements: elements, now: now)
         }
         guard let head = pending.first else {
-            return fail(with: .unexpectedReply(RESPText.escaped(value.description.utf8, limit: 128)), reconnect: true, now: now)
+            return fail(
+                with: .unexpectedReply(RESPText.escaped(value.description.utf8, limit: 128)),
+                reconnect: true,
+                now: now
+            )
         }
         if case .confirmations = head.expectation, plain.errorMessage == nil {
             return fail(
-                with: .unexpectedReply("\(RESPText.escaped(value.description.utf8, limit: 128)) instead of a confirmation"),
+                with: .unexpectedReply(
+                    "\(RESPText.escaped(value.description.utf8, limit: 128)) instead of a confirmation"
+                ),
                 reconnect: true,
                 now: now
             )
@@ -583,18 +589,10 @@ public struct RESPConnectionStateMachine<Context> {
         now: ContinuousClock.Instant
     ) -> RESPCommand {
         var expectation = Pending.Expectation.reply
-        var name = ArraySlice<UInt8>()
-        var arguments: [ArraySlice<UInt8>] = []
-        var isFirst = true
-        command.forEachArgument { argument in
-            if isFirst {
-                name = argument
-                isFirst = false
-            } else if !arguments.isEmpty || RESPSubscriptionKind.command(named: name) != nil {
-                arguments.append(argument)
-            }
-        }
-        if let (kind, subscribes) = RESPSubscriptionKind.command(named: name) {
+        if let (kind, subscribes) = RESPSubscriptionKind.command(named: command.firstArgument) {
+            var arguments: [ArraySlice<UInt8>] = []
+            command.forEachArgument { arguments.append($0) }
+            arguments.removeFirst()
             let confirmation = kind.confirmationName(subscribes: subscribes)
             if subscribes {
                 if !arguments.isEmpty {

@@ -23,7 +23,13 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
 
     public static let defaultPort = 6379
 
-    public init(host: String, port: Int = RedisURL.defaultPort, username: String? = nil, password: String? = nil, database: Int = 0) {
+    public init(
+        host: String,
+        port: Int = RedisURL.defaultPort,
+        username: String? = nil,
+        password: String? = nil,
+        database: Int = 0
+    ) {
         self.host = host
         self.port = port
         self.username = username
@@ -157,7 +163,8 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count &- needle.count) where haystack[start..<(start &+ needle.count)].elementsEqual(needle) {
+        for start in 0...(haystack.count &- needle.count)
+        where haystack[start..<(start &+ needle.count)].elementsEqual(needle) {
             return start
         }
         return nil
@@ -212,7 +219,8 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
                 index &+= 1
                 continue
             }
-            guard bytes.endIndex &- index >= 3, let high = hexValue(bytes[index &+ 1]), let low = hexValue(bytes[index &+ 2])
+            guard bytes.endIndex &- index >= 3, let high = hexValue(bytes[index &+ 1]),
+                let low = hexValue(bytes[index &+ 2])
             else {
                 throw .invalidPercentEncoding
             }
@@ -287,7 +295,8 @@ public enum RedisURLError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidPercentEncoding:
             return "redis url username or password has a % not followed by two hex digits"
         case .usernameWithoutPassword:
-            return "redis url has a username without a password; write redis://user:password@host (or redis://:password@host)"
+            return
+                "redis url has a username without a password; write redis://user:password@host (or redis://:password@host)"
         case .unexpectedComponent(let text):
             return "redis url must not have a query or fragment, got \"\(text)\""
         }

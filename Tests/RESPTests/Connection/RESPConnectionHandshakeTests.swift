@@ -32,7 +32,9 @@ import Testing
     @Test func aPasswordAloneLogsInAsTheDefaultUser() {
         var harness = MachineHarness(.init(password: "pw", pingInterval: nil))
         _ = harness.machine.start(now: harness.now)
-        #expect(harness.machine.connected(now: harness.now) == .write(RESPCommand("HELLO", "3", "AUTH", "default", "pw")))
+        #expect(
+            harness.machine.connected(now: harness.now) == .write(RESPCommand("HELLO", "3", "AUTH", "default", "pw"))
+        )
     }
 
     @Test func aServerWithoutHelloGetsAuthAndRESP2() {

@@ -165,11 +165,19 @@ import Testing
 
         _ = harness.send(RESPCommand("PING"), 3)
         let pong = RESPValue.array([.bulkString("pong"), .bulkString("")])
-        #expect(harness.receive(message, pong) == [.push(.message(channel: "a".bytes, payload: "hi".bytes)), .reply(3, pong)])
+        #expect(
+            harness.receive(message, pong) == [
+                .push(.message(channel: "a".bytes, payload: "hi".bytes)), .reply(3, pong),
+            ]
+        )
 
         _ = harness.send(RESPCommand("UNSUBSCRIBE", "a"), 4)
         let gone = RESPValue.array([.bulkString("unsubscribe"), .bulkString("a"), .integer(0)])
-        #expect(harness.receive(message, gone) == [.push(.message(channel: "a".bytes, payload: "hi".bytes)), .reply(4, .array([gone]))])
+        #expect(
+            harness.receive(message, gone) == [
+                .push(.message(channel: "a".bytes, payload: "hi".bytes)), .reply(4, .array([gone])),
+            ]
+        )
 
         _ = harness.send(RESPCommand("LRANGE", "l", "0", "-1"), 5)
         #expect(harness.receive(list) == [.reply(5, list)], "a reply again once nothing is subscribed")
@@ -190,9 +198,11 @@ import Testing
                 == [.writeAll([RESPCommand("SUBSCRIBE", "a", "b"), RESPCommand("PSUBSCRIBE", "p.*")])]
         )
         #expect(harness.machine.status == .handshaking)
-        #expect(harness.receive(.pubsub("subscribe", "a", 1), .message("a", "during")) == [
-            .none, .push(.message(channel: "a".bytes, payload: "during".bytes)),
-        ])
+        #expect(
+            harness.receive(.pubsub("subscribe", "a", 1), .message("a", "during")) == [
+                .none, .push(.message(channel: "a".bytes, payload: "during".bytes)),
+            ]
+        )
         #expect(harness.receive(.pubsub("subscribe", "b", 2)) == [.none])
         #expect(harness.machine.status == .handshaking, "one restoring command still unconfirmed")
         #expect(harness.receive(.pubsub("psubscribe", "p.*", 3)) == [.ready(write: [.get("k")])])

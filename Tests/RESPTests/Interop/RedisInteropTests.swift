@@ -1,6 +1,6 @@
 import RESP
-import Testing
 import TestSupport
+import Testing
 
 /// The parser, the encoder and the connection state machine against a real `redis-server`, over loopback.
 ///
@@ -77,7 +77,9 @@ struct RedisInteropTests {
             ids.enumerated().map { index, id in
                 .array([
                     .bulkString(id),
-                    .array([.bulkString("data"), .bulkString("{\"n\":\(index)}"), .bulkString("event"), .bulkString("tick")]),
+                    .array([
+                        .bulkString("data"), .bulkString("{\"n\":\(index)}"), .bulkString("event"), .bulkString("tick"),
+                    ]),
                 ])
             }
         )

@@ -47,7 +47,11 @@ let invalidSamples: [InvalidSample] = [
     sample("integer with space", ": 1\r\n", .invalidInteger(" 1")),
     sample("integer above Int64", ":9223372036854775808\r\n", .invalidInteger("9223372036854775808")),
     sample("integer below Int64", ":-9223372036854775809\r\n", .invalidInteger("-9223372036854775809")),
-    sample("integer far beyond Int64", ":99999999999999999999999999\r\n", .invalidInteger("99999999999999999999999999")),
+    sample(
+        "integer far beyond Int64",
+        ":99999999999999999999999999\r\n",
+        .invalidInteger("99999999999999999999999999")
+    ),
     sample("double with letters", ",1.5x\r\n", .invalidDouble("1.5x")),
     sample("double hexadecimal", ",0x1p3\r\n", .invalidDouble("0x1p3")),
     sample("double infinity spelled out", ",infinity\r\n", .invalidDouble("infinity")),
@@ -102,7 +106,12 @@ let invalidSamples: [InvalidSample] = [
     sample("line over the limit", "+12345678901\r\n", .lineTooLong(limit: 10), configuration: small),
     sample("unterminated line over the limit", "+123456789012", .lineTooLong(limit: 10), configuration: small),
     // Found by the fuzzer: the length must be judged before the line ending, or splits disagree.
-    sample("long line ending in a bare lf", "-Enknown col\u{0}Rnd\rlll\n", .lineTooLong(limit: 10), configuration: small),
+    sample(
+        "long line ending in a bare lf",
+        "-Enknown col\u{0}Rnd\rlll\n",
+        .lineTooLong(limit: 10),
+        configuration: small
+    ),
     sample("line at the limit ending in a bare lf", "+123456789\n", .bareLineFeed, configuration: small),
     sample(
         "bulk that cannot fit the buffer limit",

@@ -51,7 +51,11 @@ let validSamples: [ValidSample] = [
     sample("double with signed exponent", ",3e+2\r\n", .double(300), canonical: false),
     sample("infinity", ",inf\r\n", .double(.infinity)),
     sample("negative infinity", ",-inf\r\n", .double(-.infinity)),
-    sample("big number", "(3492890328409238509324850943850943825024385\r\n", .bigNumber("3492890328409238509324850943850943825024385")),
+    sample(
+        "big number",
+        "(3492890328409238509324850943850943825024385\r\n",
+        .bigNumber("3492890328409238509324850943850943825024385")
+    ),
     sample("negative big number", "(-1\r\n", .bigNumber("-1")),
     sample("bulk error", "!21\r\nSYNTAX invalid syntax\r\n", .bulkError("SYNTAX invalid syntax")),
     sample("verbatim string", "=15\r\ntxt:Some string\r\n", .verbatimString(format: "txt", text: "Some string".bytes)),

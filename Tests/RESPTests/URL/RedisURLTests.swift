@@ -10,7 +10,10 @@ import Testing
         ("redis://redis/", RedisURL(host: "redis")),
         ("REDIS://Redis.Example.com:1", RedisURL(host: "Redis.Example.com", port: 1)),
         ("redis://:secret@host", RedisURL(host: "host", password: "secret")),
-        ("redis://alice:secret@host:7000/2", RedisURL(host: "host", port: 7000, username: "alice", password: "secret", database: 2)),
+        (
+            "redis://alice:secret@host:7000/2",
+            RedisURL(host: "host", port: 7000, username: "alice", password: "secret", database: 2)
+        ),
         ("redis://alice:@host", RedisURL(host: "host", username: "alice", password: "")),
         ("redis://:p%40ss%3Aw%2Frd@host", RedisURL(host: "host", password: "p@ss:w/rd")),
         ("redis://:p@ss:w/rd@host/1", RedisURL(host: "host", password: "p@ss:w/rd", database: 1)),
@@ -66,11 +69,16 @@ import Testing
         #expect(try RedisURL(parsing: "redis://[::1]").description == "redis://[::1]:6379/0")
         #expect(try RedisURL(parsing: "redis://[fe80::1%25eth0]").description == "redis://[fe80::1%25eth0]:6379/0")
         #expect(RedisURL(host: "h", username: "a b").description == "redis://a%20b@h:6379/0")
-        #expect(try RedisURL(parsing: RedisURL(host: "h", port: 2, database: 3).description) == RedisURL(host: "h", port: 2, database: 3))
+        #expect(
+            try RedisURL(parsing: RedisURL(host: "h", port: 2, database: 3).description)
+                == RedisURL(host: "h", port: 2, database: 3)
+        )
     }
 
     @Test func errorsNeverCarryThePassword() {
-        for text in ["redis:/:hunter2@host", "redis://:hunter2@ho st", "redis://:hunter2@host:x", "rediss://:hunter2@h"] {
+        for text in [
+            "redis:/:hunter2@host", "redis://:hunter2@ho st", "redis://:hunter2@host:x", "rediss://:hunter2@h",
+        ] {
             do {
                 _ = try RedisURL(parsing: text)
                 Issue.record("\(text) parsed")
