@@ -3,11 +3,7 @@ enum RESPNumbers {
     /// `[+-]digits` as a signed 64-bit integer; nil when malformed or out of range.
     static func integer(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
         var index = 0
-        var negative = false
-        if let first = text.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            negative = first == UInt8(ascii: "-")
-            index = 1
-        }
+        let negative = skipSign(text, &index)
         guard index < text.count else { return nil }
         // Accumulated as a negative number, which reaches Int64.min.
         var value: Int64 = 0
@@ -32,6 +28,11 @@ enum RESPNumbers {
         if text.count == 2, text[0] == UInt8(ascii: "-"), text[1] == UInt8(ascii: "1") {
             return -1
         }
+        return decimal(text)
+    }
+
+    /// One or more decimal digits (no sign) that fit in `Int`; nil for anything else.
+    static func decimal(_ text: some Collection<UInt8>) -> Int? {
         guard !text.isEmpty else { return nil }
         var value = 0
         for byte in text {
@@ -48,9 +49,7 @@ enum RESPNumbers {
     /// `[+-]digits`, at least one digit.
     static func isBigNumber(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
-        if let first = text.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            index = 1
-        }
+        _ = skipSign(text, &index)
         guard index < text.count else { return false }
         while index < text.count {
             guard text[index] &- 0x30 < 10 else { return false }
@@ -65,11 +64,7 @@ enum RESPNumbers {
     /// `infinity`, `nan(…)`).
     static func double(_ text: UnsafeBufferPointer<UInt8>) -> Double? {
         var index = 0
-        var negative = false
-        if let first = text.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            negative = first == UInt8(ascii: "-")
-            index = 1
-        }
+        let negative = skipSign(text, &index)
         let rest = UnsafeBufferPointer(rebasing: text[index...])
         if equals(rest, "inf") {
             return negative ? -.infinity : .infinity
@@ -91,6 +86,13 @@ enum RESPNumbers {
         }
         guard index == text.count else { return nil }
         return Double(String(decoding: text, as: UTF8.self))
+    }
+
+    /// Advances past a leading `+` or `-`, if there is one; true for `-`.
+    private static func skipSign(_ text: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Bool {
+        guard let first = text.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") else { return false }
+        index = 1
+        return first == UInt8(ascii: "-")
     }
 
     /// Advances past one or more digits; false when there is none.

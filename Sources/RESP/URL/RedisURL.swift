@@ -121,7 +121,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
 
         var port = RedisURL.defaultPort
         if let portText {
-            guard let value = RedisURL.decimal(portText), (1...65_535).contains(value) else {
+            guard let value = RESPNumbers.decimal(portText), (1...65_535).contains(value) else {
                 throw .invalidPort(RESPText.quoted(portText))
             }
             port = value
@@ -129,7 +129,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
 
         var database = 0
         if !path.isEmpty {
-            guard let value = RedisURL.decimal(path) else { throw .invalidDatabase(RESPText.quoted(path)) }
+            guard let value = RESPNumbers.decimal(path) else { throw .invalidDatabase(RESPText.quoted(path)) }
             database = value
         }
 
@@ -168,21 +168,6 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             return start
         }
         return nil
-    }
-
-    /// Decimal digits that fit in `Int`; nil otherwise.
-    private static func decimal(_ bytes: ArraySlice<UInt8>) -> Int? {
-        guard !bytes.isEmpty else { return nil }
-        var value = 0
-        for byte in bytes {
-            let digit = byte &- 0x30
-            guard digit < 10 else { return nil }
-            let (shifted, o1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = shifted.addingReportingOverflow(Int(digit))
-            guard !o1, !o2 else { return nil }
-            value = sum
-        }
-        return value
     }
 
     /// Letters, digits and `-._~`: what a host name may hold (and what a username keeps unescaped).
