@@ -31,6 +31,15 @@ import Testing
         #expect(harness.receive(bytes: [bytes.last!]) == [.reply(1, reply)])
     }
 
+    @Test func rawBytesFeedTheSameWay() {
+        var harness = MachineHarness()
+        _ = harness.connectReady()
+        _ = harness.send(.get("k"), 1)
+        RESPValue.bulkString("v").encoded.withUnsafeBytes { harness.machine.bytesReceived($0, now: harness.now) }
+        #expect(harness.machine.nextReceivedAction(now: harness.now) == .reply(1, .bulkString("v")))
+        #expect(harness.machine.nextReceivedAction(now: harness.now) == nil)
+    }
+
     @Test func attributesStayOnTheReply() {
         var harness = MachineHarness()
         _ = harness.connectReady()

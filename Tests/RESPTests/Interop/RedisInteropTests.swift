@@ -169,6 +169,20 @@ struct RedisInteropTests {
         #expect(try other.request(.get("where")) == .bulkString("db3"))
     }
 
+    @Test func aReplySlowerThanItsTimeoutFailsTheConnectionWhichComesBack() throws {
+        let server = try RedisServer.start()
+        defer { server.stop() }
+        let driver = try ready(server)
+        // BLPOP blocks this client for a second on the server; the command allows 200 ms.
+        let slow = driver.send(RESPCommand("BLPOP", "empty", "1"), timeout: .some(.milliseconds(200)))
+        let behind = driver.send(.get("k"))
+        try driver.pump(until: "the timeout") { !$0.closes.isEmpty }
+        #expect(driver.failures[slow] == .timedOut(limit: .milliseconds(200)))
+        #expect(driver.failures[behind] == .timedOut(limit: .milliseconds(200)), "a pipeline cannot skip a reply")
+        try driver.pump(until: "the reconnect") { $0.readyCount == 2 }
+        #expect(try driver.request(RESPCommand("PING")) == .simpleString("PONG"))
+    }
+
     @Test func aRestartedServerGetsTheSubscriptionsBack() throws {
         var server = try RedisServer.start()
         defer { server.stop() }
