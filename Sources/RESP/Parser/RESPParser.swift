@@ -305,14 +305,11 @@ public struct RESPParser: Sendable {
         }
         guard index < count else {
             scanned = count
-            // Everything but a final CR (which may be the line's own) is line so far.
-            if count &- 1 > configuration.maxLineBytes {
-                throw .lineTooLong(limit: configuration.maxLineBytes)
-            }
+            try checkLine(seen: count)
             return nil
         }
-        // The length first, as the incomplete line above would have been judged had it arrived without its LF.
-        guard index &- 1 <= configuration.maxLineBytes else { throw .lineTooLong(limit: configuration.maxLineBytes) }
+        // The limits first, judged as they would have been had the line arrived without its LF.
+        try checkLine(seen: index)
         guard index > 0, unread[index &- 1] == RESPWire.cr else { throw .bareLineFeed }
         let length = index &- 1
         var inner = 0
@@ -326,6 +323,25 @@ public struct RESPParser: Sendable {
             throw .unknownType(RESPWire.cr)
         }
         return index
+    }
+
+    /// Throws when `seen` bytes of a line without its LF pass a limit: the line limit (everything but a final CR,
+    /// which may be the line's own, counts) or the buffer limit.
+    ///
+    /// Both only grow with `seen`, so the error must be the limit passed at the *smaller* `seen` (the line limit on
+    /// a tie), whatever the number of bytes that happen to be buffered: otherwise one input split in two places
+    /// would fail in two ways.
+    private func checkLine(seen: Int) throws(RESPParseError) {
+        // `heldBytes` never passes the limit between values, so `room` is not negative.
+        let room = configuration.maxBufferedBytes &- heldBytes
+        let overLine = seen &- 1 > configuration.maxLineBytes
+        let overBuffer = seen > room
+        guard overLine || overBuffer else { return }
+        // Past the line limit, `maxLineBytes + 1 < seen`, so the sum cannot overflow.
+        if overLine && (!overBuffer || configuration.maxLineBytes &+ 1 <= room) {
+            throw .lineTooLong(limit: configuration.maxLineBytes)
+        }
+        throw .valueTooLarge(limit: configuration.maxBufferedBytes)
     }
 
     private mutating func consume(_ count: Int) {

@@ -176,6 +176,19 @@ let invalidSamples: [InvalidSample] = [
         #expect(parse(input, configuration: .init(maxBufferedBytes: 64 << 20)).values.first?.elements?.count == count)
     }
 
+    @Test func theLimitALinePassesFirstIsTheErrorHoweverTheBytesArrive() {
+        // Found by the fuzzer: a long line inside an aggregate passes the buffer limit after a few bytes and the
+        // line limit later; fed whole it used to report the line, fed in pieces the buffer.
+        let input = "*2\r\n:1\r\n+123456789012\r\n".bytes
+        let held = 8 + MemoryLayout<RESPValue>.stride
+        let tight = RESPParser.Configuration(maxLineBytes: 10, maxBufferedBytes: held + 5)
+        let loose = RESPParser.Configuration(maxLineBytes: 10, maxBufferedBytes: held + 100)
+        for feeding in Feeding.all(for: input) {
+            #expect(parse(input, feeding: feeding, configuration: tight).error == .valueTooLarge(limit: held + 5))
+            #expect(parse(input, feeding: feeding, configuration: loose).error == .lineTooLong(limit: 10))
+        }
+    }
+
     @Test func anIncompleteValueFailsOnceItHoldsMoreThanTheLimit() throws {
         var parser = RESPParser(configuration: .init(maxBulkBytes: 1000, maxBufferedBytes: 1000))
         parser.append("*3\r\n$400\r\n".bytes + [UInt8](repeating: 0x61, count: 400) + "\r\n$400\r\n".bytes)
@@ -196,7 +209,7 @@ let invalidSamples: [InvalidSample] = [
         )
         #expect(configuration.maxBulkBytes == 0 && configuration.maxAggregateCount == 0 && configuration.maxDepth == 0)
         #expect(configuration.maxLineBytes == 0 && configuration.maxBufferedBytes == 0)
-        #expect(parse("*0\r\n".bytes, configuration: configuration).error == .lineTooLong(limit: 0))
+        #expect(parse("*0\r\n".bytes, configuration: configuration).error == .valueTooLarge(limit: 0))
         let noAggregates = RESPParser.Configuration(maxDepth: 0)
         #expect(parse("*0\r\n".bytes, configuration: noAggregates).error == .nestingTooDeep(limit: 0))
         #expect(parse(":1\r\n".bytes, configuration: noAggregates).values == [.integer(1)])
