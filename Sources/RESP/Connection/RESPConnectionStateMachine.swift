@@ -401,16 +401,14 @@ public struct RESPConnectionStateMachine<Context> {
         }
         guard let head = pending.first else {
             return fail(
-                with: .unexpectedReply(RESPText.escaped(value.description.utf8, limit: 128)),
+                with: .unexpectedReply(value.briefDescription),
                 reconnect: true,
                 now: now
             )
         }
         if case .confirmations = head.expectation, plain.errorMessage == nil {
             return fail(
-                with: .unexpectedReply(
-                    "\(RESPText.escaped(value.description.utf8, limit: 128)) instead of a confirmation"
-                ),
+                with: .unexpectedReply("\(value.briefDescription) instead of a confirmation"),
                 reconnect: true,
                 now: now
             )

@@ -38,6 +38,30 @@ extension RESPValue: CustomStringConvertible {
     }
 }
 
+extension RESPValue {
+    /// A description cut short, that costs little however large the value: an aggregate is named with its element
+    /// count, anything else is its ``description`` cut to 64 characters.
+    var briefDescription: String {
+        switch self {
+        case .array(let elements?):
+            return "an array of \(elements.count) elements"
+        case .set(let elements):
+            return "a set of \(elements.count) elements"
+        case .push(let elements):
+            return "a push of \(elements.count) elements"
+        case .map(let pairs):
+            return "a map of \(pairs.count) pairs"
+        case .attribute(_, let value):
+            return value.briefDescription
+        case .bulkString(let bytes?):
+            return "\"\(RESPText.escaped(bytes, limit: 64))\""
+        default:
+            let text = description
+            return text.count > 64 ? String(text.prefix(64)) + "..." : text
+        }
+    }
+}
+
 /// Bytes as printable text for messages.
 enum RESPText {
     /// Printable ASCII as is (except `"` and `\`), every other byte as `\xNN`; at most `limit` bytes, then `...`.

@@ -52,11 +52,19 @@ import Testing
         var harness = MachineHarness()
         _ = harness.connectReady()
         let actions = harness.receive(.ok)
-        guard case .close(let failing, .unexpectedReply, .some)? = actions.first else {
+        guard case .close(let failing, .unexpectedReply("OK"), .some)? = actions.first else {
             Issue.record("expected a close, got \(actions)")
             return
         }
         #expect(failing.isEmpty)
+        _ = harness.fireAtDeadline()
+        _ = harness.machine.connected(now: harness.now)
+        _ = harness.receive(.helloReply)
+        let large = RESPValue.array(Array(repeating: .bulkString("x"), count: 100_000))
+        guard case .close(_, .unexpectedReply("an array of 100000 elements"), _)? = harness.receive(large).first else {
+            Issue.record("a large unexpected reply is named briefly")
+            return
+        }
     }
 
     @Test func garbageMidPipelineFailsTheRestAfterTheGoodReplies() {

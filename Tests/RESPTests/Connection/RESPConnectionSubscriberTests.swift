@@ -136,7 +136,8 @@ import Testing
         _ = harness.connectReady()
         _ = harness.send(RESPCommand("SUBSCRIBE", "a"), 1)
         let actions = harness.receive(.integer(1))
-        guard case .close(let failing, .unexpectedReply, .some)? = actions.first else {
+        let expected = RESPConnectionError.unexpectedReply("(integer) 1 instead of a confirmation")
+        guard case .close(let failing, expected, .some)? = actions.first else {
             Issue.record("expected a close, got \(actions)")
             return
         }
