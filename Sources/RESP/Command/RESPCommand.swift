@@ -18,6 +18,11 @@ public struct RESPCommand: Sendable, Hashable, CustomStringConvertible {
 
     /// A command with its name and string arguments, e.g. `RESPCommand("SET", "key", "value")`.
     public init(_ name: String, _ arguments: String...) {
+        var capacity = name.utf8.count &+ 8
+        for argument in arguments {
+            capacity &+= argument.utf8.count &+ 8
+        }
+        encodedArguments.reserveCapacity(capacity)
         append(name)
         for argument in arguments {
             append(argument)
@@ -45,9 +50,19 @@ public struct RESPCommand: Sendable, Hashable, CustomStringConvertible {
 
     /// Appends the decimal text of `number`.
     public mutating func append(_ number: Int) {
-        var digits: [UInt8] = []
-        RESPWire.decimal(Int64(number), into: &digits)
-        append(digits)
+        // The digits go straight into the buffer; only their count is needed first.
+        var count = number < 0 ? 2 : 1
+        var rest = number.magnitude
+        while rest >= 10 {
+            rest /= 10
+            count &+= 1
+        }
+        encodedArguments.append(UInt8(ascii: "$"))
+        RESPWire.decimal(Int64(count), into: &encodedArguments)
+        RESPWire.crlf(into: &encodedArguments)
+        RESPWire.decimal(Int64(number), into: &encodedArguments)
+        RESPWire.crlf(into: &encodedArguments)
+        self.count &+= 1
     }
 
     /// The number of bytes ``write(into:)`` appends.
