@@ -5,6 +5,9 @@
 set -euo pipefail
 
 seconds="${1:-60}"
+# The RESP target (fuzz/RESPFuzz/run.sh) runs after this one on the other half of the budget.
+resp_seconds=$((seconds / 2))
+seconds=$((seconds - resp_seconds))
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 bin="$here/parser-fuzz.bin"
@@ -29,3 +32,5 @@ echo "fuzzing for ${seconds}s; crashes go to $work/artifacts/"
     -rss_limit_mb=2048 \
     -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/"
+
+bash "$here/RESPFuzz/run.sh" "$resp_seconds"
