@@ -2,39 +2,57 @@ import Dispatch
 import Foundation
 import Spout
 
-// `swift run spout`: configuration from defaults, file, environment and flags; SIGTERM/SIGINT drain.
+// `swift run spout`: configuration from defaults, file, environment and flags; JSON lines on stdout (requests
+// and the service's own messages); a configuration or bind failure is one JSON line on stderr and exit 2 or 1.
+// SIGTERM drains after `shutdown.delaySeconds`; SIGINT (Ctrl-C) drains at once; a second signal ends the delay.
+let environment = ProcessInfo.processInfo.environment
 let configuration: SpoutConfiguration
 do {
-    switch try SpoutConfiguration.load(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment) {
+    switch try SpoutConfiguration.load(arguments: Array(CommandLine.arguments.dropFirst()), environment: environment) {
     case .help:
-        print(SpoutConfiguration.usage)
+        print(SpoutConfiguration.usage, terminator: "")
+        exit(0)
+    case .version:
+        print(BuildInfo.versionLine)
         exit(0)
     case .run(let loaded):
         configuration = loaded
     }
 } catch {
-    FileHandle.standardError.write(Data("spout: \(error)\n".utf8))
+    EventLog(sink: DirectLogSink(descriptor: 2)).log(.error, "configuration_invalid", error.description)
     exit(2)
 }
 
-let log = BufferedLogSink()
+let sink = BufferedLogSink()
+let events = EventLog(sink: sink, level: configuration.log.level)
+for warning in SpoutConfiguration.unknownEnvironmentVariables(in: environment) {
+    var fields: KeyValuePairs<String, EventLog.Value> = ["variable": .string(warning.variable)]
+    if let suggestion = warning.suggestion {
+        fields = ["variable": .string(warning.variable), "suggestion": .string(suggestion)]
+    }
+    events.log(.warn, "configuration_unknown_variable", warning.description, fields)
+}
+
 let service: SpoutService
 do {
-    service = try SpoutService.start(configuration: configuration, log: log)
+    service = try SpoutService.start(configuration: configuration, log: sink, events: events)
 } catch {
-    FileHandle.standardError.write(Data("spout: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
+    sink.flush()
+    EventLog(sink: DirectLogSink(descriptor: 2)).log(
+        .error, "listen_failed", "cannot listen on \(configuration.host):\(configuration.port): \(error)"
+    )
     exit(1)
 }
-FileHandle.standardError.write(Data("spout: listening on http://\(configuration.host):\(service.port)\n".utf8))
 
 let signals = [SIGTERM, SIGINT].map { signalNumber in
     signal(signalNumber, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
-        FileHandle.standardError.write(Data("spout: draining (grace \(configuration.shutdown.graceSeconds) s)\n".utf8))
+        let delaySeconds = signalNumber == SIGTERM ? configuration.shutdown.delaySeconds : 0
+        events.log(.info, "signal", signalNumber == SIGTERM ? "SIGTERM received" : "SIGINT received")
         Task {
-            await service.shutdown()
-            log.flush()
+            await service.shutdown(delay: .milliseconds(Int64((delaySeconds * 1000).rounded())))
+            sink.flush()
             exit(0)
         }
     }
