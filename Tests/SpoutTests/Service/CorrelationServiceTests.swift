@@ -200,7 +200,7 @@ import Testing
     }
 
     @Test func theDemoUpstreamsOwnCallsAreNotClientTraffic() async throws {
-        let server = try SpoutTestServer()
+        let server = try SpoutTestServer { $0.log.selfCalls = false }  // the default outside tests
         #expect(try server.get("/articles/1", headers: ["X-Request-ID: art-1"]).status == 200)
         #expect(try server.get("/users/1/profile").status == 200)
         // The service called /demo/posts/1, /demo/users/1 and /demo/users/1/posts itself: none of it counts.
@@ -216,6 +216,7 @@ import Testing
         #expect(eventually { metrics.requests.value(["/demo/posts/{id}", "200"]) == 1 })
         #expect(metrics.requests.value(["/health", "200"]) == 1)
         #expect(eventually { server.log.lines.contains { $0.contains("\"path\":\"/demo/posts/1\"") } })
+        #expect(SpoutConfiguration().log.selfCalls == false)
         await server.stop()
     }
 

@@ -136,6 +136,12 @@ import Testing
             var pool: [Int: LoopbackClient] = [:]
             var next = 0
             let deadline = Date().addingTimeInterval(Self.maxSeconds)
+            // The first look at the endpoints, before any traffic.
+            let initial = healthCheck(state.value.known)
+            state.update { state in
+                state.rotation = initial
+                state.checks += 1
+            }
             while Date() < deadline {
                 let snapshot = state.value
                 if snapshot.stop || snapshot.sent >= Self.maxRequests { break }
