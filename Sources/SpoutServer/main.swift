@@ -26,11 +26,15 @@ do {
 let sink = BufferedLogSink()
 let events = EventLog(sink: sink, level: configuration.log.level)
 for warning in SpoutConfiguration.unknownEnvironmentVariables(in: environment) {
-    var fields: KeyValuePairs<String, EventLog.Value> = ["variable": .string(warning.variable)]
-    if let suggestion = warning.suggestion {
-        fields = ["variable": .string(warning.variable), "suggestion": .string(suggestion)]
-    }
+    var fields: [(String, EventLog.Value)] = [("variable", .string(warning.variable))]
+    if let suggestion = warning.suggestion { fields.append(("suggestion", .string(suggestion))) }
     events.log(.warn, "configuration_unknown_variable", warning.description, fields)
+}
+
+if events.isEnabled(.debug) {
+    var fields: [(String, EventLog.Value)] = []
+    for (key, value) in configuration.effectiveValues { fields.append((key, .string(value))) }
+    events.log(.debug, "configuration", "effective configuration", fields)
 }
 
 let service: SpoutService

@@ -79,6 +79,12 @@ extension SpoutConfiguration {
         return .run(configuration)
     }
 
+    /// Every key with its value here, as the file would hold it (`"port"` → `8080`), in the table's order: the
+    /// effective configuration that start-up logs at `debug`.
+    public var effectiveValues: [(key: String, value: String)] {
+        ConfigKey.all.map { ($0.name, $0.valueText(in: self)) }
+    }
+
     /// The `SPOUT_*` variables of `environment` that set nothing (usually typos), each with the closest known
     /// name; start-up reports them as warnings and goes on.
     public static func unknownEnvironmentVariables(in environment: [String: String]) -> [ConfigWarning] {
@@ -385,8 +391,10 @@ struct ConfigKey: @unchecked Sendable {
     }
 
     /// The default, as the file would hold it: `8080`, `"127.0.0.1"`, `["*"]`, `true`.
-    var defaultText: String {
-        let defaults = SpoutConfiguration()
+    var defaultText: String { valueText(in: SpoutConfiguration()) }
+
+    /// The key's value in `defaults`, as the file would hold it.
+    func valueText(in defaults: SpoutConfiguration) -> String {
         switch kind {
         case .integer(let path, _): return String(defaults[keyPath: path])
         case .seconds(let path, _):

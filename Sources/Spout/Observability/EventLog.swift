@@ -61,8 +61,13 @@ public final class EventLog: Sendable {
         _ fields: KeyValuePairs<String, Value> = [:],
         time: Date = Date()
     ) {
+        log(level, event, message, fields.map { ($0.key, $0.value) }, time: time)
+    }
+
+    /// Writes one line with fields built at run time.
+    public func log(_ level: LogLevel, _ event: String, _ message: String, _ fields: [(String, Value)], time: Date = Date()) {
         guard isEnabled(level) else { return }
-        sink.write(line: Self.line(level, event, message, Array(fields), time: time))
+        sink.write(line: Self.line(level, event, message, fields, time: time))
     }
 
     /// The bytes of one line (no newline).

@@ -41,19 +41,40 @@ public struct QueryRedaction: Sendable, Equatable {
         RequestLogEntry.appendClipped(redacted, maxBytes: maxBytes, to: &bytes)
     }
 
-    /// Whether any parameter of `query` is redacted (the common answer, no, costs one pass and no allocation).
+    /// Whether any parameter of `query` is redacted. The common answer, no, is found on the query's bytes in
+    /// one pass, without allocating.
     private func needsRedaction(_ query: String) -> Bool {
-        query.split(separator: "&").contains { pair in
-            let name = pair.firstIndex(of: "=").map { pair[..<$0] } ?? pair[...]
-            return isRedacted(name)
+        var query = query
+        return query.withUTF8 { bytes in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count && bytes[end] != UInt8(ascii: "&") { end += 1 }
+                var nameEnd = start
+                while nameEnd < end && bytes[nameEnd] != UInt8(ascii: "=") { nameEnd += 1 }
+                if isRedacted(UnsafeBufferPointer(rebasing: bytes[start..<nameEnd])) { return true }
+                start = end + 1
+            }
+            return false
         }
     }
 
     private func isRedacted(_ name: Substring) -> Bool {
-        let decoded = Self.percentDecoded(name)
-        return names.contains { wanted in
-            wanted.count == decoded.count
-                && zip(wanted, decoded).allSatisfy { $0 == Self.lowercase($1) }
+        var name = String(name)
+        return name.withUTF8 { isRedacted($0) }
+    }
+
+    private func isRedacted(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        if name.contains(UInt8(ascii: "%")) || name.contains(UInt8(ascii: "+")) {
+            let decoded = Self.percentDecoded(name)
+            return decoded.withUnsafeBufferPointer { matches($0) }
+        }
+        return matches(name)
+    }
+
+    private func matches(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        names.contains { wanted in
+            wanted.count == name.count && zip(wanted, name).allSatisfy { $0 == Self.lowercase($1) }
         }
     }
 
@@ -62,9 +83,7 @@ public struct QueryRedaction: Sendable, Equatable {
     }
 
     /// The bytes of `name` with `%XX` decoded and `+` read as a space.
-    private static func percentDecoded(_ name: Substring) -> [UInt8] {
-        let utf8 = Array(name.utf8)
-        guard utf8.contains(UInt8(ascii: "%")) || utf8.contains(UInt8(ascii: "+")) else { return utf8 }
+    private static func percentDecoded(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var result: [UInt8] = []
         var index = 0
         while index < utf8.count {

@@ -24,8 +24,9 @@ public enum SelfCall {
     }()
 
     /// Whether a request with this path, remote address and header value is the service calling itself.
-    static func isSelfCall(path: String, remoteAddress: String, headerValue: String?) -> Bool {
-        guard let headerValue, path.utf8.starts(with: "/demo/".utf8) else { return false }
+    /// The header is only looked up for `/demo/` paths, so other requests pay one prefix check.
+    static func isSelfCall(path: String, remoteAddress: String, headerValue: @autoclosure () -> String?) -> Bool {
+        guard path.utf8.starts(with: "/demo/".utf8), let headerValue = headerValue() else { return false }
         guard remoteAddress == "127.0.0.1" || remoteAddress == "::1" || remoteAddress == "::ffff:127.0.0.1"
             || remoteAddress.utf8.starts(with: "127.".utf8)
         else { return false }

@@ -99,9 +99,16 @@ import Testing
     }
 
     @Test func sigintStopsAtOnceWithoutTheDelay() throws {
-        guard let (process, out, _) = try launch(["--port", "0"], environment: ["SPOUT_SHUTDOWN_DELAY_SECONDS": "600"])
-        else { return }
+        guard let (process, out, _) = try launch(
+            ["--port", "0", "--log-level", "debug"],
+            environment: ["SPOUT_SHUTDOWN_DELAY_SECONDS": "600"]
+        ) else { return }
         defer { if process.isRunning { process.terminate() } }
+        let effective = try #require(out.next(event: "configuration"))
+        #expect(effective["level"] as? String == "debug")
+        #expect(effective["port"] as? String == "0")
+        #expect(effective["shutdown.delaySeconds"] as? String == "600")
+        #expect(effective["log.level"] as? String == #""debug""#)
         #expect(out.next(event: "listening") != nil)
         kill(process.processIdentifier, SIGINT)
         let draining = try #require(out.next(event: "draining"))
