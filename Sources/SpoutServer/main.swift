@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Spout
+import Synchronization
 
 // `swift run spout`: configuration from defaults, file, environment and flags; JSON lines on stdout (requests
 // and the service's own messages); a configuration or bind failure is one JSON line on stderr and exit 2 or 1.
@@ -37,21 +38,17 @@ if events.isEnabled(.debug) {
     events.log(.debug, "configuration", "effective configuration", fields)
 }
 
-let service: SpoutService
-do {
-    service = try SpoutService.start(configuration: configuration, log: sink, events: events)
-} catch {
-    sink.flush()
-    EventLog(sink: DirectLogSink(descriptor: 2)).log(
-        .error, "listen_failed", "cannot listen on \(configuration.host):\(configuration.port): \(error)"
-    )
-    exit(1)
-}
-
+// The signal sources exist before the service answers `/ready`, so no signal falls between the two. One that
+// comes before the service has started ends the process at once: there is nothing to drain yet.
+let running = Mutex<SpoutService?>(nil)
 let signals = [SIGTERM, SIGINT].map { signalNumber in
     signal(signalNumber, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
+        guard let service = running.withLock({ $0 }) else {
+            sink.flush()
+            exit(0)
+        }
         let delaySeconds = signalNumber == SIGTERM ? configuration.shutdown.delaySeconds : 0
         events.log(.info, "signal", signalNumber == SIGTERM ? "SIGTERM received" : "SIGINT received")
         Task {
@@ -62,6 +59,17 @@ let signals = [SIGTERM, SIGINT].map { signalNumber in
     }
     source.activate()
     return source
+}
+
+do {
+    let service = try SpoutService.start(configuration: configuration, log: sink, events: events)
+    running.withLock { $0 = service }
+} catch {
+    sink.flush()
+    EventLog(sink: DirectLogSink(descriptor: 2)).log(
+        .error, "listen_failed", "cannot listen on \(configuration.host):\(configuration.port): \(error)"
+    )
+    exit(1)
 }
 withExtendedLifetime(signals) {
     dispatchMain()

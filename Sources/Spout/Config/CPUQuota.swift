@@ -66,7 +66,10 @@ public enum CPUQuota {
 
     /// cgroup v1's quota and period files (`"-1"` → nil).
     public static func parseV1(quota: String, period: String) -> Double? {
-        ratio(quota.trimmingCharacters(in: .whitespacesAndNewlines), period.trimmingCharacters(in: .whitespacesAndNewlines))
+        ratio(
+            quota.trimmingCharacters(in: .whitespacesAndNewlines),
+            period.trimmingCharacters(in: .whitespacesAndNewlines)
+        )
     }
 
     private static func ratio(_ quota: String, _ period: String) -> Double? {

@@ -134,7 +134,9 @@ enum ConfigJSON: Equatable, Sendable {
 
         mutating func literal(_ word: String, _ value: ConfigJSON) throws(SyntaxError) -> ConfigJSON {
             let expected = Array(word.utf8)
-            guard bytes[position...].starts(with: expected) else { throw error("expected a value, got \(describeCurrent())") }
+            guard bytes[position...].starts(with: expected) else {
+                throw error("expected a value, got \(describeCurrent())")
+            }
             position += expected.count
             return value
         }
@@ -262,10 +264,14 @@ enum ConfigJSON: Equatable, Sendable {
                     }
                     position += 2
                     let low = try hex4()
-                    guard (0xDC00..<0xE000).contains(low) else { throw error("a lone surrogate \\u\(String(high, radix: 16))") }
+                    guard (0xDC00..<0xE000).contains(low) else {
+                        throw error("a lone surrogate \\u\(String(high, radix: 16))")
+                    }
                     return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
                 }
-                guard let scalar = Unicode.Scalar(high) else { throw error("a lone surrogate \\u\(String(high, radix: 16))") }
+                guard let scalar = Unicode.Scalar(high) else {
+                    throw error("a lone surrogate \\u\(String(high, radix: 16))")
+                }
                 return scalar
             default:
                 position -= 1
@@ -316,7 +322,8 @@ enum ConfigJSON: Equatable, Sendable {
             }
             if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
                 position += 1
-                if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")
+                {
                     position += 1
                 }
                 guard digits() > 0 else { throw error("a number needs digits in its exponent") }

@@ -44,7 +44,9 @@ extension ConfigKey {
         for key in all {
             var variable = key.environmentName
             if let alias = key.alias { variable += " or \(alias)" }
-            if SpoutConfiguration.hasFlag(for: key.name) { variable += ", --\(SpoutConfiguration.flagName(for: key.name))" }
+            if SpoutConfiguration.hasFlag(for: key.name) {
+                variable += ", --\(SpoutConfiguration.flagName(for: key.name))"
+            }
             text += "  \(key.name)  (\(variable))  \(key.typeText), default \(key.defaultText)\n"
             text += "      \(descriptions[key.name] ?? "")\n"
         }

@@ -65,7 +65,13 @@ public final class EventLog: Sendable {
     }
 
     /// Writes one line with fields built at run time.
-    public func log(_ level: LogLevel, _ event: String, _ message: String, _ fields: [(String, Value)], time: Date = Date()) {
+    public func log(
+        _ level: LogLevel,
+        _ event: String,
+        _ message: String,
+        _ fields: [(String, Value)],
+        time: Date = Date()
+    ) {
         guard isEnabled(level) else { return }
         sink.write(line: Self.line(level, event, message, fields, time: time))
     }
@@ -90,7 +96,11 @@ public final class EventLog: Sendable {
             case .string(let text): JSONText.appendString(text, to: &bytes)
             case .integer(let integer): JSONText.appendInteger(integer, to: &bytes)
             case .number(let number):
-                if number.isFinite { JSONText.appendDecimal(number, fractionDigits: 3, to: &bytes) } else { bytes += Array("null".utf8) }
+                if number.isFinite {
+                    JSONText.appendDecimal(number, fractionDigits: 3, to: &bytes)
+                } else {
+                    bytes += Array("null".utf8)
+                }
             case .boolean(let flag): bytes += Array((flag ? "true" : "false").utf8)
             }
         }
@@ -112,17 +122,6 @@ public struct DirectLogSink: LogSink {
     }
 
     public func write(line: [UInt8]) {
-        let bytes = line + [0x0A]
-        var offset = 0
-        bytes.withUnsafeBytes { raw in
-            while offset < raw.count {
-                let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if !(written < 0 && errno == EINTR) {
-                    return
-                }
-            }
-        }
+        BufferedLogSink.writeAll(line + [0x0A], to: descriptor)
     }
 }

@@ -17,16 +17,35 @@ final class ProcessMetrics: MetricFamily, Sendable {
     func render(into text: inout String) {
         var usage = rusage()
         if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
-            let seconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            let seconds =
+                Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
                 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-            Self.write("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", seconds, into: &text)
+            Self.write(
+                "process_cpu_seconds_total",
+                "counter",
+                "Total user and system CPU time spent in seconds.",
+                seconds,
+                into: &text
+            )
         }
         if let statm = Self.read("/proc/self/statm") {
             let fields = statm.split(separator: " ")
             let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
             if fields.count >= 2, let virtualPages = Double(fields[0]), let residentPages = Double(fields[1]) {
-                Self.write("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", virtualPages * pageSize, into: &text)
-                Self.write("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", residentPages * pageSize, into: &text)
+                Self.write(
+                    "process_virtual_memory_bytes",
+                    "gauge",
+                    "Virtual memory size in bytes.",
+                    virtualPages * pageSize,
+                    into: &text
+                )
+                Self.write(
+                    "process_resident_memory_bytes",
+                    "gauge",
+                    "Resident memory size in bytes.",
+                    residentPages * pageSize,
+                    into: &text
+                )
             }
         }
         if let open = Self.countOpenDescriptors() {
@@ -39,13 +58,17 @@ final class ProcessMetrics: MetricFamily, Sendable {
         }
         if let startTimeSeconds {
             Self.write(
-                "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
-                startTimeSeconds, into: &text
+                "process_start_time_seconds",
+                "gauge",
+                "Start time of the process since unix epoch in seconds.",
+                startTimeSeconds,
+                into: &text
             )
         }
     }
 
-    private static func write(_ name: String, _ type: String, _ help: String, _ value: Double, into text: inout String) {
+    private static func write(_ name: String, _ type: String, _ help: String, _ value: Double, into text: inout String)
+    {
         text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(renderNumber(value))\n"
     }
 
@@ -63,7 +86,8 @@ final class ProcessMetrics: MetricFamily, Sendable {
 
     /// `/proc/self/stat`'s start time (clock ticks after boot) plus `/proc/stat`'s boot time.
     static func readStartTime() -> Double? {
-        guard let stat = read("/proc/self/stat"), let bootTime = read("/proc/stat").flatMap(bootTime(inProcStat:)) else {
+        guard let stat = read("/proc/self/stat"), let bootTime = read("/proc/stat").flatMap(bootTime(inProcStat:))
+        else {
             return nil
         }
         return startTime(selfStat: stat, bootTime: bootTime, ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK))))
@@ -110,6 +134,7 @@ final class ProcessMetrics: MetricFamily, Sendable {
 final class BuildInfoMetric: MetricFamily, Sendable {
     func render(into text: inout String) {
         text += "# HELP spout_build_info The build of this binary; always 1.\n# TYPE spout_build_info gauge\n"
-        text += "spout_build_info\(renderLabels(names: ["version", "revision"], values: [BuildInfo.version, BuildInfo.revision])) 1\n"
+        text +=
+            "spout_build_info\(renderLabels(names: ["version", "revision"], values: [BuildInfo.version, BuildInfo.revision])) 1\n"
     }
 }

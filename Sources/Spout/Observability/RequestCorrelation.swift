@@ -39,7 +39,8 @@ public struct RequestCorrelation: Sendable, Equatable {
 
     public static func == (lhs: RequestCorrelation, rhs: RequestCorrelation) -> Bool {
         lhs.requestID == rhs.requestID && lhs.traceID == rhs.traceID && lhs.spanID == rhs.spanID
-            && lhs.parentSpanID == rhs.parentSpanID && lhs.traceFlags == rhs.traceFlags && lhs.traceState == rhs.traceState
+            && lhs.parentSpanID == rhs.parentSpanID && lhs.traceFlags == rhs.traceFlags
+            && lhs.traceState == rhs.traceState
     }
 
     /// Reads the identifiers from a request's `X-Request-ID`, `traceparent` and `tracestate` (any of them may be
@@ -188,7 +189,8 @@ struct TraceParent: Equatable {
     var flags: UInt8
 
     static func == (lhs: TraceParent, rhs: TraceParent) -> Bool {
-        lhs.version == rhs.version && lhs.traceID == rhs.traceID && lhs.parentID == rhs.parentID && lhs.flags == rhs.flags
+        lhs.version == rhs.version && lhs.traceID == rhs.traceID && lhs.parentID == rhs.parentID
+            && lhs.flags == rhs.flags
     }
 
     init?(_ text: String) {
@@ -219,15 +221,23 @@ struct TraceParent: Equatable {
 
 /// Lowercase hexadecimal, read and written on bytes.
 enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    /// The ASCII digit of a value 0...15 (`0-9a-f`), by arithmetic rather than a table lookup.
+    @inline(__always)
+    static func digit(_ nibble: UInt64) -> UInt8 {
+        let value = UInt8(truncatingIfNeeded: nibble & 0xF)
+        return value < 10 ? value &+ 0x30 : value &+ 0x57
+    }
 
-    /// Appends the low `digits` hex digits of `value`, most significant first.
+    /// Appends the low `digits` hex digits of `value` (at most 16), most significant first, in one append.
     @inline(__always)
     static func append(_ value: UInt64, digits count: Int, to bytes: inout [UInt8]) {
-        var shift = (count - 1) * 4
-        while shift >= 0 {
-            bytes.append(digits[Int(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)])
-            shift -= 4
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
+            var rest = value
+            for index in stride(from: count - 1, through: 0, by: -1) {
+                buffer[index] = digit(rest)
+                rest >>= 4
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<count]))
         }
     }
 
@@ -260,7 +270,6 @@ enum CorrelationIDs {
         var generator = SystemRandomNumberGenerator()
         return (generator.next(), generator.next(), generator.next(), generator.next())
     }()
-    private static let base32 = Array("0123456789abcdefghijklmnopqrstuv".utf8)
 
     /// One request's fresh identifiers.
     static func next() -> (requestID: String, traceID: (high: UInt64, low: UInt64), spanID: UInt64) {
@@ -276,17 +285,22 @@ enum CorrelationIDs {
         return (requestID(first, second), trace, span)
     }
 
-    /// 13 base-32 digits of `first` (all 64 bits) and 2 of `second`: 15 characters, a small string.
+    /// 13 base-32 digits of `first` (all 64 bits) and 2 of `second`: 15 characters, written straight into a
+    /// small string (no allocation, no table).
     private static func requestID(_ first: UInt64, _ second: UInt64) -> String {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 15) { buffer in
+        @inline(__always) func digit(_ value: UInt64) -> UInt8 {
+            let five = UInt8(truncatingIfNeeded: value & 31)
+            return five < 10 ? five &+ 0x30 : five &+ 0x57  // 0-9, then a-v
+        }
+        return String(unsafeUninitializedCapacity: 15) { buffer in
             var value = first
             for index in stride(from: 12, through: 0, by: -1) {
-                buffer[index] = base32[Int(truncatingIfNeeded: value & 31)]
+                buffer[index] = digit(value)
                 value >>= 5
             }
-            buffer[13] = base32[Int(truncatingIfNeeded: second & 31)]
-            buffer[14] = base32[Int(truncatingIfNeeded: (second >> 5) & 31)]
-            return String(decoding: UnsafeBufferPointer(buffer), as: UTF8.self)
+            buffer[13] = digit(second)
+            buffer[14] = digit(second >> 5)
+            return 15
         }
     }
 

@@ -261,16 +261,20 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
             defer { pending = [] }
             return pending
         }
+        Self.writeAll(bytes, to: descriptor)
+    }
+
+    /// Writes all of `bytes` to `descriptor`, retrying short writes and `EINTR`; gives up quietly on any other
+    /// failure: a closed or broken stdout must not take the service down.
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
         var offset = 0
         bytes.withUnsafeBytes { raw in
             while offset < raw.count {
                 let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
                 if written > 0 {
                     offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return  // a closed or broken stdout must not take the service down
+                } else if !(written < 0 && errno == EINTR) {
+                    return
                 }
             }
         }

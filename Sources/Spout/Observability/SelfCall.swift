@@ -23,12 +23,23 @@ public enum SelfCall {
         return String(decoding: bytes, as: UTF8.self)
     }()
 
+    /// Whether `path` starts with `/demo/`, compared byte by byte (the check every request pays).
+    @inline(__always)
+    static func hasDemoPrefix(_ path: String) -> Bool {
+        var bytes = path.utf8.makeIterator()
+        for expected in "/demo/".utf8 {
+            guard bytes.next() == expected else { return false }
+        }
+        return bytes.next() != nil
+    }
+
     /// Whether a request with this path, remote address and header value is the service calling itself.
     /// The header is only looked up for `/demo/` paths, so other requests pay one prefix check.
     static func isSelfCall(path: String, remoteAddress: String, headerValue: @autoclosure () -> String?) -> Bool {
-        guard path.utf8.starts(with: "/demo/".utf8), let headerValue = headerValue() else { return false }
-        guard remoteAddress == "127.0.0.1" || remoteAddress == "::1" || remoteAddress == "::ffff:127.0.0.1"
-            || remoteAddress.utf8.starts(with: "127.".utf8)
+        guard hasDemoPrefix(path), let headerValue = headerValue() else { return false }
+        guard
+            remoteAddress == "127.0.0.1" || remoteAddress == "::1" || remoteAddress == "::ffff:127.0.0.1"
+                || remoteAddress.utf8.starts(with: "127.".utf8)
         else { return false }
         // Compared in full whatever the first difference, so timing tells nothing about the token.
         let expected = Array(token.utf8)

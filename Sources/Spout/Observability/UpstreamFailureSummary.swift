@@ -39,7 +39,13 @@ public struct UpstreamFailureSummary: Sendable, Equatable {
         case .badBody: kind = "bad_body"
         case .gaveUp: kind = "unreachable"  // `underlying` never is one; kept total
         }
-        self.init(url: failure.url, error: kind, status: failure.upstreamStatus, attempts: failure.attempts, timeoutSeconds: timeout)
+        self.init(
+            url: failure.url,
+            error: kind,
+            status: failure.upstreamStatus,
+            attempts: failure.attempts,
+            timeoutSeconds: timeout
+        )
     }
 
     /// The cause as far as an upstream problem tells it (its `upstream`, `upstreamStatus` and `attempts` members),

@@ -7,27 +7,35 @@ import Testing
     @Test func parsesObjectsInOrderWithEveryKindOfValue() throws {
         let text = #"{"b": [1, -2.5e3, "x\n\u00e9\ud83d\ude00"], "a": {"t": true, "f": false, "n": null}}"#
         let value = try ConfigJSON.parse(Array(text.utf8))
-        #expect(value == .object([
-            ("b", .array([.number(text: "1", value: 1), .number(text: "-2.5e3", value: -2500), .string("x\né😀")])),
-            ("a", .object([("t", .boolean(true)), ("f", .boolean(false)), ("n", .null)])),
-        ]))
+        #expect(
+            value
+                == .object([
+                    (
+                        "b",
+                        .array([.number(text: "1", value: 1), .number(text: "-2.5e3", value: -2500), .string("x\né😀")])
+                    ),
+                    ("a", .object([("t", .boolean(true)), ("f", .boolean(false)), ("n", .null)])),
+                ])
+        )
     }
 
-    @Test(arguments: [
-        ("{\n  \"port\": 8081,\n}", 3, 1, "trailing comma before \"}\""),
-        ("{\"a\": [1, 2,]}", 1, 13, "trailing comma before \"]\""),
-        ("{\n\"port\": 1,\n\"port\": 2}", 3, 1, "duplicate key \"port\""),
-        ("{\"port\": 08}", 1, 10, "a number with a leading zero"),
-        ("{\"port\" 8}", 1, 9, "expected \":\" after the member name, got \"8\""),
-        ("{'port': 8}", 1, 2, "expected a member name in double quotes, got \"'\""),
-        ("{\"port\": 8} x", 1, 13, "unexpected \"x\" after the document"),
-        ("{\"a\": \"tab\there\"}", 1, 11, "a control character inside a string (escape it)"),
-        ("{\"a\": \"\\x\"}", 1, 9, "an unknown escape \\\"x\""),
-        ("{\"é\": tru}", 1, 7, "expected a value, got \"t\""),
-        ("{\"a\": // comment\n1}", 1, 7, "expected a value, got \"/\""),
-        ("", 1, 1, "expected a value, got end of file"),
-        ("{\"a\": \"\\ud800\"}", 1, 14, "a lone surrogate \\ud800"),
-    ] as [(String, Int, Int, String)])
+    @Test(
+        arguments: [
+            ("{\n  \"port\": 8081,\n}", 3, 1, "trailing comma before \"}\""),
+            ("{\"a\": [1, 2,]}", 1, 13, "trailing comma before \"]\""),
+            ("{\n\"port\": 1,\n\"port\": 2}", 3, 1, "duplicate key \"port\""),
+            ("{\"port\": 08}", 1, 10, "a number with a leading zero"),
+            ("{\"port\" 8}", 1, 9, "expected \":\" after the member name, got \"8\""),
+            ("{'port': 8}", 1, 2, "expected a member name in double quotes, got \"'\""),
+            ("{\"port\": 8} x", 1, 13, "unexpected \"x\" after the document"),
+            ("{\"a\": \"tab\there\"}", 1, 11, "a control character inside a string (escape it)"),
+            ("{\"a\": \"\\x\"}", 1, 9, "an unknown escape \\\"x\""),
+            ("{\"é\": tru}", 1, 7, "expected a value, got \"t\""),
+            ("{\"a\": // comment\n1}", 1, 7, "expected a value, got \"/\""),
+            ("", 1, 1, "expected a value, got end of file"),
+            ("{\"a\": \"\\ud800\"}", 1, 14, "a lone surrogate \\ud800"),
+        ] as [(String, Int, Int, String)]
+    )
     func syntaxErrorsNameLineAndColumn(text: String, line: Int, column: Int, reason: String) {
         #expect(throws: ConfigJSON.SyntaxError(line: line, column: column, reason: reason)) {
             try ConfigJSON.parse(Array(text.utf8))
@@ -59,21 +67,48 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"port": "8081"}"#, #"configuration key "port" must be an integer in 0...65535, got a string "8081" (from spout.json)"#),
-        (#"{"port": 80.5}"#, #"configuration key "port" must be an integer in 0...65535, got a number 80.5 (from spout.json)"#),
-        (#"{"port": true}"#, #"configuration key "port" must be an integer in 0...65535, got a boolean true (from spout.json)"#),
-        (#"{"log": {"requests": "yes"}}"#, #"configuration key "log.requests" must be true or false, got a string "yes" (from spout.json)"#),
+        (
+            #"{"port": "8081"}"#,
+            #"configuration key "port" must be an integer in 0...65535, got a string "8081" (from spout.json)"#
+        ),
+        (
+            #"{"port": 80.5}"#,
+            #"configuration key "port" must be an integer in 0...65535, got a number 80.5 (from spout.json)"#
+        ),
+        (
+            #"{"port": true}"#,
+            #"configuration key "port" must be an integer in 0...65535, got a boolean true (from spout.json)"#
+        ),
+        (
+            #"{"log": {"requests": "yes"}}"#,
+            #"configuration key "log.requests" must be true or false, got a string "yes" (from spout.json)"#
+        ),
         (#"{"host": 127}"#, #"configuration key "host" must be a string, got a number 127 (from spout.json)"#),
-        (#"{"cors": {"allowedOrigins": "*"}}"#, #"configuration key "cors.allowedOrigins" must be a non-empty array of non-empty strings, got a string "*" (from spout.json)"#),
-        (#"{"cors": {"allowedOrigins": [1]}}"#, #"configuration key "cors.allowedOrigins" must be a non-empty array of non-empty strings, got an array holding a number 1 (from spout.json)"#),
+        (
+            #"{"cors": {"allowedOrigins": "*"}}"#,
+            #"configuration key "cors.allowedOrigins" must be a non-empty array of non-empty strings, got a string "*" (from spout.json)"#
+        ),
+        (
+            #"{"cors": {"allowedOrigins": [1]}}"#,
+            #"configuration key "cors.allowedOrigins" must be a non-empty array of non-empty strings, got an array holding a number 1 (from spout.json)"#
+        ),
         (#"{"sse": 5}"#, #"configuration key "sse" must be an object, got a number 5 (from spout.json)"#),
         (#"{"port": null}"#, #"configuration key "port" must be an integer in 0...65535, got null (from spout.json)"#),
-        (#"{"log": {"level": "verbose"}}"#, #"configuration key "log.level" must be one of debug, info, warn, error, got "verbose" (from spout.json)"#),
-        (#"{"shutdown": {"delaySecond": 5}}"#, #"unknown configuration key "shutdown.delaySecond" in spout.json; did you mean "shutdown.delaySeconds"?"#),
+        (
+            #"{"log": {"level": "verbose"}}"#,
+            #"configuration key "log.level" must be one of debug, info, warn, error, got "verbose" (from spout.json)"#
+        ),
+        (
+            #"{"shutdown": {"delaySecond": 5}}"#,
+            #"unknown configuration key "shutdown.delaySecond" in spout.json; did you mean "shutdown.delaySeconds"?"#
+        ),
         (#"{"Port": 5}"#, #"unknown configuration key "Port" in spout.json; did you mean "port"?"#),
         (#"{"colour": 5}"#, #"unknown configuration key "colour" in spout.json"#),
         ("[1]", "configuration file spout.json is not a JSON object: the top level must be an object, got an array"),
-        ("{\n  \"port\": 8081,\n}\n", "configuration file spout.json is not valid JSON: line 3, column 1: trailing comma before \"}\""),
+        (
+            "{\n  \"port\": 8081,\n}\n",
+            "configuration file spout.json is not valid JSON: line 3, column 1: trailing comma before \"}\""
+        ),
     ])
     func fileMistakesSayWhatTheyGot(json: String, message: String) {
         #expect(fileError(json) == message)
@@ -81,7 +116,10 @@ import Testing
 
     @Test func integersMayBeWrittenAsIntegralNumbersAndBigOnesStayExact() throws {
         var configuration = SpoutConfiguration()
-        try configuration.apply(json: Data(#"{"port": 80.0, "upstream": {"cacheMaxBytes": 1099511627775}}"#.utf8), source: "t")
+        try configuration.apply(
+            json: Data(#"{"port": 80.0, "upstream": {"cacheMaxBytes": 1099511627775}}"#.utf8),
+            source: "t"
+        )
         #expect(configuration.port == 80)
         #expect(configuration.upstream.cacheMaxBytes == 1_099_511_627_775)
     }
@@ -91,17 +129,24 @@ import Testing
         try Data(#"{"shutdown": {"delaySeconds": 1.5}, "log": {"level": "warn", "redactQueryParameters": []}}"#.utf8)
             .write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        guard case .run(let fromFile) = try SpoutConfiguration.load(arguments: ["--config", file.path], environment: [:]) else {
+        guard
+            case .run(let fromFile) = try SpoutConfiguration.load(arguments: ["--config", file.path], environment: [:])
+        else {
             Issue.record("expected run")
             return
         }
         #expect(fromFile.shutdown.delaySeconds == 1.5)
         #expect(fromFile.log.level == .warn)
         #expect(fromFile.log.redactQueryParameters == [])
-        guard case .run(let layered) = try SpoutConfiguration.load(
-            arguments: ["--log-level", "debug"],
-            environment: ["SPOUT_CONFIG": file.path, "SPOUT_LOG_REDACT_QUERY_PARAMETERS": "sig, Token", "SPOUT_LOG_SELF_CALLS": "on"]
-        ) else {
+        guard
+            case .run(let layered) = try SpoutConfiguration.load(
+                arguments: ["--log-level", "debug"],
+                environment: [
+                    "SPOUT_CONFIG": file.path, "SPOUT_LOG_REDACT_QUERY_PARAMETERS": "sig, Token",
+                    "SPOUT_LOG_SELF_CALLS": "on",
+                ]
+            )
+        else {
             Issue.record("expected run")
             return
         }
@@ -122,12 +167,16 @@ import Testing
             "SPOUT_COMPLETELY_DIFFERENT": "x",
             "HOME": "/root",  // not ours
         ])
-        #expect(warnings == [
-            ConfigWarning(variable: "SPOUT_COMPLETELY_DIFFERENT", suggestion: nil),
-            ConfigWarning(variable: "SPOUT_PROT", suggestion: "SPOUT_PORT"),
-            ConfigWarning(variable: "SPOUT_SHUTDOWN_DELAY_SECOND", suggestion: "SPOUT_SHUTDOWN_DELAY_SECONDS"),
-        ])
-        #expect(warnings[1].description == "unknown environment variable SPOUT_PROT is ignored; did you mean SPOUT_PORT?")
+        #expect(
+            warnings == [
+                ConfigWarning(variable: "SPOUT_COMPLETELY_DIFFERENT", suggestion: nil),
+                ConfigWarning(variable: "SPOUT_PROT", suggestion: "SPOUT_PORT"),
+                ConfigWarning(variable: "SPOUT_SHUTDOWN_DELAY_SECOND", suggestion: "SPOUT_SHUTDOWN_DELAY_SECONDS"),
+            ]
+        )
+        #expect(
+            warnings[1].description == "unknown environment variable SPOUT_PROT is ignored; did you mean SPOUT_PORT?"
+        )
     }
 
     @Test func unknownFlagsGetASuggestion() {
@@ -160,7 +209,10 @@ import Testing
     }
 
     @Test func theShippedFileAndTheReadmeNameEveryKey() throws {
-        let file = try String(contentsOf: Self.repositoryRoot.appendingPathComponent("config/spout.json"), encoding: .utf8)
+        let file = try String(
+            contentsOf: Self.repositoryRoot.appendingPathComponent("config/spout.json"),
+            encoding: .utf8
+        )
         guard case .object(let root) = try ConfigJSON.parse(Array(file.utf8)) else {
             Issue.record("not an object")
             return
@@ -188,26 +240,31 @@ import Testing
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("cgroup-\(UUID().uuidString)").path
         for (path, contents) in files {
             let url = URL(fileURLWithPath: root + "/" + path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
             try Data(contents.utf8).write(to: url)
         }
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         return root
     }
 
-    @Test(arguments: [
-        ("200000 100000\n", 2.0),
-        ("150000 100000", 1.5),
-        ("50000 100000", 0.5),
-        ("max 100000\n", nil),
-        ("", nil),
-        ("garbage", nil),
-        ("-1 100000", nil),
-        ("0 100000", nil),
-        ("100000 0", nil),
-        ("100000", nil),
-        ("99999999999999999999 100000", nil),
-    ] as [(String, Double?)])
+    @Test(
+        arguments: [
+            ("200000 100000\n", 2.0),
+            ("150000 100000", 1.5),
+            ("50000 100000", 0.5),
+            ("max 100000\n", nil),
+            ("", nil),
+            ("garbage", nil),
+            ("-1 100000", nil),
+            ("0 100000", nil),
+            ("100000 0", nil),
+            ("100000", nil),
+            ("99999999999999999999 100000", nil),
+        ] as [(String, Double?)]
+    )
     func cpuMaxParses(text: String, cpus: Double?) {
         #expect(CPUQuota.parseCPUMax(text) == cpus)
     }

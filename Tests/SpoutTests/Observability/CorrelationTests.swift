@@ -23,11 +23,13 @@ import Testing
         #expect(!outgoing.contains("00f067aa0ba902b7"), "upstream calls get Spout's span as their parent")
         let forwarded = try #require(TraceParent(outgoing))
         #expect(forwarded.parentID == correlation.spanID)
-        #expect(correlation.correlationHeaders == [
-            "X-Request-ID": correlation.requestID,
-            "traceparent": outgoing,
-            "tracestate": "congo=t61rcWkgMzE",
-        ])
+        #expect(
+            correlation.correlationHeaders == [
+                "X-Request-ID": correlation.requestID,
+                "traceparent": outgoing,
+                "tracestate": "congo=t61rcWkgMzE",
+            ]
+        )
     }
 
     @Test(arguments: [
@@ -55,7 +57,9 @@ import Testing
     }
 
     @Test func aLaterVersionIsReadAsVersionZero() throws {
-        let parent = try #require(TraceParent("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds"))
+        let parent = try #require(
+            TraceParent("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds")
+        )
         #expect(parent.version == 0xCC)
         #expect(parent.flags == 1)
         let correlation = RequestCorrelation(
@@ -128,14 +132,20 @@ import Testing
         }
         #expect(seen.count == 20_000)
         #expect(traces.count == 20_000)
-        #expect(seen.allSatisfy { $0.utf8.allSatisfy { byte in (0x30...0x39).contains(byte) || (0x61...0x76).contains(byte) } })
+        #expect(
+            seen.allSatisfy {
+                $0.utf8.allSatisfy { byte in (0x30...0x39).contains(byte) || (0x61...0x76).contains(byte) }
+            }
+        )
     }
 
     @Test func generatedIDsAreDistinctAcrossThreads() {
         let seen = TestBox<Set<String>>([])
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             var local: [String] = []
-            for _ in 0..<5_000 { local.append(RequestCorrelation(requestID: nil, traceparent: nil, tracestate: nil).requestID) }
+            for _ in 0..<5_000 {
+                local.append(RequestCorrelation(requestID: nil, traceparent: nil, tracestate: nil).requestID)
+            }
             let batch = local
             seen.update { $0.formUnion(batch) }
         }
@@ -147,7 +157,8 @@ import Testing
     private func logged(_ query: String, _ names: [String] = ["token", "password"]) -> String {
         var bytes: [UInt8] = []
         QueryRedaction(names).appendQuery(query, maxBytes: 64, to: &bytes)
-        return (try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed) as? String) ?? "not JSON"
+        return (try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed) as? String)
+            ?? "not JSON"
     }
 
     @Test func redactedValuesAreReplacedAndTheRestKept() {
@@ -172,7 +183,12 @@ import Testing
         let sink = MemoryLogSink()
         let log = EventLog(sink: sink, level: .info)
         log.log(.debug, "hidden", "not written")
-        log.log(.warn, "configuration_unknown_variable", "unknown \"x\"", ["variable": "SPOUT_X", "count": 2, "ok": .boolean(true)])
+        log.log(
+            .warn,
+            "configuration_unknown_variable",
+            "unknown \"x\"",
+            ["variable": "SPOUT_X", "count": 2, "ok": .boolean(true)]
+        )
         #expect(sink.lines.count == 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(sink.lines[0].utf8)) as? [String: Any])
         #expect(object["level"] as? String == "warn")

@@ -25,7 +25,11 @@ import Testing
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         probe.arguments = ["python3", "-c", "import prometheus_client"]
         probe.standardError = FileHandle.nullDevice
-        let available = (try? probe.run()) != nil && { probe.waitUntilExit(); return probe.terminationStatus == 0 }()
+        let available =
+            (try? probe.run()) != nil
+            && {
+                probe.waitUntilExit(); return probe.terminationStatus == 0
+            }()
         guard available else {
             if ProcessInfo.processInfo.environment["SPOUT_REQUIRE_PROMETHEUS_PARSER"] == "1" {
                 Issue.record("python3 with prometheus_client is required (pip install prometheus-client)")
@@ -53,9 +57,10 @@ import Testing
         let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(report)")
-        for family in ["process_cpu_seconds", "process_open_fds", "spout_build_info", "spout_streams_ended",
-            "spout_http_request_duration_seconds", "spout_upstream_requests"]
-        {
+        for family in [
+            "process_cpu_seconds", "process_open_fds", "spout_build_info", "spout_streams_ended",
+            "spout_http_request_duration_seconds", "spout_upstream_requests",
+        ] {
             #expect(report.contains("'\(family)'"), "\(family) in \(report)")
         }
         await server.stop()

@@ -38,7 +38,11 @@ import Testing
             #expect(response.header("X-Request-ID") == id, "\(entry.path)")
         }
         // A streamed response, a HEAD, a 405 and a preflight.
-        let stream = try StreamClient(port: server.port, path: "/sequences/naturals?count=2", headers: ["X-Request-ID: s-1"])
+        let stream = try StreamClient(
+            port: server.port,
+            path: "/sequences/naturals?count=2",
+            headers: ["X-Request-ID: s-1"]
+        )
         #expect(stream.header("X-Request-ID") == "s-1")
         let client = try server.connect()
         try client.send("HEAD /health HTTP/1.1\r\nHost: x\r\nX-Request-ID: h-1\r\n\r\n")
@@ -111,7 +115,9 @@ import Testing
     @Test func anUpstreamFailureIsLoggedWithItsCause() async throws {
         let upstream = try UpstreamFixture { _ in .status(503) }
         defer { upstream.stop() }
-        let server = try RouteTest.server(upstream: upstream) { $0.upstream.attempts = 2; $0.upstream.baseDelayMilliseconds = 0 }
+        let server = try RouteTest.server(upstream: upstream) {
+            $0.upstream.attempts = 2; $0.upstream.baseDelayMilliseconds = 0
+        }
         let response = try server.get("/articles/1", headers: ["X-Request-ID: up-1"])
         #expect(response.status == 502)
         let entry = try #require(loggedEntry(server, id: "up-1"))
@@ -163,9 +169,13 @@ import Testing
         for result in CacheLookup.allCases {
             #expect(text.contains("spout_upstream_cache_total{result=\"\(result.rawValue)\"} 0\n"), "\(result)")
         }
-        #expect(text.contains("spout_build_info{version=\"\(BuildInfo.version)\",revision=\"\(BuildInfo.revision)\"} 1\n"))
+        #expect(
+            text.contains("spout_build_info{version=\"\(BuildInfo.version)\",revision=\"\(BuildInfo.revision)\"} 1\n")
+        )
         func value(_ name: String) -> Double? {
-            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+                Double($0.split(separator: " ")[1])
+            }
         }
         let resident = try #require(value("process_resident_memory_bytes"))
         let virtual = try #require(value("process_virtual_memory_bytes"))
@@ -211,7 +221,10 @@ import Testing
         #expect(!server.log.lines.contains { $0.contains("\"path\":\"/demo/") })
 
         // A client sending the header cannot hide: a wrong token counts, and so does the right one elsewhere.
-        #expect(try server.get("/demo/posts/1", headers: ["\(SelfCall.headerName): \(String(repeating: "0", count: 32))"]).status == 200)
+        #expect(
+            try server.get("/demo/posts/1", headers: ["\(SelfCall.headerName): \(String(repeating: "0", count: 32))"])
+                .status == 200
+        )
         #expect(try server.get("/health", headers: ["\(SelfCall.headerName): \(SelfCall.token)"]).status == 200)
         #expect(eventually { metrics.requests.value(["/demo/posts/{id}", "200"]) == 1 })
         #expect(metrics.requests.value(["/health", "200"]) == 1)
@@ -233,7 +246,15 @@ import Testing
         #expect(!SelfCall.isSelfCall(path: "/demo/posts/1", remoteAddress: "10.0.0.7", headerValue: SelfCall.token))
         #expect(!SelfCall.isSelfCall(path: "/articles/1", remoteAddress: "127.0.0.1", headerValue: SelfCall.token))
         #expect(!SelfCall.isSelfCall(path: "/demo/posts/1", remoteAddress: "127.0.0.1", headerValue: nil))
-        #expect(!SelfCall.isSelfCall(path: "/demo/posts/1", remoteAddress: "127.0.0.1", headerValue: SelfCall.token + "0"))
-        #expect(!SelfCall.isSelfCall(path: "/demo/posts/1", remoteAddress: "127.0.0.1", headerValue: String(SelfCall.token.reversed())))
+        #expect(
+            !SelfCall.isSelfCall(path: "/demo/posts/1", remoteAddress: "127.0.0.1", headerValue: SelfCall.token + "0")
+        )
+        #expect(
+            !SelfCall.isSelfCall(
+                path: "/demo/posts/1",
+                remoteAddress: "127.0.0.1",
+                headerValue: String(SelfCall.token.reversed())
+            )
+        )
     }
 }

@@ -10,7 +10,9 @@ import Testing
 /// tests (`swift test` builds it).
 @Suite(.offPool) struct ExecutableSignalTests {
     private static var binary: URL? {
-        let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("spout")
+        let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "spout"
+        )
         if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         let alongside = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("spout")
         return FileManager.default.isExecutableFile(atPath: alongside.path) ? alongside : nil
@@ -71,10 +73,12 @@ import Testing
     }
 
     @Test func sigtermDrainsWithTheDelayAndASecondSignalEndsIt() throws {
-        guard let (process, out, _) = try launch(
-            ["--port", "0", "--event-loops", "1"],
-            environment: ["SPOUT_SHUTDOWN_DELAY_SECONDS": "600", "SPOUT_PROT": "1"]
-        ) else { return }
+        guard
+            let (process, out, _) = try launch(
+                ["--port", "0", "--event-loops", "1"],
+                environment: ["SPOUT_SHUTDOWN_DELAY_SECONDS": "600", "SPOUT_PROT": "1"]
+            )
+        else { return }
         defer { if process.isRunning { process.terminate() } }
         let warning = try #require(out.next(event: "configuration_unknown_variable"))
         #expect(warning["level"] as? String == "warn")
@@ -99,10 +103,12 @@ import Testing
     }
 
     @Test func sigintStopsAtOnceWithoutTheDelay() throws {
-        guard let (process, out, _) = try launch(
-            ["--port", "0", "--log-level", "debug"],
-            environment: ["SPOUT_SHUTDOWN_DELAY_SECONDS": "600"]
-        ) else { return }
+        guard
+            let (process, out, _) = try launch(
+                ["--port", "0", "--log-level", "debug"],
+                environment: ["SPOUT_SHUTDOWN_DELAY_SECONDS": "600"]
+            )
+        else { return }
         defer { if process.isRunning { process.terminate() } }
         let effective = try #require(out.next(event: "configuration"))
         #expect(effective["level"] as? String == "debug")
@@ -121,7 +127,10 @@ import Testing
         guard let (process, _, err) = try launch(["--port", "80a"], environment: [:]) else { return }
         let line = try #require(err.next(event: "configuration_invalid"))
         #expect(line["level"] as? String == "error")
-        #expect(line["message"] as? String == #"configuration key "port" must be an integer in 0...65535, got "80a" (from --port)"#)
+        #expect(
+            line["message"] as? String
+                == #"configuration key "port" must be an integer in 0...65535, got "80a" (from --port)"#
+        )
         #expect(waitForExit(process))
         #expect(process.terminationStatus == 2)
     }

@@ -199,7 +199,8 @@ import Testing
                 try client.sendGet("/sequences/fibonacci?count=10", headers: ["Accept: application/json"])
                 let response = try client.readResponse(timeout: .seconds(10))
                 if response.header("Connection")?.lowercased() == "close" { pool.removeValue(forKey: port) }
-                return response.status == 200 && response.text.contains(#""values":["0","1","1","2","3","5","8","13","21","34"]"#)
+                return response.status == 200
+                    && response.text.contains(#""values":["0","1","1","2","3","5","8","13","21","34"]"#)
                     ? "ok" : "status \(response.status) from \(port)"
             } catch {
                 pool.removeValue(forKey: port)
@@ -212,7 +213,8 @@ import Testing
             ports.filter { port in
                 guard let client = try? LoopbackClient(port: port) else { return false }
                 defer { client.close() }
-                guard (try? client.sendGet("/ready")) != nil, let response = try? client.readResponse(timeout: .seconds(10))
+                guard (try? client.sendGet("/ready")) != nil,
+                    let response = try? client.readResponse(timeout: .seconds(10))
                 else { return false }
                 let body = response.text
                 if response.status == 503 { state.update { $0.drainingBodies.insert(body) } }
@@ -250,7 +252,9 @@ import Testing
             // those requests is answered.
             let stopping = Task { await old.service.shutdown(delay: .seconds(600)) }
             #expect(eventually { old.service.readiness.current == .draining })
-            #expect(eventually(timeout: .seconds(60)) { client.state.value.servedWhileDraining[old.port, default: 0] >= 20 })
+            #expect(
+                eventually(timeout: .seconds(60)) { client.state.value.servedWhileDraining[old.port, default: 0] >= 20 }
+            )
             // The balancer's next look, within the delay, sees 503 and takes it out; then the endpoint goes.
             #expect(client.check())
             #expect(!client.state.value.rotation.contains(old.port))
