@@ -221,24 +221,26 @@ struct TraceParent: Equatable {
 
 /// Lowercase hexadecimal, read and written on bytes.
 enum Hex {
-    /// The ASCII digit of a value 0...15 (`0-9a-f`), by arithmetic rather than a table lookup.
-    @inline(__always)
-    static func digit(_ nibble: UInt64) -> UInt8 {
-        let value = UInt8(truncatingIfNeeded: nibble & 0xF)
-        return value < 10 ? value &+ 0x30 : value &+ 0x57
-    }
-
     /// Appends the low `digits` hex digits of `value` (at most 16), most significant first, in one append.
     @inline(__always)
     static func append(_ value: UInt64, digits count: Int, to bytes: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
-            var rest = value
-            for index in stride(from: count - 1, through: 0, by: -1) {
-                buffer[index] = digit(rest)
-                rest >>= 4
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<count]))
+        // Eight digits per word: the nibbles are spread one per byte, then turned into ASCII all at once.
+        var words = (spread(UInt32(truncatingIfNeeded: value >> 32)), spread(UInt32(truncatingIfNeeded: value)))
+        withUnsafeBytes(of: &words) { raw in
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[(16 - count)...]))
         }
+    }
+
+    /// The eight hex digits of `value` as ASCII bytes in a word whose memory order is the text's order.
+    @inline(__always)
+    private static func spread(_ value: UInt32) -> UInt64 {
+        var x = UInt64(value)
+        x = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF
+        x = (x | (x << 8)) & 0x00FF_00FF_00FF_00FF
+        x = (x | (x << 4)) & 0x0F0F_0F0F_0F0F_0F0F  // byte i holds nibble i, the least significant first
+        let letters = ((x &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101  // 1 where the nibble is 10...15
+        x = x &+ 0x3030_3030_3030_3030 &+ letters &* 0x27  // '0' + n, and 'a' - '0' - 10 = 0x27 more for letters
+        return x.bigEndian  // in memory, the most significant digit first
     }
 
     /// The value of `digits` lowercase hex digits at `offset` (at most 16), or `nil` if one is not `0-9a-f`.

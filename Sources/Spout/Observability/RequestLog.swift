@@ -80,7 +80,7 @@ public struct RequestLogEntry: Sendable {
         }
         if let route {
             Self.append(#","route":"#, to: &bytes)
-            JSONText.appendString(route, to: &bytes)
+            Self.appendQuotedPlain(route, to: &bytes)
         }
         Self.append(#","status":"#, to: &bytes)
         JSONText.appendInteger(status, to: &bytes)
@@ -98,14 +98,14 @@ public struct RequestLogEntry: Sendable {
         }
         if let correlation {
             Self.append(#","request_id":"#, to: &bytes)
-            JSONText.appendString(correlation.requestID, to: &bytes)
+            Self.appendQuotedPlain(correlation.requestID, to: &bytes)
             Self.append(#","trace_id":""#, to: &bytes)
             correlation.appendTraceID(to: &bytes)
             bytes.append(UInt8(ascii: "\""))
         }
         if let remoteAddress {
             Self.append(#","remote":"#, to: &bytes)
-            JSONText.appendString(remoteAddress, to: &bytes)
+            Self.appendQuotedPlain(remoteAddress, to: &bytes)
         }
         if let userAgent {
             Self.append(#","user_agent":"#, to: &bytes)
@@ -117,6 +117,22 @@ public struct RequestLogEntry: Sendable {
         }
         bytes.append(UInt8(ascii: "}"))
         return bytes
+    }
+
+    /// Appends `text` in quotes as it is when none of its bytes needs a JSON escape (request IDs, which are
+    /// validated to a safe set; route patterns; IP addresses), in one copy; otherwise escaped.
+    @inline(__always)
+    static func appendQuotedPlain(_ text: String, to bytes: inout [UInt8]) {
+        let copied: Bool? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0x7F }) else {
+                return false
+            }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if copied != true { JSONText.appendString(text, to: &bytes) }
     }
 
     /// Appends `text` as a JSON string, cut to `maxBytes` (at a character boundary) with `…` when longer.

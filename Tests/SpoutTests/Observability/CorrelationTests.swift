@@ -201,3 +201,15 @@ import Testing
         #expect(LogLevel.debug < .info && LogLevel.info < .warn && LogLevel.warn < .error)
     }
 }
+
+@Suite struct HexTests {
+    @Test(arguments: [0, 1, 9, 10, 15, 16, 0xABCD_EF01_2345_6789, 0xFFFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000] as [UInt64])
+    func digitsAreLowercaseAndZeroPadded(value: UInt64) {
+        for count in [2, 8, 16] {
+            var bytes: [UInt8] = [UInt8(ascii: "x")]
+            Hex.append(value, digits: count, to: &bytes)
+            let full = String(repeating: "0", count: 16 - String(value, radix: 16).count) + String(value, radix: 16)
+            #expect(String(decoding: bytes, as: UTF8.self) == "x" + full.suffix(count))
+        }
+    }
+}
