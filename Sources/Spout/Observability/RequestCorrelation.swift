@@ -97,8 +97,7 @@ public struct RequestCorrelation: Sendable, Equatable {
 
     /// Appends the trace ID's 32 hex digits (for the log line, without building a string).
     func appendTraceID(to bytes: inout [UInt8]) {
-        Hex.append(traceID.high, digits: 16, to: &bytes)
-        Hex.append(traceID.low, digits: 16, to: &bytes)
+        Hex.append128(traceID.high, traceID.low, to: &bytes)
     }
 
     /// Whether `text` is kept as a request ID: 1…128 characters, each a letter, digit or one of `-_.:+=/@~`.
@@ -229,6 +228,16 @@ enum Hex {
         withUnsafeBytes(of: &words) { raw in
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[(16 - count)...]))
         }
+    }
+
+    /// Appends the 32 hex digits of a 128-bit value given as its two halves, in one append.
+    @inline(__always)
+    static func append128(_ high: UInt64, _ low: UInt64, to bytes: inout [UInt8]) {
+        var words = (
+            spread(UInt32(truncatingIfNeeded: high >> 32)), spread(UInt32(truncatingIfNeeded: high)),
+            spread(UInt32(truncatingIfNeeded: low >> 32)), spread(UInt32(truncatingIfNeeded: low))
+        )
+        withUnsafeBytes(of: &words) { bytes.append(contentsOf: $0) }
     }
 
     /// The eight hex digits of `value` as ASCII bytes in a word whose memory order is the text's order.
