@@ -43,6 +43,10 @@ public final class SpoutService: Sendable {
     public let metrics: SpoutMetrics
     /// Readiness as served at `/ready`.
     public let readiness: Readiness
+    /// `maxConnections` as the server enforces it: clamped to the open-file limit minus a reserve.
+    public var connectionLimit: Server.ConnectionLimit { server.connectionLimit }
+    /// A line for the start-up log when `maxConnections` was clamped to the open-file limit, else nil.
+    public var connectionLimitNotice: String? { server.connectionLimit.isClamped ? "\(server.connectionLimit)" : nil }
     private let server: Server
     private let context: ServiceContext
 

@@ -25,6 +25,9 @@ do {
     FileHandle.standardError.write(Data("spout: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
     exit(1)
 }
+if let notice = service.connectionLimitNotice {
+    FileHandle.standardError.write(Data("spout: \(notice)\n".utf8))
+}
 FileHandle.standardError.write(Data("spout: listening on http://\(configuration.host):\(service.port)\n".utf8))
 
 let signals = [SIGTERM, SIGINT].map { signalNumber in
