@@ -35,7 +35,7 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     private let acceptor: Acceptor  // Immutable.
     /// Released to answer one connection `503` when `accept` fails for want of descriptors. // Accept-loop-confined.
     private var spare = SpareDescriptor()
-    private var contexts: [LoopContext] = []  // Set once in start; then immutable.
+    private(set) var contexts: [LoopContext] = []  // Set once in start; then immutable.
     private var acceptSource: (any DispatchSourceRead)?  // Accept-loop-confined.
     private var acceptSuspended = false  // Accept-loop-confined.
     private var nextContext = 0  // Accept-loop-confined.
@@ -121,9 +121,6 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
             LoopContext(loop: loop, configuration: configuration, handler: handler) { [server] in
                 server.acceptLoop.execute { server.connectionClosed() }
             }
-        }
-        for context in server.contexts {
-            context.loop.queue.async { context.startTimer() }
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.acceptLoop.queue)
         source.setEventHandler { [server] in server.acceptConnections() }
