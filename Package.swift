@@ -32,6 +32,11 @@ let package = Package(
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout"], swiftSettings: strictSettings),
 
+        // RESP: the Redis protocol as pure values, parser, command encoder and connection state machine; no
+        // sockets, no Dispatch, standard library only. A socket transport on the event loops goes on top of it.
+        .target(name: "RESP", swiftSettings: strictSettings),
+        .testTarget(name: "RESPTests", dependencies: ["RESP", "TestSupport"], swiftSettings: strictSettings),
+
         // Benchmark server for bench/http_rps.sh: HTTPServer alone, no service layer.
         .executableTarget(
             name: "HTTPServerBench",

@@ -4,6 +4,7 @@
 # Exits non-zero when any target found a crash, leak, hang, OOM or broken invariant (the others still run).
 # FUZZ_OPTIMIZATION=-Onone keeps the standard library's debug bounds checks on unsafe buffers (slower).
 set -euo pipefail
+shopt -s globstar nullglob
 
 # Library modules a target can import, in dependency order, each built once: name, the libraries it imports
 # (comma-separated, or -), then its sources (globs from the repository root).
@@ -13,12 +14,13 @@ libraries=(
 )
 
 # Targets, one line each: a folder of fuzz/ with main.swift (and, when it has them, a seed corpus/ and a
-# libFuzzer dictionary fuzz.dict), the libraries it imports (or -), then sources compiled into the target's own
+# libFuzzer dictionary *.dict), the libraries it imports (or -), then sources compiled into the target's own
 # module (or -).
 targets=(
     "ParserFuzz  -                 Sources/HTTPServer/Types/*.swift Sources/HTTPServer/Parser/*.swift"
     "QueryFuzz   HTTPServer,Spout  -"
     "AcceptFuzz  HTTPServer,Spout  -"
+    "RESPFuzz    -                 Sources/RESP/**/*.swift"
 )
 
 seconds="${1:-60}"
@@ -43,13 +45,17 @@ for line in "${targets[@]}"; do
 done
 [ ${#selected[@]} -gt 0 ] || { echo "no such target: $*" >&2; exit 2; }
 
-# Expands a list of source globs relative to the repository root.
-sources() {
-    local pattern
+# Sets `expanded` to the files matching the globs (from the repository root) listed in $1, or to none for "-".
+expand() {
+    local patterns pattern matches
+    expanded=()
     [ "$1" = "-" ] && return
-    for pattern in $1; do
-        # shellcheck disable=SC2086
-        ls -1 "$root"/$pattern
+    read -r -a patterns <<<"$1"
+    for pattern in "${patterns[@]}"; do
+        # shellcheck disable=SC2206
+        matches=("$root"/$pattern)
+        [ ${#matches[@]} -gt 0 ] || { echo "no sources match $pattern" >&2; exit 2; }
+        expanded+=("${matches[@]}")
     done
 }
 
@@ -81,9 +87,9 @@ build_library() {
         read -r name imports files <<<"$line"
         [ "$name" = "$1" ] || continue
         echo "building library $name"
-        # shellcheck disable=SC2046
+        expand "$files"
         swiftc "${flags[@]}" -module-name "$name" -emit-module -emit-module-path "$build/$name.swiftmodule" \
-            -emit-library -static -o "$build/lib$name.a" $(sources "$files")
+            -emit-library -static -o "$build/lib$name.a" "${expanded[@]}"
         built+="$name,"
         return
     done
@@ -96,7 +102,7 @@ share=$(( seconds / ${#selected[@]} ))
 [ "$share" -ge 1 ] || share=1
 for line in "${selected[@]}"; do
     read -r name imports files <<<"$line"
-    binary="$here/$(echo "$name" | sed -E 's/([a-z])([A-Z])/\1-\2/g' | tr '[:upper:]' '[:lower:]').bin"
+    binary="$here/$(echo "${name%Fuzz}" | tr '[:upper:]' '[:lower:]')-fuzz.bin"  # ParserFuzz: parser-fuzz.bin
     archives=()
     if [ "$imports" != "-" ]; then
         for library in $(needed "$imports"); do
@@ -105,14 +111,14 @@ for line in "${selected[@]}"; do
         done
     fi
     echo "building $binary"
-    # shellcheck disable=SC2046
-    swiftc "${flags[@]}" -module-name "$name" $(sources "$files") "$here/$name"/*.swift "${archives[@]}" -o "$binary"
+    expand "$files"
+    swiftc "${flags[@]}" -module-name "$name" "${expanded[@]}" "$here/$name"/*.swift "${archives[@]}" -o "$binary"
 
     mkdir -p "$work/$name/corpus" "$work/$name/artifacts"
-    if [ -d "$here/$name/corpus" ]; then cp "$here/$name/corpus"/* "$work/$name/corpus/"; fi
+    if [ -d "$here/$name/corpus" ]; then cp -r "$here/$name/corpus"/. "$work/$name/corpus/"; fi
     options=(-max_total_time="$share" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$work/$name/artifacts/")
-    if [ -f "$here/$name/fuzz.dict" ]; then options+=(-dict="$here/$name/fuzz.dict"); fi
+    for dictionary in "$here/$name"/*.dict; do options+=(-dict="$dictionary"); done
     echo "fuzzing $name for ${share}s; crashes go to $work/$name/artifacts/"
     if ! "$binary" "$work/$name/corpus" "${options[@]}"; then failed+=("$name"); fi
 done
