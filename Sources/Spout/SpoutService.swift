@@ -45,6 +45,8 @@ public final class SpoutService: Sendable {
     public let readiness: Readiness
     /// The number of event loops serving connections.
     public let eventLoopCount: Int
+    /// `maxConnections` as the server enforces it: clamped to the open-file limit minus a reserve.
+    public var connectionLimit: Server.ConnectionLimit { server.connectionLimit }
     private let server: Server
     private let context: ServiceContext
     private let events: EventLog?
@@ -126,7 +128,15 @@ public final class SpoutService: Sendable {
             "host": .string(configuration.host), "port": .integer(server.port), "event_loops": .integer(loopCount),
             "version": .string(BuildInfo.version), "revision": .string(BuildInfo.revision),
             "upstream": .string(configuration.upstream.baseURL.isEmpty ? "demo" : configuration.upstream.baseURL),
+            "max_connections": .integer(server.connectionLimit.effective),
         ])
+        if server.connectionLimit.isClamped {
+            events?.log(.info, "connection_limit_clamped", "\(server.connectionLimit)", [
+                "configured": .integer(server.connectionLimit.configured),
+                "effective": .integer(server.connectionLimit.effective),
+                "open_file_limit": .integer(server.connectionLimit.openFileLimit),
+            ])
+        }
         return service
     }
 
