@@ -16,33 +16,30 @@ enum UpstreamReply {
         render: @escaping @Sendable (Output) -> [UInt8]
     ) {
         let subscriber = SingleValueSubscriber<Output, UpstreamError> { result in
-            let answer: Result<[UInt8], Problem>
+            let answer: Result<[UInt8], UpstreamError>?
             switch result {
             case .success(let value): answer = .success(render(value))
-            case .failure(let error): answer = .failure(problem(for: error, notFound: notFound))
-            case nil: answer = .failure(emptyProblem)
+            case .failure(let error): answer = .failure(error)
+            case nil: answer = nil
             }
-            answerOnLoop(context, answer)
+            context.loop.execute {
+                switch answer {
+                case .success(let body)?: context.respond(json: body)
+                case .failure(let error)?: context.respond(upstreamFailure: error, notFound: notFound)
+                case nil: context.respond(problem: emptyProblem)
+                }
+            }
         }
         publisher.subscribe(subscriber)
         context.cancelOnClientGone(subscriber)
     }
 
-    /// Hops onto the request's loop and answers with the JSON body or the problem.
-    static func answerOnLoop(_ context: RequestContext, _ answer: Result<[UInt8], Problem>) {
-        context.loop.execute {
-            switch answer {
-            case .success(let body): context.respond(json: body)
-            case .failure(let problem): context.respond(problem: problem)
-            }
-        }
-    }
-
-    /// The problem for an upstream failure; an upstream `404` becomes a `404` saying `notFound`.
+    /// The problem for an upstream failure; an upstream `404` becomes a `404` saying `notFound`. It names
+    /// the upstream resource at most (`/posts/1`), never the upstream's address.
     static func problem(for error: UpstreamError, notFound: String?) -> Problem {
-        if let notFound, case .status(let url, 404, _) = error {
+        if let notFound, case .status(let target, 404, _) = error {
             var problem = Problem.notFound(notFound)
-            problem.extensions = [("upstream", .string(url)), ("upstreamStatus", 404)]
+            problem.extensions = [("upstream", .string(target.resource)), ("upstreamStatus", 404)]
             return problem
         }
         return error.problem
@@ -55,6 +52,41 @@ enum UpstreamReply {
         title: "Upstream failed",
         detail: "the upstream call ended without a response"
     )
+}
+
+extension RequestContext {
+    /// The header fields to send with this request's upstream calls: the correlation fields
+    /// `X-Request-ID`, `traceparent` and `tracestate` as the client sent them (those it sent).
+    ///
+    /// The correlation work (issue 14) replaces the source — the request's own ID, generated when the
+    /// client sent none, and the trace context with Spout's span — while routes keep passing this to
+    /// ``UpstreamClient/get(_:query:headers:)``; the client drops unsafe fields.
+    var upstreamHeaders: [String: String] {
+        var headers: [String: String] = [:]
+        for name in ["X-Request-ID", "traceparent", "tracestate"] {
+            if let value = request.headers[name] { headers[name] = value }
+        }
+        return headers
+    }
+
+    /// Answers an upstream failure with its problem (see ``UpstreamReply/problem(for:notFound:)``) and
+    /// notes its cause for the request log.
+    func respond(upstreamFailure error: UpstreamError, notFound: String? = nil) {
+        noteUpstreamFailure(error)
+        respond(problem: UpstreamReply.problem(for: error, notFound: notFound))
+    }
+
+    /// The one place a route hands over the cause of an upstream failure — absolute URL, status,
+    /// attempts, timeout: ``UpstreamError/cause`` — for the request's log line. Every upstream failure
+    /// that reaches a client passes here: JSON answers through ``respond(upstreamFailure:notFound:)``,
+    /// stream failures through the routes' `failureProblem`.
+    ///
+    /// The request log does not take per-request fields yet; its rework (issue 14) stores
+    /// `error.cause` here (`UpstreamFailureCause.jsonBytes` is the member's value), and nothing else
+    /// needs to change in the routes.
+    func noteUpstreamFailure(_ error: UpstreamError) {
+        _ = error.cause
+    }
 }
 
 /// Requests one value and reports it, or the failure, or that none came, exactly once.
