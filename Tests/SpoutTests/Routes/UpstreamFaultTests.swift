@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -132,6 +133,48 @@ import TestSupport
         #expect(observed.articleSeconds < Self.deadline + Self.slack, "answered after \(observed.articleSeconds) s")
         Self.expectHealthServedThroughout(observed)
         #expect(await fixture.waitUntil(timeout: .seconds(10)) { $0.inFlight == 0 })
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    /// A route subscribes on its event loop, a client that leaves is noticed on it, and a deadline fires
+    /// on a timer: none of them calls into FoundationNetworking there. Every call (task start, cancel)
+    /// runs on a networking lane's queue, which the observer sees, and inside the lane
+    /// `dispatchPrecondition(.notOnQueue)` would trap on a loop.
+    @Test func aRouteNeverCallsFoundationNetworkingOnAnEventLoop() async throws {
+        let post = #"{"userId":1,"id":1,"title":"t","body":"b"}"#
+        let fixture = try UpstreamFixture { request in request.path == "/posts/1" ? .json(post) : .hang }
+        defer { fixture.stop() }
+        let port = fixture.port
+        let records = Mutex<[NetworkingCallRecord]>([])
+        let token = UpstreamSession._addObserver { record in
+            if record.url?.port == port { records.withLock { $0.append(record) } }
+        }
+        defer { UpstreamSession._removeObserver(token) }
+        let server = try Self.server(fixture)
+
+        // An answer.
+        #expect(try server.get("/articles/1").status == 200)
+        // A client that leaves while its upstream call hangs.
+        let leaving = try server.connect()
+        try leaving.sendGet("/articles/2")
+        #expect(await fixture.waitUntil { $0.requests(to: "/posts/2") == 1 })
+        leaving.close()
+        #expect(await fixture.waitUntil(timeout: .seconds(30)) { $0.inFlight == 0 })
+        // A deadline.
+        #expect(try server.get("/articles/3", timeout: .seconds(30)).status == 504)
+        #expect(await fixture.waitUntil(timeout: .seconds(30)) { $0.inFlight == 0 })
+        #expect(await waitUntil { records.withLock { $0.filter { $0.call == .cancel }.count } >= 2 })
+
+        let seen = records.withLock { $0 }
+        let starts = seen.filter { $0.call == .start }
+        let cancels = seen.filter { $0.call == .cancel }
+        #expect(starts.count == 3, "\(seen)")
+        #expect(cancels.count == 2, "\(seen)")
+        #expect(seen.allSatisfy { $0.ranOnNetworkingQueue && !$0.ranOnEventLoop }, "\(seen)")
+        #expect(starts.allSatisfy { $0.requestedOnEventLoop }, "the routes subscribed on their loops: \(starts)")
+        #expect(cancels.contains { $0.requestedOnEventLoop }, "the client gone was noticed on its loop: \(cancels)")
+        #expect(cancels.contains { !$0.requestedOnEventLoop }, "the deadline fired on a timer: \(cancels)")
         #expect(server.isHealthy())
         await server.stop()
     }
