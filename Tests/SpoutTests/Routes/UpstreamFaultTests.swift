@@ -86,18 +86,24 @@ import TestSupport
         #expect(slowest < 1, "the slowest /health of \(observed.healthSeconds.count) took \(slowest) s")
     }
 
+    /// Checks the answer is a `502` problem naming the limit, in time, with `/health` served throughout;
+    /// returns the problem.
+    static func expectBodyOverTheLimit(_ observed: Observation) throws -> [String: Any] {
+        let response = try #require(observed.article)
+        #expect(response.status == 502)
+        #expect(observed.articleSeconds < deadline + slack, "answered after \(observed.articleSeconds) s")
+        expectHealthServedThroughout(observed)
+        let problem = RouteTest.object(response.body)
+        #expect(problem["limit"] as? Int == maxBodyBytes)
+        return problem
+    }
+
     @Test func anEndlessBodyIsCutAtTheLimitWithA502AndHealthAnswersThroughout() async throws {
         let fixture = try UpstreamFixture { _ in .endless(limit: 1 << 30) }
         defer { fixture.stop() }
         let server = try Self.server(fixture)
-        let observed = Self.observe(server, fixture, "/articles/1")
-        let response = try #require(observed.article)
-        #expect(response.status == 502)
-        let problem = RouteTest.object(response.body)
-        #expect(problem["limit"] as? Int == Self.maxBodyBytes)
+        let problem = try Self.expectBodyOverTheLimit(Self.observe(server, fixture, "/articles/1"))
         #expect((problem["detail"] as? String)?.contains("\(Self.maxBodyBytes) bytes") == true, "\(problem)")
-        #expect(observed.articleSeconds < Self.deadline + Self.slack, "answered after \(observed.articleSeconds) s")
-        Self.expectHealthServedThroughout(observed)
         // The client stopped reading, long before the fixture's own bound (what libcurl read meanwhile is
         // dropped as it arrives; bench/upstream_faults.sh measures the memory).
         #expect(await fixture.waitUntil(timeout: .seconds(30)) { $0.inFlight == 0 })
@@ -110,14 +116,8 @@ import TestSupport
         let fixture = try UpstreamFixture { _ in .large(bytes: 10 << 20) }
         defer { fixture.stop() }
         let server = try Self.server(fixture)
-        let observed = Self.observe(server, fixture, "/articles/1")
-        let response = try #require(observed.article)
-        #expect(response.status == 502)
-        let problem = RouteTest.object(response.body)
-        #expect(problem["limit"] as? Int == Self.maxBodyBytes)
+        let problem = try Self.expectBodyOverTheLimit(Self.observe(server, fixture, "/articles/1"))
         #expect((problem["detail"] as? String)?.contains("10485760") == true, "the declared length: \(problem)")
-        #expect(observed.articleSeconds < Self.deadline + Self.slack, "answered after \(observed.articleSeconds) s")
-        Self.expectHealthServedThroughout(observed)
         #expect(server.isHealthy())
         await server.stop()
     }

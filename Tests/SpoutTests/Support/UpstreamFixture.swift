@@ -58,9 +58,9 @@ final class UpstreamFixture: Sendable {
         /// length): the head and `first` go out at once; once `gate` opens (at once when `nil`), each of
         /// `rest` as its own chunk, then the last chunk. A gate that never opens stalls the body mid-way.
         case chunked(first: String, rest: [String], gate: Gate?)
-        /// A `200` whose chunked body never ends: `[` then filler as fast as the client takes it, until
-        /// the client leaves or `limit` bytes went out (a bound for the test, far beyond any client limit;
-        /// then the connection is cut, never finished).
+        /// A `200` whose chunked body never ends: `[` then 64 KiB of filler a millisecond while the client
+        /// takes it, until the client leaves or `limit` bytes went out (a bound for the test, far beyond
+        /// any client limit; then the connection is cut, never finished).
         case endless(limit: Int)
         /// A `200` with `Content-Length: bytes` and a body of that size (a JSON array of strings).
         case large(bytes: Int)
@@ -297,26 +297,7 @@ final class UpstreamFixture: Sendable {
             let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
             writer.onClose = { ended(state) }
             writer.write("[")
-            let filler = Array(repeating: UInt8(ascii: "1"), count: 64 * 1024)
-            let remaining = Mutex(limit)
-            // Writes while the connection takes bytes; the writable edge resumes it. Bounded by `limit`.
-            let pump: @Sendable () -> Void = {
-                while writer.isWritable {
-                    let size = remaining.withLock { left in
-                        let size = min(left, filler.count)
-                        left -= size
-                        return size
-                    }
-                    guard size > 0 else {
-                        writer.abort()
-                        return
-                    }
-                    filler.withUnsafeBytes { writer.write(UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
-                    sent(size, state)
-                }
-            }
-            writer.onWritable = pump
-            pump()
+            pour(Array(repeating: UInt8(ascii: "1"), count: 64 * 1024), remaining: limit, to: writer, state: state)
         case .large(let bytes):
             // Built by the standard library's own (optimized) initializer: a loop here, in a debug build,
             // took seconds for 10 MB.
@@ -332,6 +313,30 @@ final class UpstreamFixture: Sendable {
             let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
             writer.onClose = { ended(state) }
             trickle(Array(body.utf8)[...], every: interval, to: writer, state: state)
+        }
+    }
+
+    /// Writes `filler` once a millisecond while the client takes it (at most 64 MB/s: endless for any
+    /// client limit, gentle with the cores the other tests share), until the client leaves or
+    /// `remaining` bytes went out, when the connection is cut.
+    private static func pour(_ filler: [UInt8], remaining: Int, to writer: BodyWriter, state: Ledger) {
+        guard writer.isOpen else { return }
+        guard writer.isWritable else {
+            writer.onWritable = {
+                writer.onWritable = nil  // one chain of writes at a time
+                pour(filler, remaining: remaining, to: writer, state: state)
+            }
+            return
+        }
+        let size = min(remaining, filler.count)
+        guard size > 0 else {
+            writer.abort()
+            return
+        }
+        filler.withUnsafeBytes { writer.write(UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
+        sent(size, state)
+        writer.loop.queue.asyncAfter(deadline: .now() + .milliseconds(1)) {
+            pour(filler, remaining: remaining - size, to: writer, state: state)
         }
     }
 
