@@ -163,7 +163,7 @@ import FoundationNetworking
     #endif
 
     /// Waits (bounded) until the fixture has received a request for `path`; records what it saw if not.
-    private static func arrived(_ path: String, at fixture: UpstreamFixture) async -> Bool {
+    static func arrived(_ path: String, at fixture: UpstreamFixture) async -> Bool {
         if await fixture.waitUntil(timeout: .seconds(10), { $0.requests(to: path) >= 1 }) { return true }
         let snapshot = fixture.snapshot
         Issue.record(
@@ -173,7 +173,7 @@ import FoundationNetworking
     }
 
     /// Busy-spins `iterations` rounds: moves the cancel by a few microseconds, without sleeping.
-    private static func spin(_ iterations: Int) {
+    static func spin(_ iterations: Int) {
         var accumulator = 0
         for step in 0..<iterations { accumulator &+= step &* 31 }
         withExtendedLifetime(accumulator) {}
