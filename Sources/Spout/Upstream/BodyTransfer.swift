@@ -56,6 +56,8 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
     private let lock = Lock()
     /// Where this transfer's task is created, resumed and cancelled, chosen when it starts. // Guarded by lock.
     private var lane: NetworkingLane?
+    /// Whether the body crossed the limit (its task runs on until the cancel lands). // Guarded by lock.
+    private var crossedLimit = false
     private var machine: BodyTransferStateMachine  // Guarded by lock.
     private var subscriber: S?  // Guarded by lock.
 
@@ -89,9 +91,9 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
         if let (task, lane) = running, let lane { cancelTask(task, on: lane) }
     }
 
-    /// Stops routing `task`'s callbacks here and cancels it on the networking queue of `lane`, where it started.
+    /// Cancels `task` on the networking queue of `lane`, where it started. Its callbacks still come here
+    /// (and are dropped) until it reports its end, which may be seconds later: see ``UpstreamSession``.
     private func cancelTask(_ task: URLSessionDataTask, on lane: NetworkingLane) {
-        lane.router.unregister(task.taskIdentifier)
         let box = TaskBox(task)
         lane.perform(.cancel, url: transfer.url) { urlSession in
             if let urlSession { box.task.cancelUnlessCached(in: urlSession) }
@@ -118,7 +120,6 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
         let action = lock.withLock { machine.taskCreated(task) }
         task.resume()
         if case .resumeThenCancel = action {
-            lane.router.unregister(task.taskIdentifier)
             task.cancelUnlessCached(in: session)
         }
     }
@@ -134,10 +135,16 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
     }
 
     func completed(_ error: (any Error)?) {
-        let (action, subscriber) = lock.withLock { () -> (BodyTransferStateMachine.CompletionAction, S?) in
+        let (action, subscriber, overran) = lock.withLock {
+            () -> (BodyTransferStateMachine.CompletionAction, S?, Bool) in
             let action = machine.completed(error)
-            if case .none = action { return (action, nil) }
-            return (action, takeSubscriber())
+            if case .none = action { return (action, nil, crossedLimit) }
+            return (action, takeSubscriber(), false)
+        }
+        if overran {
+            // The task of a body over the limit has ended at last: whatever it read meanwhile (dropped as it
+            // came, but by way of buffers queued for the delegate) is free now.
+            MemoryReturn.shared.largeBufferReleased()
         }
         guard let subscriber else { return }
         switch action {
@@ -157,13 +164,12 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
     /// Fails the subscriber and cancels the task when a limit was crossed.
     private func handle(_ action: BodyTransferStateMachine.ReceiveAction) {
         guard case .fail(let error, let task) = action else { return }
-        let subscriber: S? = lock.withLock { takeSubscriber() }
-        if let lane = lock.withLock({ lane }) { cancelTask(task, on: lane) }
-        subscriber?.receive(completion: .failure(error))
-        if case .tooLarge(let limit, nil) = error, limit >= BodyTransfer.largeBodyBytes {
-            // What was read, up to the limit, has just been dropped.
-            MemoryReturn.shared.largeBufferReleased()
+        let (subscriber, taskLane) = lock.withLock { () -> (S?, NetworkingLane?) in
+            if case .tooLarge = error { crossedLimit = true }
+            return (takeSubscriber(), lane)
         }
+        if let taskLane { cancelTask(task, on: taskLane) }
+        subscriber?.receive(completion: .failure(error))
     }
 
     /// The subscriber, once: later calls get `nil`. Call with the lock held.

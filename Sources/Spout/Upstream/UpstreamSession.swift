@@ -225,8 +225,9 @@ protocol TransferSink: AnyObject, Sendable {
 /// The delegate of an ``UpstreamSession``'s `URLSession`: hands each task's callbacks to the transfer
 /// registered for its task identifier, and drops those of tasks no longer registered.
 ///
-/// **Ownership:** retained by its ``UpstreamSession`` and by the `URLSession` until invalidated; it
-/// retains the registered transfers until they unregister (at their end or cancel).
+/// **Ownership:** retained by its ``NetworkingLane`` and by the `URLSession` until invalidated; it
+/// retains each registered transfer until its task reports its end — after a cancel too, which lets
+/// the transfer see when a runaway body has really stopped.
 ///
 /// **Thread safety:** safe to call from any thread (`sinks` is behind a `Mutex`); the callbacks come
 /// on the session's delegate queue.
@@ -237,11 +238,6 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// Sends the callbacks of task `id` to `sink`.
     func register(_ id: Int, _ sink: any TransferSink) {
         sinks.withLock { $0[id] = sink }
-    }
-
-    /// Stops sending the callbacks of task `id` anywhere.
-    func unregister(_ id: Int) {
-        _ = sinks.withLock { $0.removeValue(forKey: id) }
     }
 
     /// The number of transfers registered (for tests).
