@@ -152,6 +152,17 @@ def main():
         header = "%-24s %6s %8s %7s %9s %9s %5s %12s %12s %12s" % (
             "fault", "status", "answer", "health", "max ms", "p99 ms", "fail", "RSS before", "RSS peak", "RSS after")
         print(header, flush=True)
+        # A control row: /health alone for 5 s, the same prober, no upstream request. Spikes of the
+        # machine's own load show here as well as under a fault.
+        before = smaps(server.pid)
+        prober = Prober(port, server.pid)
+        prober.start()
+        time.sleep(5)
+        prober.stop_event.set()
+        prober.join(10)
+        print("%-24s %6s %8s %7d %9.1f %9.1f %5d %12s" % (
+            "(no request, 5 s)", "-", "-", len(prober.latencies), max(prober.latencies, default=float("nan")) * 1000,
+            percentile(prober.latencies, 0.99) * 1000, len(prober.failures), "%d/%d" % before), flush=True)
         for fault_id, title in FAULT_ORDER:
             name = FAULT_NAMES[fault_id]
             before = smaps(server.pid)

@@ -17,7 +17,8 @@ enum ArticleRoutes {
             try requireJSON(context)
             let userId = try query.integer("userId", in: 1...Int.max)
             let items = userId.map { [URLQueryItem(name: "userId", value: String($0))] } ?? []
-            let posts = context.service.upstream.get([Post].self, "/posts", query: items, headers: context.upstreamHeaders)
+            let upstream = context.service.upstream
+            let posts = upstream.get([Post].self, "/posts", query: items, headers: context.upstreamHeaders)
             UpstreamReply.respond(context, to: posts) { posts in
                 var object = JSONObjectWriter()
                 object.addRaw("articles", json: JSONText.array(posts) { $0.jsonBytes })

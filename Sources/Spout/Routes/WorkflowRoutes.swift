@@ -56,7 +56,10 @@ enum WorkflowRoutes {
         }
     }
 
-    private static func respondSummary(_ events: AnyPublisher<JSONStreamEvent, WorkflowFailure>, _ context: RequestContext) {
+    private static func respondSummary(
+        _ events: AnyPublisher<JSONStreamEvent, WorkflowFailure>,
+        _ context: RequestContext
+    ) {
         let subscriber = SingleValueSubscriber<JSONStreamEvent, WorkflowFailure> { result in
             context.loop.execute {
                 switch result {
@@ -111,9 +114,9 @@ struct WorkflowFailure: Error, Sendable {
 /// 4. `summary`: the summary built from all of it.
 ///
 /// Each step's completion is an `event: step` (`{"step":n,"name":…,"durationMs":…,…}`) with id `n`; the
-/// summary follows as the last event, `event: summary`, with id ``summaryID``. A failing step fails the publisher with its problem
-/// (which names the step). Nothing starts before a subscriber asks, and cancelling cancels the
-/// requests in flight.
+/// summary follows as the last event, `event: summary`, with id ``summaryID``. A failing step fails
+/// the publisher with its problem (which names the step) and the upstream failure behind it. Nothing
+/// starts before a subscriber asks, and cancelling cancels the requests in flight.
 ///
 /// **Thread safety:** a value; the publisher it makes is safe to subscribe from any thread.
 struct Workflow: Sendable {
@@ -136,7 +139,8 @@ struct Workflow: Sendable {
         return Deferred { () -> AnyPublisher<JSONStreamEvent, WorkflowFailure> in
             let started = DispatchTime.now().uptimeNanoseconds
             return Self.timed(calls.get(User.self, "/users/\(id)"), step: "user", notFound: "no user \(id)")
-                .flatMap(maxPublishers: .max(1)) { user, userSeconds -> AnyPublisher<JSONStreamEvent, WorkflowFailure> in
+                .flatMap(maxPublishers: .max(1)) {
+                    user, userSeconds -> AnyPublisher<JSONStreamEvent, WorkflowFailure> in
                     let first = Self.step(1, "user", userSeconds) { $0.add("username", user.username) }
                     let rest = Self.activity(calls: calls, user: user, started: started, userSeconds: userSeconds)
                     return Just(first).setFailureType(to: WorkflowFailure.self).append(rest).eraseToAnyPublisher()

@@ -3,15 +3,15 @@ import Foundation
 import Reactive
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One `GET` through an ``UpstreamSession``, as a publisher of its response and body, with the body
 /// read up to a byte limit.
 ///
 /// Nothing is sent until the subscriber asks for a value. The task is created, resumed and cancelled
-/// on the networking queue of one of the session's lanes, never by the caller, so subscribing, requesting and cancelling
-/// return at once on any thread, an event loop included. The body is counted as it arrives (the
+/// on the networking queue of one of the session's lanes, never by the caller, so subscribing,
+/// requesting and cancelling return at once on any thread, an event loop included. The body is counted as it arrives (the
 /// session's delegate hands over each piece): a `Content-Length` over `maxBodyBytes` fails the transfer
 /// when the head arrives, and a body that grows past it fails it at that byte; either way the task is
 /// cancelled and what was read is dropped. Cancelling stops delivery at once and cancels the task.

@@ -20,7 +20,11 @@ struct RetryPolicy {
 extension UpstreamClient {
     /// One `GET url`, uncached: attempts with backoff, bounded by the overall deadline. Each
     /// subscription is a new request with its own attempt count and deadline.
-    func fetch(_ url: URL, target: UpstreamTarget, headers: [String: String] = [:]) -> AnyPublisher<Data, UpstreamError> {
+    func fetch(
+        _ url: URL,
+        target: UpstreamTarget,
+        headers: [String: String] = [:]
+    ) -> AnyPublisher<Data, UpstreamError> {
         let configuration = configuration
         let deadlineSeconds = configuration.deadlineSeconds
         return Deferred { [self] in

@@ -4,7 +4,7 @@ import Reactive
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The calls into FoundationNetworking that an ``UpstreamSession`` makes, each on a lane's queue.

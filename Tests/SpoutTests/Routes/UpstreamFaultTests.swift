@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 

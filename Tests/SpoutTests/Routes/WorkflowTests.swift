@@ -246,7 +246,9 @@ import TestSupport
         let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
         let response = try server.get(
             "/workflow/1",
-            headers: ["Accept: application/json", "X-Request-ID: wf-7", "traceparent: \(traceparent)", "tracestate: a=1"]
+            headers: [
+                "Accept: application/json", "X-Request-ID: wf-7", "traceparent: \(traceparent)", "tracestate: a=1",
+            ]
         )
         #expect(response.status == 200)
         let sent = fixture.snapshot.headers

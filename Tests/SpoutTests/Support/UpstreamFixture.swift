@@ -341,7 +341,12 @@ final class UpstreamFixture: Sendable {
     }
 
     /// Writes the first byte of `rest` after `interval`, then the next, until the body or the client ends.
-    private static func trickle(_ rest: ArraySlice<UInt8>, every interval: Duration, to writer: BodyWriter, state: Ledger) {
+    private static func trickle(
+        _ rest: ArraySlice<UInt8>,
+        every interval: Duration,
+        to writer: BodyWriter,
+        state: Ledger
+    ) {
         writer.loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(interval.nanoseconds))) {
             guard writer.isOpen else { return }
             guard let byte = rest.first else {

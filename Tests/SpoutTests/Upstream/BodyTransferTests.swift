@@ -3,14 +3,14 @@ import Foundation
 import HTTPServer
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Testing
 
 @testable import Spout
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// ``BodyTransfer`` over real loopback sockets and a real `URLSession`: the body limit, checked on the
 /// `Content-Length` and while the body arrives, and every FoundationNetworking call made on the session's
@@ -43,7 +43,9 @@ import FoundationNetworking
 
     @Test func aBodyOfExactlyTheLimitIsDelivered() async throws {
         let fixture = try UpstreamFixture { request in
-            request.path == "/length" ? .large(bytes: Self.limit) : .chunked(first: "", rest: [String(repeating: "a", count: Self.limit)], gate: nil)
+            request.path == "/length"
+                ? .large(bytes: Self.limit)
+                : .chunked(first: "", rest: [String(repeating: "a", count: Self.limit)], gate: nil)
         }
         defer { fixture.stop() }
         let session = Self.session()
@@ -51,7 +53,10 @@ import FoundationNetworking
             let subscriber = TrackingSubscriber<Output, BodyTransferError>()
             Self.transfer(fixture.baseURL.appendingPathComponent(path), session: session).subscribe(subscriber)
             #expect(await waitUntil { subscriber.completion != nil })
-            #expect(subscriber.values.first?.data.count == Self.limit, "\(path): \(subscriber.history.last.map(String.init(describing:)) ?? "")")
+            #expect(
+                subscriber.values.first?.data.count == Self.limit,
+                "\(path): \(subscriber.history.last.map(String.init(describing:)) ?? "")"
+            )
         }
     }
 
@@ -122,7 +127,9 @@ import FoundationNetworking
         var completedBeforeCancel = 0
         for index in 0..<rounds {
             let subscriber = TrackingSubscriber<Output, BodyTransferError>()
-            Self.transfer(fixture.baseURL.appendingPathComponent("race/\(index)"), session: session).subscribe(subscriber)
+            Self.transfer(fixture.baseURL.appendingPathComponent("race/\(index)"), session: session).subscribe(
+                subscriber
+            )
             if index % 4 == 0 {
                 DataTaskCancelRaceTests.spin(index &* 7919 % 4000)  // while the task may still be starting
             } else {
@@ -146,7 +153,9 @@ import FoundationNetworking
         let fixture = try UpstreamFixture { _ in .json("{}") }
         defer { fixture.stop() }
         let subscriber = TrackingSubscriber<Output, BodyTransferError>()
-        let headers = ["X-Request-ID": "req-42", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"]
+        let headers = [
+            "X-Request-ID": "req-42", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        ]
         Self.transfer(fixture.baseURL.appendingPathComponent("h"), session: Self.session(), headers: headers)
             .subscribe(subscriber)
         #expect(await waitUntil { subscriber.completion != nil })

@@ -1,7 +1,7 @@
 import Foundation
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -151,7 +151,8 @@ import TestSupport
         #expect(cause.message.contains("http://10.0.0.5:8080/api/posts/1"))
         let json = String(decoding: cause.jsonBytes, as: UTF8.self)
         #expect(
-            json == #"{"url":"http://10.0.0.5:8080/api/posts/1","error":"timeout","status":503,"attempts":3,"timeoutSeconds":2.000}"#
+            json
+                == #"{"url":"http://10.0.0.5:8080/api/posts/1","error":"timeout","status":503,"attempts":3,"timeoutSeconds":2.000}"#
         )
     }
 }
