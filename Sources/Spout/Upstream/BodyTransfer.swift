@@ -11,10 +11,11 @@ import Reactive
 ///
 /// Nothing is sent until the subscriber asks for a value. The task is created, resumed and cancelled
 /// on the networking queue of one of the session's lanes, never by the caller, so subscribing,
-/// requesting and cancelling return at once on any thread, an event loop included. The body is counted as it arrives (the
-/// session's delegate hands over each piece): a `Content-Length` over `maxBodyBytes` fails the transfer
-/// when the head arrives, and a body that grows past it fails it at that byte; either way the task is
-/// cancelled and what was read is dropped. Cancelling stops delivery at once and cancels the task.
+/// requesting and cancelling return at once on any thread, an event loop included. The body is counted
+/// as it arrives (the session's delegate hands over each piece): a `Content-Length` over `maxBodyBytes`
+/// fails the transfer when the head arrives, and a body that grows past it fails it at that byte; either
+/// way the task is cancelled and what was read is dropped. Cancelling stops delivery at once and
+/// cancels the task.
 ///
 ///     BodyTransfer(url: url, headers: [:], timeoutInterval: 6, maxBodyBytes: 4 << 20, session: session)
 ///         .sink(receiveCompletion: { print($0) }, receiveValue: { print($0.data.count, "bytes") })
