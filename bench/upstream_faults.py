@@ -36,10 +36,12 @@ FAULT_ORDER = [
     (9, "10 MB (Content-Length)"),
     (10, "endless"),
     (12, "10 MB chunked"),
+    (13, "3 MB post (cached)"),
 ]
 FAULT_NAMES = {
     1: "hang", 2: "headers_then_hang", 3: "trickle", 4: "reset", 5: "garbage", 6: "bad_json",
     7: "status_500", 8: "status_429", 9: "ten_mb", 10: "endless", 11: "ok", 12: "ten_mb_chunked",
+    13: "three_mb_post",
 }
 
 

@@ -34,6 +34,7 @@ FAULTS = {
     10: "endless",  # 200, chunked, never ends
     11: "ok",  # a good post
     12: "ten_mb_chunked",  # 200, chunked, 10 MB of garbage (no length to refuse early)
+    13: "three_mb_post",  # a good post whose body is 3 MB: under the limit, decoded and cached
 }
 
 lock = threading.Lock()
@@ -141,6 +142,9 @@ def run_fault(conn, name, fault_id):
         count(name, sent=respond(conn, 200, "OK", body))
     elif name == "ok":
         count(name, sent=respond(conn, 200, "OK", POST % fault_id))
+    elif name == "three_mb_post":
+        body = b'{"userId":1,"id":%d,"title":"t","body":"' % fault_id + b"x" * (3 << 20) + b'"}'
+        count(name, sent=respond(conn, 200, "OK", body))
     elif name in ("endless", "ten_mb_chunked"):
         limit = ENDLESS_LIMIT if name == "endless" else TEN_MB
         conn.sendall(head(200, "OK", [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")]))
