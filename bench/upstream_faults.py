@@ -6,10 +6,11 @@
 Starts bench/tools/fault_upstream.py and the binary (default configuration: 3 attempts, 5 s per attempt,
 10 s deadline, 4 MiB body limit) pointed at it, then for each fault asks `GET /articles/{id}` once while a
 prober thread asks `GET /health` over and over on one keep-alive connection — from before the request
-until the upstream saw every connection of the fault close (libcurl may keep reading a runaway body for a
-while after the answer) — and samples the server's RSS. Then 40 concurrent requests to 10 MB chunked
-bodies. Prints, per fault: the answer's status and time, the /health count, max and p99, failures, and
-RSS (total and anonymous, from /proc/PID/smaps_rollup) before, at its peak, and after. Every loop is
+until 1.5 s after the upstream saw every connection of the fault close (libcurl may keep reading a runaway
+body for a while after the answer, and the memory return runs 1 s after a large body) — and samples the
+server's RSS. A first row runs the prober alone for 5 s: the machine's own latency spikes show there
+too. Then 40 concurrent requests to 10 MB chunked bodies. Prints, per fault: the answer's status and time, the /health count, max and p99, failures, and
+RSS (total and anonymous, from /proc/PID/smaps_rollup) before, at its peak, and 1.5 s after. Every loop is
 bounded in count and time.
 """
 
@@ -152,7 +153,7 @@ def main():
         print("%s: spout pid %d on %d, fault upstream on %d; RSS at start %d KiB (anonymous %d)"
               % (label, server.pid, port, upstream_port, start_rss[0], start_rss[1]), flush=True)
         header = "%-24s %6s %8s %7s %9s %9s %5s %12s %12s %12s" % (
-            "fault", "status", "answer", "health", "max ms", "p99 ms", "fail", "RSS before", "RSS peak", "RSS after")
+            "fault", "status", "answer", "health", "max ms", "p99 ms", "fail", "RSS before", "RSS peak", "RSS +1.5 s")
         print(header, flush=True)
         # A control row: /health alone for 5 s, the same prober, no upstream request. Spikes of the
         # machine's own load show here as well as under a fault.
@@ -178,7 +179,7 @@ def main():
                 status = repr(error)
             answer = time.perf_counter() - start
             idle = wait_upstream_idle(upstream_port, name, 30)
-            time.sleep(0.1)
+            time.sleep(1.5)  # past the memory return, which runs 1 s after a large body
             prober.stop_event.set()
             prober.join(10)
             after = smaps(server.pid)
@@ -213,6 +214,7 @@ def main():
             t.join(40)
         answer = time.perf_counter() - start
         wait_upstream_idle(upstream_port, "ten_mb_chunked", 30)
+        time.sleep(1.5)
         prober.stop_event.set()
         prober.join(10)
         after = smaps(server.pid)
