@@ -25,7 +25,8 @@ struct BodyTransfer: Publisher, Sendable {
     typealias Output = (data: Data, response: HTTPURLResponse)
     typealias Failure = BodyTransferError
 
-    /// Bodies at least this large are followed by a return of freed memory to the system.
+    /// Bodies at least this large are followed by a return of freed memory to the system (after a body
+    /// over the limit here, after a delivered one in ``UpstreamClient/get(_:query:headers:)``).
     static let largeBodyBytes = 1 << 20
 
     let url: URL
@@ -156,7 +157,6 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
             let body = !isPresized && data.count > 64 * 1024 ? Data(data) : data
             _ = subscriber.receive((body, response))
             subscriber.receive(completion: .finished)
-            if body.count >= BodyTransfer.largeBodyBytes { MemoryReturn.shared.largeBufferReleased() }
         case .fail(let error):
             subscriber.receive(completion: .failure(error))
         }

@@ -182,6 +182,12 @@ public final class UpstreamClient: Sendable {
         let target = UpstreamTarget(url: url, base: baseURL)
         let headers = Self.forwardable(headers)
         return cache.publisher(for: url.absoluteString) { [self] in fetch(url, target: target, headers: headers) }
+            .handleEvents(receiveOutput: { body in
+                // Decoding and rendering a large body (from the upstream or the cache) leave megabytes of
+                // freed heap in the arena of whichever thread did it: hand them back once done.
+                if body.count >= BodyTransfer.largeBodyBytes { MemoryReturn.shared.largeBufferReleased() }
+            })
+            .eraseToAnyPublisher()
     }
 
     /// `GET path`, decoded as JSON into `type`; see ``get(_:query:headers:)``.
