@@ -35,6 +35,8 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     private let acceptor: Acceptor  // Immutable.
     /// Released to answer one connection `503` when `accept` fails for want of descriptors. // Accept-loop-confined.
     private var spare = SpareDescriptor()
+    /// Connections answered `503` here, kept until their peers read it. // Accept-loop-confined.
+    private var lingering = LingeringClose()
     private(set) var contexts: [LoopContext] = []  // Set once in start; then immutable.
     private var acceptSource: (any DispatchSourceRead)?  // Accept-loop-confined.
     private var acceptSuspended = false  // Accept-loop-confined.
@@ -236,9 +238,11 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         )
         buffer.append(body)
         _ = try? Socket.send(fd, buffer.readableBytes)
-        Socket.discardPendingInput(fd)
         Socket.shutdownWrite(fd)
-        Socket.close(fd)
+        _ = lingering.linger(fd, on: acceptLoop.queue) { [self] in
+            lingering.forget(fd)
+            if case .running = lifecycle { spare.reopen() }  // the slot it held may be the spare's
+        }
     }
 
     private func connectionClosed() {
@@ -294,6 +298,7 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     private func finishShutdown() {
         guard case .shuttingDown(let completions) = lifecycle else { return }
         lifecycle = .stopped
+        lingering.closeAll()
         _ = spare.release()
         let group = DispatchGroup()
         for context in contexts {

@@ -167,6 +167,7 @@ public final class SpoutService: Sendable {
         let grace = Duration.milliseconds(Int64((context.configuration.shutdown.graceSeconds * 1000).rounded()))
         await server.shutdown(deadline: grace)
         context.stopTimers()
+        context.upstream.shutdown()
         events?.log(.info, "stopped", "stopped")
     }
 

@@ -95,16 +95,6 @@ package enum Socket {
         _ = Glibc.shutdown(fd, Int32(SHUT_WR))
     }
 
-    /// Reads and drops whatever the peer already sent, without blocking (at most 64 KiB), so that closing the socket
-    /// right after a response sends a FIN rather than a reset that could destroy the response in flight.
-    package static func discardPendingInput(_ fd: Int32) {
-        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { buffer in
-            for _ in 0..<16 {
-                guard recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) > 0 else { return }
-            }
-        }
-    }
-
     /// Closes a descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
     package static func close(_ fd: Int32) {
         _ = Glibc.close(fd)

@@ -25,6 +25,7 @@ extension ConfigKey {
         "log.redactQueryParameters": "query parameters whose values the request log replaces (any case)",
         "log.selfCalls": "log and count the demo upstream's calls to the service itself like client requests",
         "upstream.baseURL": "the JSONPlaceholder-shaped API; empty = the built-in demo under /demo",
+        "upstream.maxBodyBytes": "largest upstream response body (502 beyond, the transfer cut off)",
         "upstream.attempts": "attempts per upstream GET, the first included",
         "upstream.baseDelayMilliseconds": "backoff before the first retry (doubling, full jitter)",
         "upstream.maxDelayMilliseconds": "cap of the backoff and of Retry-After",

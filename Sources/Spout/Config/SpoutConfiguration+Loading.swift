@@ -286,6 +286,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "upstream.cacheMaxBytes", kind: .integer(\.upstream.cacheMaxBytes, 0...(1 << 40))),
         ConfigKey(name: "upstream.cacheStaleSeconds", kind: .seconds(\.upstream.cacheStaleSeconds, 0...86_400)),
         ConfigKey(name: "upstream.pageSize", kind: .integer(\.upstream.pageSize, 1...100)),
+        ConfigKey(name: "upstream.maxBodyBytes", kind: .integer(\.upstream.maxBodyBytes, 1...(1 << 30))),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

@@ -127,6 +127,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var cacheStaleSeconds = 0.0
         /// Articles fetched per upstream page by `/articles/stream`.
         public var pageSize = 10
+        /// Bytes of one upstream response body read at most (declared by `Content-Length` or received);
+        /// a larger one is cut off and answered `502`.
+        public var maxBodyBytes = 4 * 1024 * 1024
     }
 
     /// The embedded defaults.

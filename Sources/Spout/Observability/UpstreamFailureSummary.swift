@@ -8,7 +8,7 @@
 public struct UpstreamFailureSummary: Sendable, Equatable {
     /// The URL of the failing call.
     public var url: String?
-    /// `unreachable`, `timeout`, `status` or `bad_body` (`failed` when only a problem told the cause).
+    /// `unreachable`, `timeout`, `status`, `bad_body` or `too_large` (`failed` when only a problem told the cause).
     public var error: String
     /// The status of the last upstream response, if one came.
     public var status: Int?
@@ -25,19 +25,19 @@ public struct UpstreamFailureSummary: Sendable, Equatable {
         self.timeoutSeconds = timeoutSeconds
     }
 
-    /// The cause of `failure`, as the upstream client reports it.
+    /// The cause of `failure`, as the upstream client reports it: the absolute URL (which problems never show),
+    /// the kind, the last status, the attempts and the time limit that ran out.
     public init(_ failure: UpstreamError) {
-        let underlying = failure.underlying
-        let kind: String
         var timeout: Double?
-        switch underlying {
+        let kind: String
+        switch failure.underlying {
         case .unreachable: kind = "unreachable"
         case .timeout(_, let seconds):
             kind = "timeout"
             timeout = seconds
         case .status: kind = "status"
-        case .badBody: kind = "bad_body"
-        case .gaveUp: kind = "unreachable"  // `underlying` never is one; kept total
+        case .badBody, .gaveUp: kind = "bad_body"  // `underlying` is never `gaveUp`; kept total
+        case .tooLarge: kind = "too_large"
         }
         self.init(
             url: failure.url,

@@ -212,7 +212,8 @@ final class ServiceContext: Sendable {
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
             baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL),
-            metrics: metrics
+            metrics: metrics,
+            eventLoopQueues: loops.map(\.queue)
         )
         let heartbeat = Duration.milliseconds(Int64((configuration.sse.heartbeatSeconds * 1000).rounded()))
         var tickers: [ObjectIdentifier: HeartbeatTicker] = [:]

@@ -86,7 +86,7 @@ import TestSupport
         #expect(result8)
         #expect(machine.demandRequested(.max(1)) == false)  // the first caller drains
         #expect(drain(&machine) == ["fetch 1", "idle"])
-        let error = UpstreamError.status(url: "u", code: 500, retryAfter: nil)
+        let error = UpstreamError.status(UpstreamTarget(url: "u", resource: "u"), code: 500, retryAfter: nil)
         let result9 = machine.pageFailed(error)
         #expect(result9)
         #expect(drain(&machine) == ["fail \(error)"])

@@ -144,7 +144,10 @@ import TestSupport
             .json(request.query("_page") == "1" ? big : small)
         }
         defer { fixture.stop() }
-        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 20)
+        // The first page is a 10 MB body: above the default upstream.maxBodyBytes.
+        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 20) {
+            $0.upstream.maxBodyBytes = 16 << 20
+        }
         // Socket buffers of at most ~4.5 MiB (send ≤ 4 MiB by net.ipv4.tcp_wmem, receive 2 × 256 KiB) cannot
         // hold the 7 MB of the first page left after 3 articles: the writer stays unwritable.
         let reader = try LargeEventReader(port: server.port, path: "/articles/stream", receiveBufferBytes: 256 * 1024)
