@@ -169,7 +169,7 @@ struct TermCursor {
     /// returns is added after it. The batch lives on the stack; nothing is allocated.
     mutating func deliver(
         demand: Subscribers.Demand,
-        inBatchesTo downstream: any TermBatchSubscriber,
+        inBatchesTo downstream: any BatchSubscriber<Term, Never>,
         cancelled: borrowing Atomic<Bool>,
         probe: SequenceProbe?
     ) -> DeliveryOutcome {
