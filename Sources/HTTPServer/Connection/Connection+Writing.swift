@@ -256,9 +256,6 @@ extension Connection {
         }
     }
 
-    /// The bytes of storage the outbound buffer holds, and of them the bytes queued (for tests).
-    var outboundStorage: (capacity: Int, queued: Int) { (outbound.storageCapacity, outbound.count) }
-
     // MARK: Readiness
 
     /// Tells the poller what this socket now waits for, if that changed: bytes while a request is being

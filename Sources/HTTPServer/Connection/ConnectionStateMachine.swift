@@ -395,7 +395,11 @@ struct ConnectionStateMachine<Writer: AnyObject> {
     }
 
     /// A send ended while a stream is open (see ``StreamStateMachine/flushed(sent:buffered:readerKeptUp:)``).
-    mutating func streamFlushed(sent: Int, buffered: Int, readerKeptUp: () -> Bool) -> StreamStateMachine<Writer>.Action {
+    mutating func streamFlushed(
+        sent: Int,
+        buffered: Int,
+        readerKeptUp: () -> Bool
+    ) -> StreamStateMachine<Writer>.Action {
         updateStream { $0.flushed(sent: sent, buffered: buffered, readerKeptUp: readerKeptUp) }
     }
 
@@ -458,11 +462,13 @@ struct ConnectionStateMachine<Writer: AnyObject> {
             return .sendErrorAndClose(.requestTimeout, reason: reason)
         case .readingBody(_, let body) where expired(body.startedAt, timeouts.bodyRead):
             state = .closingAfterFlush
-            let reason = "request body not received within \(Self.describe(timeouts.bodyRead)) (\(body.received) bytes arrived)"
+            let reason =
+                "request body not received within \(Self.describe(timeouts.bodyRead)) (\(body.received) bytes arrived)"
             return .sendErrorAndClose(.requestTimeout, reason: reason)
         case .readingBody(_, let body) where expired(body.lastByteAt, timeouts.idle):
             state = .closingAfterFlush
-            let reason = "request body stalled: no byte for \(Self.describe(timeouts.idle)) (\(body.received) bytes arrived)"
+            let reason =
+                "request body stalled: no byte for \(Self.describe(timeouts.idle)) (\(body.received) bytes arrived)"
             return .sendErrorAndClose(.requestTimeout, reason: reason)
         case .lingering(let since) where expired(since, timeouts.linger):
             state = .closed

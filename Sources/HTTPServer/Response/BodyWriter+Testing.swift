@@ -7,3 +7,8 @@ extension BodyWriter {
         return connection.outboundStorage
     }
 }
+
+extension Connection {
+    /// The bytes of storage the outbound buffer holds, and of them the bytes queued (for tests).
+    var outboundStorage: (capacity: Int, queued: Int) { (outbound.storageCapacity, outbound.count) }
+}

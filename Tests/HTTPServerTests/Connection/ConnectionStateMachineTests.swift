@@ -59,7 +59,13 @@ final class FakeStreamHandle {}
         var machine = Machine(now: 0)
         #expect(machine.state == .idle(since: 0))
         #expect(headReceived(&machine, now: 5) == .none)
-        #expect(machine.state == .readingBody(.init(keepAlive: true, isHead: false, isHTTP1_0: false), .init(startedAt: 5, lastByteAt: 5)))
+        #expect(
+            machine.state
+                == .readingBody(
+                    .init(keepAlive: true, isHead: false, isHTTP1_0: false),
+                    .init(startedAt: 5, lastByteAt: 5)
+                )
+        )
         #expect(machine.requestEnded() == .deliverRequest)
         #expect(!machine.wantsToRead)
         #expect(machine.fixedResponseWritten(now: 9) == .readNextRequest)
@@ -87,7 +93,10 @@ final class FakeStreamHandle {}
 
     @Test func unsupportedMethodIsAnsweredWith501AndClose() {
         var machine = Machine(now: 0)
-        #expect(headReceived(&machine, supported: false) == .sendErrorAndClose(.notImplemented, reason: "method POST is not implemented"))
+        #expect(
+            headReceived(&machine, supported: false)
+                == .sendErrorAndClose(.notImplemented, reason: "method POST is not implemented")
+        )
         #expect(machine.state == .closingAfterFlush)
     }
 
@@ -116,7 +125,10 @@ final class FakeStreamHandle {}
         var machine = Machine(now: 0)
         machine.requestBytesBuffered(now: 3 * Self.second)
         #expect(check(&machine, at: 12) == .none)
-        #expect(check(&machine, at: 13) == .sendErrorAndClose(.requestTimeout, reason: "request head not received within 10 s"))
+        #expect(
+            check(&machine, at: 13)
+                == .sendErrorAndClose(.requestTimeout, reason: "request head not received within 10 s")
+        )
         #expect(machine.state == .closingAfterFlush)
     }
 
@@ -125,22 +137,43 @@ final class FakeStreamHandle {}
         _ = headReceived(&machine, now: 0, allowance: .init(limit: 1_000_000, declared: 1_000_000))
         // A byte every second keeps the stall timer quiet…
         for second in 1...29 {
-            #expect(machine.bodyReceived(1, now: UInt64(second) * Self.second, allowance: { .init(limit: 1_000_000, declared: 1_000_000) }) == .none)
+            #expect(
+                machine.bodyReceived(
+                    1,
+                    now: UInt64(second) * Self.second,
+                    allowance: { .init(limit: 1_000_000, declared: 1_000_000) }
+                ) == .none
+            )
             #expect(check(&machine, at: UInt64(second)) == .none)
         }
         // …but not the deadline for the whole body.
-        #expect(check(&machine, at: 30) == .sendErrorAndClose(.requestTimeout, reason: "request body not received within 30 s (29 bytes arrived)"))
+        #expect(
+            check(&machine, at: 30)
+                == .sendErrorAndClose(
+                    .requestTimeout,
+                    reason: "request body not received within 30 s (29 bytes arrived)"
+                )
+        )
     }
 
     @Test func aStalledBodyIs408AfterTheIdleTimeoutAndAnyReadCountsAsProgress() {
-        let timeouts = Machine.Timeouts(idle: 5 * Self.second, headRead: Self.second, bodyRead: 60 * Self.second, writeStall: 300 * Self.second, linger: Self.second)
+        let timeouts = Machine.Timeouts(
+            idle: 5 * Self.second,
+            headRead: Self.second,
+            bodyRead: 60 * Self.second,
+            writeStall: 300 * Self.second,
+            linger: Self.second
+        )
         var machine = Machine(now: 0)
         _ = headReceived(&machine, now: 0)
         machine.bytesRead(now: 4 * Self.second)  // chunk framing, no body byte yet
         #expect(machine.deadlinesChecked(now: 8 * Self.second, pendingOutputSince: nil, timeouts: timeouts) == .none)
         #expect(
             machine.deadlinesChecked(now: 9 * Self.second, pendingOutputSince: nil, timeouts: timeouts)
-                == .sendErrorAndClose(.requestTimeout, reason: "request body stalled: no byte for 5 s (0 bytes arrived)")
+                == .sendErrorAndClose(
+                    .requestTimeout,
+                    reason: "request body stalled: no byte for 5 s (0 bytes arrived)"
+                )
         )
     }
 
@@ -189,7 +222,10 @@ final class FakeStreamHandle {}
         #expect(machine.bodyReceived(4, now: 2, allowance: allowance) == .none)
         #expect(
             machine.bodyReceived(1, now: 3, allowance: allowance)
-                == .sendErrorAndClose(.payloadTooLarge, reason: "request body of 11 bytes exceeds the limit of 10 bytes for this request")
+                == .sendErrorAndClose(
+                    .payloadTooLarge,
+                    reason: "request body of 11 bytes exceeds the limit of 10 bytes for this request"
+                )
         )
         #expect(asked == 1)  // the policy is asked once, on the first body byte
     }
@@ -197,9 +233,17 @@ final class FakeStreamHandle {}
     @Test func aClientWaitingForContinueIsRefusedInsteadOfInvited() {
         var machine = Machine(now: 0)
         let refused = headReceived(&machine, expectsContinue: true, allowance: .init(limit: 100, declared: 101))
-        #expect(refused == .sendErrorAndClose(.payloadTooLarge, reason: "request body of 101 bytes exceeds the limit of 100 bytes for this request"))
+        #expect(
+            refused
+                == .sendErrorAndClose(
+                    .payloadTooLarge,
+                    reason: "request body of 101 bytes exceeds the limit of 100 bytes for this request"
+                )
+        )
         var invited = Machine(now: 0)
-        #expect(headReceived(&invited, expectsContinue: true, allowance: .init(limit: 100, declared: 100)) == .sendContinue)
+        #expect(
+            headReceived(&invited, expectsContinue: true, allowance: .init(limit: 100, declared: 100)) == .sendContinue
+        )
     }
 
     // MARK: Streams

@@ -75,7 +75,12 @@ import Testing
     }
 
     @Test func withoutAdaptingItIsAlwaysTheMaximumAndAsksNothing() {
-        let settings = AdaptiveWatermark.Settings(maximumBytes: 64 * 1024, minimumBytes: 4096, lowBytes: 1024, adapts: false)
+        let settings = AdaptiveWatermark.Settings(
+            maximumBytes: 64 * 1024,
+            minimumBytes: 4096,
+            lowBytes: 1024,
+            adapts: false
+        )
         var watermark = AdaptiveWatermark(starting: settings)
         #expect(watermark.highBytes == 64 * 1024)
         #expect(watermark.reservedBytes == 0)

@@ -6,8 +6,18 @@ import Testing
 @Suite struct StreamStateMachineTests {
     private typealias Machine = StreamStateMachine<FakeStreamHandle>
 
-    private static let fixed = AdaptiveWatermark.Settings(maximumBytes: 1000, minimumBytes: 1000, lowBytes: 100, adapts: false)
-    private static let adaptive = AdaptiveWatermark.Settings(maximumBytes: 64 * 1024, minimumBytes: 4096, lowBytes: 1024, adapts: true)
+    private static let fixed = AdaptiveWatermark.Settings(
+        maximumBytes: 1000,
+        minimumBytes: 1000,
+        lowBytes: 100,
+        adapts: false
+    )
+    private static let adaptive = AdaptiveWatermark.Settings(
+        maximumBytes: 64 * 1024,
+        minimumBytes: 4096,
+        lowBytes: 1024,
+        adapts: true
+    )
 
     @Test func aNewStreamIsWritableUpToTheHighWatermark() {
         let machine = Machine(writer: FakeStreamHandle(), mode: .chunked, watermark: Self.fixed)
@@ -48,7 +58,15 @@ import Testing
         #expect(machine.watermark.highBytes == 16 * 1024)
         #expect(machine.bodyAppended(buffered: 6000) == .none)
         // A short send: back to 4 KiB, below the 5,000 bytes still queued.
-        #expect(machine.flushed(sent: 1000, buffered: 5000, readerKeptUp: { Issue.record("not asked"); return true }) == .none)
+        #expect(
+            machine.flushed(
+                sent: 1000,
+                buffered: 5000,
+                readerKeptUp: {
+                    Issue.record("not asked"); return true
+                }
+            ) == .none
+        )
         #expect(machine.phase == .notWritable)
         #expect(machine.flushed(sent: 5000, buffered: 0, readerKeptUp: { false }) == .notifyWritable)
     }

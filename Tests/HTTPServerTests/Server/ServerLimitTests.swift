@@ -1,8 +1,8 @@
 import Dispatch
 import Glibc
 import HTTPServer
-import Testing
 import TestSupport
+import Testing
 
 /// One hostile or malformed input, the status it must get, and why.
 struct BadInput: CustomTestStringConvertible, Sendable {
@@ -43,7 +43,11 @@ struct BadInput: CustomTestStringConvertible, Sendable {
         BadInput("NUL in a header value", "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n", 400),
         BadInput("bare LF", "GET / HTTP/1.1\nHost: x\n\n", 400),
         BadInput("missing Host on HTTP/1.1", "GET / HTTP/1.1\r\n\r\n", 400),
-        BadInput("oversized head", "GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n", 431),
+        BadInput(
+            "oversized head",
+            "GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n",
+            431
+        ),
         BadInput("oversized body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", 413),
         BadInput("unknown transfer coding", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
         BadInput("CONNECT", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 501),
@@ -145,12 +149,22 @@ struct BadInput: CustomTestStringConvertible, Sendable {
     }
 
     @Test(arguments: [
-        ("GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", "this request takes no body, got 5 bytes"),
-        ("GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 900000\r\n\r\nh", "this request takes no body, got 900000 bytes"),
-        ("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\nhello world",
-         "request body of 11 bytes exceeds the limit of 10 bytes for this request"),
-        ("POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n",
-         "request body of 11 bytes exceeds the limit of 10 bytes for this request"),
+        (
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+            "this request takes no body, got 5 bytes"
+        ),
+        (
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 900000\r\n\r\nh",
+            "this request takes no body, got 900000 bytes"
+        ),
+        (
+            "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\nhello world",
+            "request body of 11 bytes exceeds the limit of 10 bytes for this request"
+        ),
+        (
+            "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n",
+            "request body of 11 bytes exceeds the limit of 10 bytes for this request"
+        ),
     ])
     func aBodyOverTheRequestsLimitIsRefusedWith413AndAClose(request: String, reason: String) throws {
         let server = try bodyLimitedServer()

@@ -127,7 +127,9 @@ struct LineEncoder: StreamEncoder {
 
     func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) { buffer.append("end:\(reason.rawValue)\n") }
 
-    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) { buffer.append("error:\(problem.detail)\n") }
+    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
+        buffer.append("error:\(problem.detail)\n")
+    }
 
     func appendHeartbeat(to buffer: inout OutboundBuffer) { buffer.append("H\n") }
 }

@@ -1,7 +1,7 @@
 import HTTPServer
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -82,18 +82,33 @@ import TestSupport
             #expect(stateName(machine) == "requesting(4)")
             #expect(machine.delivery(of: 3) == .appendToSession(session))
             // All four arrived inside: the next window is due at once, and the bridge loops.
-            #expect(describe(machine.requestReturned(received: 4, turnUsedUp: false) { 6 }, subscription) == "request(sub, 6)")
+            #expect(
+                describe(machine.requestReturned(received: 4, turnUsedUp: false) { 6 }, subscription)
+                    == "request(sub, 6)"
+            )
             #expect(stateName(machine) == "idle(6)")
         }
     }
 
     @Test func anAsynchronousProducerLeavesTheWindowOutstanding() {
         requesting(window: 4) { machine, _, _ in
-            #expect(describe(machine.requestReturned(received: 0, turnUsedUp: false) { Issue.record("not asked"); return 9 }) == "none")
+            #expect(
+                describe(
+                    machine.requestReturned(received: 0, turnUsedUp: false) {
+                        Issue.record("not asked"); return 9
+                    }
+                ) == "none"
+            )
             #expect(stateName(machine) == "idle(4)")
             // Its values arrive later, outside any request: written one by one, the next window when all came.
             #expect(machine.delivery(of: 1) == .write)
-            #expect(describe(machine.valuesWritten(3) { Issue.record("not asked"); return 9 }) == "none")
+            #expect(
+                describe(
+                    machine.valuesWritten(3) {
+                        Issue.record("not asked"); return 9
+                    }
+                ) == "none"
+            )
             #expect(stateName(machine) == "idle(1)")
             #expect(describe(machine.becameWritable(window: 5)) == "none")  // one value still outstanding
         }
@@ -103,7 +118,8 @@ import TestSupport
         requesting(window: 4) { machine, subscription, _ in
             #expect(describe(machine.requestReturned(received: 1, turnUsedUp: true) { 9 }) == "none")
             #expect(stateName(machine) == "idle(3)")
-            #expect(describe(machine.valuesWritten(5) { 2 }, subscription) == "request(sub, 2)")  // over-delivery tolerated
+            // Over-delivery is tolerated: five written of three outstanding.
+            #expect(describe(machine.valuesWritten(5) { 2 }, subscription) == "request(sub, 2)")
         }
     }
 
@@ -117,7 +133,13 @@ import TestSupport
 
     @Test func aFullTurnYieldsAndTheResumeAsksAgain() {
         requesting(window: 4) { machine, subscription, _ in
-            #expect(describe(machine.requestReturned(received: 4, turnUsedUp: true) { Issue.record("not asked"); return 1 }) == "yield")
+            #expect(
+                describe(
+                    machine.requestReturned(received: 4, turnUsedUp: true) {
+                        Issue.record("not asked"); return 1
+                    }
+                ) == "yield"
+            )
             #expect(stateName(machine) == "yielded")
             #expect(machine.delivery(of: 1) == .write)  // an over-delivering producer is still written
             #expect(describe(machine.becameWritable(window: 3)) == "none")  // the resume decides
@@ -140,7 +162,10 @@ import TestSupport
             #expect(machine.endReason == .completed)
         }
         requesting { machine, _, _ in
-            #expect(describe(machine.failed(Problem(status: 502, type: "/problems/t", title: "t", detail: "upstream down"))) == "none")
+            #expect(
+                describe(machine.failed(Problem(status: 502, type: "/problems/t", title: "t", detail: "upstream down")))
+                    == "none"
+            )
             #expect(describe(machine.requestReturned(received: 0, turnUsedUp: false) { 1 }) == "fail(upstream down)")
             #expect(machine.endReason == .error)
         }
@@ -154,7 +179,10 @@ import TestSupport
         #expect(idle.delivery(of: 1) == .drop)
 
         var early = Machine()
-        #expect(describe(early.failed(Problem(status: 500, type: "/problems/t", title: "t", detail: "boom"))) == "fail(boom)")
+        #expect(
+            describe(early.failed(Problem(status: 500, type: "/problems/t", title: "t", detail: "boom")))
+                == "fail(boom)"
+        )
     }
 
     @Test func theClientLeavingAtAnyPointCancelsOnce() {

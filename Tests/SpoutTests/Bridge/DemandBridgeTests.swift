@@ -1,8 +1,8 @@
 import Dispatch
 import HTTPServer
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -191,7 +191,9 @@ import TestSupport
             let bridge = makeBridge(writer, log: log)
             subscription.onRequest = { [unowned bridge] _ in
                 _ = bridge.receive(7)
-                bridge.receive(completion: .failure(Problem(status: 502, type: "/problems/x", title: "x", detail: "down")))
+                bridge.receive(
+                    completion: .failure(Problem(status: 502, type: "/problems/x", title: "x", detail: "down"))
+                )
                 _ = bridge.receive(8)  // after the end: dropped
             }
             bridge.receive(subscription: subscription)

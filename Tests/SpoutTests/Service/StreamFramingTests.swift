@@ -1,7 +1,7 @@
 import Foundation
 import HTTPServer
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -37,7 +37,10 @@ import TestSupport
         let server = try SpoutTestServer { $0.sse.heartbeatSeconds = 0.04 }
         let url = "http://127.0.0.1:\(server.port)/sequences/naturals?count=4&interval=150"
         let seen = try PythonSSEClients.read(url)
-        let expected = [["message", "0"], ["message", "1"], ["message", "2"], ["message", "3"], ["end", #"{"reason":"completed"}"#]]
+        let expected = [
+            ["message", "0"], ["message", "1"], ["message", "2"], ["message", "3"],
+            ["end", #"{"reason":"completed"}"#],
+        ]
         #expect(seen["sseclient"] == expected)
         // httpx-sse also reports each event's `retry:`: the first event carries the stream's.
         #expect(seen["httpx_sse"]?.map { Array($0.prefix(2)) } == expected)
@@ -57,7 +60,9 @@ import TestSupport
         #expect(eventually { server.service.metrics.activeStreams.value == 40 })
         let stopping = Task { await server.stop() }
         for stream in ndjson {
-            let lines = String(decoding: try stream.readToEnd(timeout: .seconds(15)), as: UTF8.self).split(separator: "\n")
+            let lines = String(decoding: try stream.readToEnd(timeout: .seconds(15)), as: UTF8.self).split(
+                separator: "\n"
+            )
             #expect(lines.last == #"{"end":{"reason":"shutdown"}}"#)
             #expect(lines.dropLast().allSatisfy { $0.hasPrefix(#"{"index":"#) })
             stream.close()
@@ -117,7 +122,9 @@ enum PythonSSEClients {
     /// What each client dispatched from `url`: `[type, data]` per event, and for httpx-sse its `retry` too.
     static func read(_ url: String) throws -> [String: [[String]]] {
         let result = try run(["-c", script, url])
-        guard result.status == 0, let object = try JSONSerialization.jsonObject(with: result.output) as? [String: [[String]]] else {
+        guard result.status == 0,
+            let object = try JSONSerialization.jsonObject(with: result.output) as? [String: [[String]]]
+        else {
             throw PythonFailure(status: result.status, output: String(decoding: result.output, as: UTF8.self))
         }
         return object
