@@ -90,14 +90,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
         #expect(third.waitForClose())
         first.close()
         second.close()
-        // Slots free up once the closes are counted; a bounded retry waits for that event.
-        var healthy = false
-        for _ in 0..<200 where !healthy {
-            let client = try server.connect()
-            try client.sendGet("/health")
-            healthy = (try? client.readResponse())?.status == 200
-        }
-        #expect(healthy)
+        #expect(try server.servesAgain())
     }
 
     @Test func slowHeadGets408AndIsClosed() throws {
@@ -255,13 +248,6 @@ struct BadInput: CustomTestStringConvertible, Sendable {
         }
         trickle.cancel()
         for client in clients { client.close() }
-        // Every slot is free again (closes are counted asynchronously; a bounded retry waits for that).
-        var healthy = false
-        for _ in 0..<200 where !healthy {
-            let client = try server.connect()
-            try client.sendGet("/health")
-            healthy = (try? client.readResponse())?.status == 200
-        }
-        #expect(healthy)
+        #expect(try server.servesAgain())
     }
 }
