@@ -251,7 +251,7 @@ extension Connection {
                 loop.reclaim(storage, releasingPages: true)
             }
         }
-        if streamAction == .notifyWritable, notifiesWriter, let writer = machine.stream?.writer {
+        if streamAction == .notifyWritable, notifiesWriter, let writer = machine.streamWriter {
             writer.streamBecameWritable()
         }
     }
@@ -265,7 +265,7 @@ extension Connection {
         let desired = PollInterest(
             readable: machine.wantsToRead,
             writable: awaitsWritable,
-            peerHalfClose: machine.stream != nil || abandonHandler != nil
+            peerHalfClose: machine.isStreaming || abandonHandler != nil
         )
         guard desired != interest else { return }
         interest = desired

@@ -22,36 +22,41 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     let loop: EventLoop  // Immutable.
     let context: LoopContext  // Immutable.
     /// The position in the loop's registry (maintained by the registry). // Loop-confined.
-    var registryIndex = -1
+    @exclusivity(unchecked) var registryIndex = -1
+
+    // The loop-confined state below is marked `@exclusivity(unchecked)`: the loop's serial queue already
+    // rules out overlapping access from other threads, and the dynamic checks, which the optimizer cannot
+    // drop for state that closures and other files touch, cost about 1,100 instructions a request. The
+    // outbound buffer keeps its checks: lending it to a producer is where a re-entrant access could happen.
 
     /// The lifecycle, deadlines and open stream. // Loop-confined.
-    var machine: ConnectionStateMachine<BodyWriter>
+    @exclusivity(unchecked) var machine: ConnectionStateMachine<BodyWriter>
 
     // Reading (Connection+Reading.swift).
-    var parser: RequestParser  // Loop-confined.
+    @exclusivity(unchecked) var parser: RequestParser  // Loop-confined.
     /// The head of the request whose body is being read. // Loop-confined.
-    var requestHead: RequestHead?
-    var requestBody: [UInt8] = []  // Loop-confined.
+    @exclusivity(unchecked) var requestHead: RequestHead?
+    @exclusivity(unchecked) var requestBody: [UInt8] = []  // Loop-confined.
     /// Increments per delivered request, so a responder for an old request is recognised. // Loop-confined.
-    var requestID: UInt64 = 0
+    @exclusivity(unchecked) var requestID: UInt64 = 0
     /// Called if the connection closes while the current request still awaits its answer; set through
     /// ``Responder/onAbandon(_:)``, dropped once the request is answered. // Loop-confined.
-    var abandonHandler: (() -> Void)?
+    @exclusivity(unchecked) var abandonHandler: (() -> Void)?
     /// The last request answered (fixed or streamed), to tell "closed before the answer" from "after". // Loop-confined.
-    var answeredRequestID: UInt64 = 0
+    @exclusivity(unchecked) var answeredRequestID: UInt64 = 0
 
     // Writing (Connection+Writing.swift).
     var outbound = OutboundBuffer()  // Loop-confined.
-    var chunked = ChunkedEncoder()  // Loop-confined.
+    @exclusivity(unchecked) var chunked = ChunkedEncoder()  // Loop-confined.
     /// What the loop's poller watches this socket for. // Loop-confined.
-    var interest = PollInterest(readable: true)
+    @exclusivity(unchecked) var interest = PollInterest(readable: true)
     /// Whether a send came back short, so the socket is watched for room. // Loop-confined.
-    var awaitsWritable = false
+    @exclusivity(unchecked) var awaitsWritable = false
     /// Whether we are inside the parse loop (answers are flushed by it), or a flush is already scheduled
     /// for the end of this loop turn. // Loop-confined.
-    var phase = Phase.resting
+    @exclusivity(unchecked) var phase = Phase.resting
     /// When the kernel last accepted a byte, or output became pending (monotonic ns). // Loop-confined.
-    var lastWriteProgress: UInt64
+    @exclusivity(unchecked) var lastWriteProgress: UInt64
 
     /// Whether we are inside the parse loop, or have scheduled a flush; re-entrancy as a state.
     enum Phase {
@@ -91,7 +96,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             return
         }
         if event.readable { readable() }
-        if event.peerHalfClosed, machine.stream != nil || abandonHandler != nil {
+        if event.peerHalfClosed, machine.isStreaming || abandonHandler != nil {
             handle(machine.peerClosed())  // the reader of a stream, or the client of a pending answer, left
             return
         }

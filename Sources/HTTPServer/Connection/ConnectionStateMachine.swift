@@ -5,9 +5,9 @@
 /// parsed, the handler answered, the peer closed, the loop's timer ticked, with the current monotonic time)
 /// and carries out the returned ``Action``. It decides keep-alive versus close, when reads pause and resume,
 /// which deadline runs in each state and what missing it means, how a graceful shutdown treats the
-/// connection, and when a streamed response opens and closes. While a response streams, its
-/// ``StreamStateMachine`` lives in the `streaming` state, so the stream's lifecycle and writability have
-/// one owner.
+/// connection, and when a streamed response opens and closes. While a response streams, its writer and its
+/// ``StreamStateMachine`` live in the `streaming` state, so the stream's lifecycle and writability have one
+/// owner.
 ///
 /// `Writer` is the handle a stream's producer holds (``BodyWriter``; tests use a stand-in). The machine only
 /// compares it by identity and hands it back in actions.
@@ -60,9 +60,9 @@ struct ConnectionStateMachine<Writer: AnyObject> {
         /// The handler has the request and has not answered yet; reads are paused.
         /// Next: `streaming`, `idle`, `closingAfterFlush`, `closed`.
         case awaitingResponse(RequestContext)
-        /// A streamed response is open; reads are paused. Its phase is the stream machine's.
-        /// Next: `idle`, `closingAfterFlush` (it finished), `closed` (aborted, peer gone, write failed).
-        case streaming(RequestContext, StreamStateMachine<Writer>)
+        /// A streamed response written through `Writer` is open; reads are paused. Its phase is the stream
+        /// machine's. Next: `idle`, `closingAfterFlush` (it finished), `closed` (aborted, peer gone, write failed).
+        case streaming(RequestContext, Writer, StreamStateMachine)
         /// The last response is queued and the connection closes once it is sent. Next: `lingering`, `closed`.
         case closingAfterFlush
         /// Our side is shut since `since`; input is read and discarded until the peer closes or the linger
@@ -71,6 +71,24 @@ struct ConnectionStateMachine<Writer: AnyObject> {
         case lingering(since: UInt64)
         /// Done; the socket is being torn down. Final.
         case closed
+
+        static func == (lhs: State, rhs: State) -> Bool {
+            switch (lhs, rhs) {
+            case (.idle(let a), .idle(let b)), (.readingHead(let a), .readingHead(let b)),
+                (.lingering(let a), .lingering(let b)):
+                return a == b
+            case (.readingBody(let a, let x), .readingBody(let b, let y)):
+                return a == b && x == y
+            case (.awaitingResponse(let a), .awaitingResponse(let b)):
+                return a == b
+            case (.streaming(let a, let w, let x), .streaming(let b, let v, let y)):
+                return a == b && w === v && x == y
+            case (.closingAfterFlush, .closingAfterFlush), (.closed, .closed):
+                return true
+            default:
+                return false
+            }
+        }
     }
 
     /// What the connection must do after an event.
@@ -200,7 +218,10 @@ struct ConnectionStateMachine<Writer: AnyObject> {
     }
 
     /// Whether the connection is closed.
-    var isClosed: Bool { state == .closed }
+    var isClosed: Bool {
+        if case .closed = state { return true }
+        return false
+    }
 
     /// Bytes were read from the socket at `now`: a body that trickles is not stalled.
     mutating func bytesRead(now: UInt64) {
@@ -344,7 +365,7 @@ struct ConnectionStateMachine<Writer: AnyObject> {
 
     /// Everything queued has reached the kernel (`now` is asked only if that starts the linger).
     mutating func outboundFlushed(now: () -> UInt64) -> Action {
-        guard state == .closingAfterFlush else { return .none }
+        guard case .closingAfterFlush = state else { return .none }
         state = .lingering(since: now())
         return .startLingering
     }
@@ -362,36 +383,49 @@ struct ConnectionStateMachine<Writer: AnyObject> {
             preconditionFailure("internal inconsistency: stream started in \(state)")
         }
         if context.isHTTP1_0 { context.keepAlive = false }
-        state = .streaming(context, StreamStateMachine(writer: writer, mode: mode, watermark: watermark))
+        state = .streaming(context, writer, StreamStateMachine(mode: mode, watermark: watermark))
         return responseCloses(context)
     }
 
-    /// The open stream, if any.
-    var stream: StreamStateMachine<Writer>? {
-        if case .streaming(_, let stream) = state { return stream }
+    /// Whether a stream is open.
+    var isStreaming: Bool {
+        if case .streaming = state { return true }
+        return false
+    }
+
+    /// The open stream's machine, if a stream is open.
+    var stream: StreamStateMachine? {
+        if case .streaming(_, _, let stream) = state { return stream }
         return nil
     }
 
-    /// The open stream, if `writer` is its writer.
+    /// The open stream's writer, if a stream is open.
+    var streamWriter: Writer? {
+        if case .streaming(_, let writer, _) = state { return writer }
+        return nil
+    }
+
+    /// The open stream's machine, if `writer` is its writer.
     @inline(__always)
-    func stream(of writer: Writer) -> StreamStateMachine<Writer>? {
-        if case .streaming(_, let stream) = state, stream.writer === writer { return stream }
+    func stream(of writer: Writer) -> StreamStateMachine? {
+        if case .streaming(_, let open, let stream) = state, open === writer { return stream }
         return nil
     }
 
     /// Runs `event` on the open stream's machine, if there is one.
     private mutating func updateStream(
-        _ event: (inout StreamStateMachine<Writer>) -> StreamStateMachine<Writer>.Action
-    ) -> StreamStateMachine<Writer>.Action {
-        guard case .streaming(let context, var stream) = state else { return .none }
+        _ event: (inout StreamStateMachine) -> StreamStateMachine.Action
+    ) -> StreamStateMachine.Action {
+        guard case .streaming(let context, let writer, var stream) = state else { return .none }
         let action = event(&stream)
-        state = .streaming(context, stream)
+        state = .streaming(context, writer, stream)
         return action
     }
 
     /// The producer appended body bytes; `buffered` are now queued.
-    mutating func streamBodyAppended(buffered: Int) -> StreamStateMachine<Writer>.Action {
-        updateStream { $0.bodyAppended(buffered: buffered) }
+    mutating func streamBodyAppended(buffered: Int) -> StreamStateMachine.Action {
+        guard isStreaming else { return .none }
+        return updateStream { $0.bodyAppended(buffered: buffered) }
     }
 
     /// A send ended while a stream is open (see ``StreamStateMachine/flushed(sent:buffered:readerKeptUp:)``).
@@ -399,31 +433,26 @@ struct ConnectionStateMachine<Writer: AnyObject> {
         sent: Int,
         buffered: Int,
         readerKeptUp: () -> Bool
-    ) -> StreamStateMachine<Writer>.Action {
-        updateStream { $0.flushed(sent: sent, buffered: buffered, readerKeptUp: readerKeptUp) }
+    ) -> StreamStateMachine.Action {
+        guard isStreaming else { return .none }
+        return updateStream { $0.flushed(sent: sent, buffered: buffered, readerKeptUp: readerKeptUp) }
     }
 
     /// The producer of `writer`'s stream finished it at `now`: the one transition that closes a stream
     /// normally. `.none` if that stream is not open (finished already, or the connection closed).
     mutating func streamFinished(_ writer: Writer, now: UInt64) -> Action {
-        guard case .streaming(let context, let stream) = state, stream.writer === writer else { return .none }
+        guard case .streaming(let context, let open, let stream) = state, open === writer else { return .none }
         return .endStream(writer, mode: stream.mode, next: complete(context, now: now))
     }
 
     /// The producer of `writer`'s stream aborted it: the connection closes without the body's end.
     mutating func streamAborted(_ writer: Writer) -> Action {
-        guard case .streaming(_, let stream) = state, stream.writer === writer else { return .none }
+        guard case .streaming(_, let open, _) = state, open === writer else { return .none }
         state = .closed
         return .close(endingStream: writer)
     }
 
     // MARK: Ending
-
-    /// The writer of the stream open in the current state, which hears of a close.
-    private var openStreamWriter: Writer? {
-        if case .streaming(_, let stream) = state { return stream.writer }
-        return nil
-    }
 
     /// The peer closed its side (read returned 0, or a half-close while a stream or answer is pending).
     mutating func peerClosed() -> Action {
@@ -434,7 +463,7 @@ struct ConnectionStateMachine<Writer: AnyObject> {
             // Our last response may still be in flight; finish flushing unless the write fails.
             return .none
         case .idle, .readingHead, .readingBody, .awaitingResponse, .streaming, .lingering:
-            let writer = openStreamWriter
+            let writer = streamWriter
             state = .closed
             return .close(endingStream: writer)
         }
@@ -442,8 +471,8 @@ struct ConnectionStateMachine<Writer: AnyObject> {
 
     /// A send failed (peer reset, broken pipe) or the connection must go now.
     mutating func mustClose() -> Action {
-        guard state != .closed else { return .none }
-        let writer = openStreamWriter
+        if case .closed = state { return .none }
+        let writer = streamWriter
         state = .closed
         return .close(endingStream: writer)
     }
@@ -500,7 +529,7 @@ struct ConnectionStateMachine<Writer: AnyObject> {
             return .close(endingStream: nil)
         case .streaming:
             let action = updateStream { $0.shutdownRequested() }
-            guard action == .notifyShutdown, let writer = openStreamWriter else { return .none }
+            guard action == .notifyShutdown, let writer = streamWriter else { return .none }
             return .notifyStreamOfShutdown(writer)
         case .readingHead, .readingBody, .awaitingResponse, .closingAfterFlush, .lingering, .closed:
             // In-flight requests finish and then close (isQuiescing turns keep-alive off).

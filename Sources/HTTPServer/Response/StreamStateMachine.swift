@@ -17,14 +17,15 @@ enum StreamBodyMode: Equatable {
 ///         ╰──────────┴──→ finishing  (graceful shutdown asked the producer for its last frame)
 ///
 /// It closes in one transition of the connection's machine (``ConnectionStateMachine``), which holds this one
-/// in its `streaming` state: the producer finished or aborted, or the client left, or the server closed the
-/// connection. Closed, the machine is gone, so "is the stream open" has exactly one answer: whether the
-/// connection's state holds a stream for that writer. ``BodyWriter`` asks; nothing mirrors it.
+/// in its `streaming` state beside the stream's writer: the producer finished or aborted, or the client left,
+/// or the server closed the connection. Closed, the machine is gone, so "is the stream open" has exactly one
+/// answer: whether the connection's state holds a stream for that writer. ``BodyWriter`` asks; nothing
+/// mirrors it.
 ///
 /// **Ownership:** Held by the `streaming` state of its connection's ``ConnectionStateMachine``.
 ///
 /// **Thread safety:** Value type; not shared. Used only on its connection's loop.
-struct StreamStateMachine<Writer: AnyObject> {
+struct StreamStateMachine: Equatable {
     /// Where an open stream is. See the type's discussion for the transitions.
     enum Phase: Equatable {
         /// The producer should write: below the high watermark, or back at the low one since.
@@ -51,15 +52,12 @@ struct StreamStateMachine<Writer: AnyObject> {
         case notifyShutdown
     }
 
-    /// The handle the producer writes through; identifies this stream. // Immutable.
-    let writer: Writer
     /// How the body is put on the wire. // Immutable.
     let mode: StreamBodyMode
     private(set) var phase: Phase = .writable
     private(set) var watermark: AdaptiveWatermark
 
-    init(writer: Writer, mode: StreamBodyMode, watermark: AdaptiveWatermark.Settings) {
-        self.writer = writer
+    init(mode: StreamBodyMode, watermark: AdaptiveWatermark.Settings) {
         self.mode = mode
         self.watermark = AdaptiveWatermark(starting: watermark)
     }
@@ -107,11 +105,5 @@ struct StreamStateMachine<Writer: AnyObject> {
         case .finishing:
             return .none
         }
-    }
-}
-
-extension StreamStateMachine: Equatable {
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.writer === rhs.writer && lhs.mode == rhs.mode && lhs.phase == rhs.phase && lhs.watermark == rhs.watermark
     }
 }

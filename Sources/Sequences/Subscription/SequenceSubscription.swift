@@ -32,14 +32,14 @@ where Downstream.Input == Term, Downstream.Failure == Never {
     private var cursor: TermCursor  // Guarded by lock while idle; emitter-confined while delivering.
     private var downstream: Downstream?  // Guarded by lock while idle; emitter-confined while delivering.
     /// The same subscriber as `downstream` when it takes batches, else `nil`; set and released with it.
-    private var batchDownstream: (any BatchSubscriber<Term, Never>)?  // Guarded like `downstream`.
+    private var batchDownstream: TermBatchReceiver?  // Guarded like `downstream`.
 
     init(kind: SequenceKind, downstream: Downstream, cursor: TermCursor, probe: SequenceProbe?) {
         self.kind = kind
         self.probe = probe
         self.cursor = cursor
         self.downstream = downstream
-        self.batchDownstream = downstream as? any BatchSubscriber<Term, Never>
+        self.batchDownstream = TermBatchReceiver(downstream)
     }
 
     var description: String { kind.displayName }
@@ -60,7 +60,7 @@ where Downstream.Input == Term, Downstream.Failure == Never {
 
     func cancel() {
         var released: Downstream?
-        var releasedBatch: (any BatchSubscriber<Term, Never>)?
+        var releasedBatch: TermBatchReceiver?
         let action = lock.withLock { () -> SequenceSubscriptionStateMachine.CancelAction in
             let action = machine.cancelled()
             switch action {

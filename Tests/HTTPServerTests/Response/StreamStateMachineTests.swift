@@ -4,7 +4,7 @@ import Testing
 
 /// Every transition of an open stream: writable ⇄ notWritable, either → finishing.
 @Suite struct StreamStateMachineTests {
-    private typealias Machine = StreamStateMachine<FakeStreamHandle>
+    private typealias Machine = StreamStateMachine
 
     private static let fixed = AdaptiveWatermark.Settings(
         maximumBytes: 1000,
@@ -20,7 +20,7 @@ import Testing
     )
 
     @Test func aNewStreamIsWritableUpToTheHighWatermark() {
-        let machine = Machine(writer: FakeStreamHandle(), mode: .chunked, watermark: Self.fixed)
+        let machine = Machine(mode: .chunked, watermark: Self.fixed)
         #expect(machine.phase == .writable)
         #expect(machine.isWritable)
         #expect(machine.writableBytes(buffered: 0) == 1000)
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func reachingTheHighWatermarkSendsNowAndTurnsNotWritable() {
-        var machine = Machine(writer: FakeStreamHandle(), mode: .chunked, watermark: Self.fixed)
+        var machine = Machine(mode: .chunked, watermark: Self.fixed)
         #expect(machine.bodyAppended(buffered: 999) == .none)
         #expect(machine.isWritable)
         #expect(machine.bodyAppended(buffered: 1000) == .sendNow)
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func theWritableEdgeComesAtTheLowWatermarkOnce() {
-        var machine = Machine(writer: FakeStreamHandle(), mode: .chunked, watermark: Self.fixed)
+        var machine = Machine(mode: .chunked, watermark: Self.fixed)
         _ = machine.bodyAppended(buffered: 1000)
         #expect(machine.flushed(sent: 800, buffered: 200, readerKeptUp: { false }) == .none)
         #expect(machine.phase == .notWritable)
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func aWatermarkThatDropsBelowTheQueueTurnsTheStreamNotWritable() {
-        var machine = Machine(writer: FakeStreamHandle(), mode: .chunked, watermark: Self.adaptive)
+        var machine = Machine(mode: .chunked, watermark: Self.adaptive)
         // Two flushes the reader kept up with: 4 KiB → 8 KiB → 16 KiB.
         _ = machine.flushed(sent: 4096, buffered: 0, readerKeptUp: { true })
         _ = machine.flushed(sent: 4096, buffered: 0, readerKeptUp: { true })
@@ -73,7 +73,7 @@ import Testing
 
     @Test func shutdownAsksTheProducerOnceAndStopsWritability() {
         for start in [Machine.Phase.writable, .notWritable] {
-            var machine = Machine(writer: FakeStreamHandle(), mode: .chunked, watermark: Self.fixed)
+            var machine = Machine(mode: .chunked, watermark: Self.fixed)
             if start == .notWritable { _ = machine.bodyAppended(buffered: 1000) }
             #expect(machine.shutdownRequested() == .notifyShutdown)
             #expect(machine.phase == .finishing)
