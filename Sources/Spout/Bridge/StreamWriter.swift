@@ -12,8 +12,6 @@ import HTTPServer
 protocol StreamWriter: AnyObject {
     /// The loop the stream and its callbacks run on.
     var loop: EventLoop { get }
-    /// Whether the stream is open.
-    var isOpen: Bool { get }
     /// Whether the producer should write more.
     var isWritable: Bool { get }
     /// How many more bytes the buffer takes before the high watermark.
