@@ -45,8 +45,19 @@ extension Server {
         /// `408 Request Timeout` and close. Default 10 s.
         public var headReadTimeout: Duration = .seconds(10)
         /// How long a keep-alive connection may wait for the next request, and how long a request body
-        /// may go without a byte arriving. Default 60 s.
+        /// may go without a byte arriving (then `408`). Default 60 s.
         public var idleTimeout: Duration = .seconds(60)
+        /// How long a request body may take from the end of its head to its last byte, however its bytes
+        /// trickle in; then `408 Request Timeout` and close. Default 30 s.
+        public var bodyReadTimeout: Duration = .seconds(30)
+        /// How many body bytes a request may have, decided from its head: called on the connection's loop
+        /// when a request's first body byte arrives (or at its head, when the client waits for
+        /// `100 Continue`), never for a request without a body. A body over the limit (declared by
+        /// `Content-Length` or counted as it arrives) is answered `413 Payload Too Large` with
+        /// `Connection: close` before the rest is read; return 0 for requests that take no body. The
+        /// parser's ``RequestParser/Configuration/maxBodyBytes`` applies on top. Default `nil`: every
+        /// request may have up to the parser's limit.
+        public var requestBodyLimit: (@Sendable (RequestHead) -> Int)?
         /// How long queued response bytes may sit without the kernel accepting a single one before the
         /// connection is closed. Any accepted byte resets it, so slow readers are never cut. Default 300 s.
         public var writeStallTimeout: Duration = .seconds(300)

@@ -108,7 +108,16 @@ public final class SpoutService: Sendable {
             routes: router.patterns,
             hooks: hooks
         )
-        let server = try Server.start(configuration: Server.Configuration(spout: configuration), group: group) {
+        var serverConfiguration = Server.Configuration(spout: configuration)
+        // A request may have a body only on a route that takes one, up to that route's `maxBodyBytes` (GET,
+        // HEAD, OPTIONS and DELETE take none); any other body is refused with 413 before it is read.
+        serverConfiguration.requestBodyLimit = { head in
+            guard case .found(let route, _) = router.match(method: head.method.rawValue, path: Substring(head.path)) else {
+                return 0
+            }
+            return route.maxBodyBytes
+        }
+        let server = try Server.start(configuration: serverConfiguration, group: group) {
             request, responder in
             Routes.dispatch(request, responder: responder, router: router, context: context)
         }
@@ -254,6 +263,7 @@ extension Server.Configuration {
         parser.maxHeaderCount = configuration.limits.maxHeaderCount
         parser.maxBodyBytes = configuration.limits.maxBodyBytes
         headReadTimeout = .seconds(configuration.limits.headReadTimeoutSeconds)
+        bodyReadTimeout = .seconds(configuration.limits.bodyReadTimeoutSeconds)
         idleTimeout = .seconds(configuration.limits.idleTimeoutSeconds)
         writeStallTimeout = .seconds(configuration.limits.writeStallTimeoutSeconds)
     }

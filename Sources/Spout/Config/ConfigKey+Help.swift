@@ -10,6 +10,7 @@ extension ConfigKey {
         "limits.maxHeaderCount": "most header fields (431 beyond)",
         "limits.maxBodyBytes": "largest request body (413 beyond)",
         "limits.headReadTimeoutSeconds": "time to send a request head (408 after; slowloris guard)",
+        "limits.bodyReadTimeoutSeconds": "total time to send a request body, however steadily it trickles (408 after)",
         "limits.idleTimeoutSeconds": "idle keep-alive connections are closed after this",
         "limits.writeStallTimeoutSeconds": "a reader that takes nothing at all for this long is cut",
         "sse.heartbeatSeconds": "keep-alive comment after this long without output",

@@ -255,6 +255,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "limits.maxHeaderCount", kind: .integer(\.limits.maxHeaderCount, 1...10_000)),
         ConfigKey(name: "limits.maxBodyBytes", kind: .integer(\.limits.maxBodyBytes, 0...1_073_741_824)),
         ConfigKey(name: "limits.headReadTimeoutSeconds", kind: .seconds(\.limits.headReadTimeoutSeconds, 0.001...3_600)),
+        ConfigKey(name: "limits.bodyReadTimeoutSeconds", kind: .seconds(\.limits.bodyReadTimeoutSeconds, 0.001...3_600)),
         ConfigKey(name: "limits.idleTimeoutSeconds", kind: .seconds(\.limits.idleTimeoutSeconds, 0.001...86_400)),
         ConfigKey(
             name: "limits.writeStallTimeoutSeconds",

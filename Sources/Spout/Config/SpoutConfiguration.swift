@@ -45,6 +45,8 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var maxBodyBytes = 1_048_576
         /// Seconds a client may take to send a request head before it gets `408`.
         public var headReadTimeoutSeconds = 10.0
+        /// Seconds a client may take to send a whole request body, however it trickles, before it gets `408`.
+        public var bodyReadTimeoutSeconds = 30.0
         /// Seconds an idle keep-alive connection stays open.
         public var idleTimeoutSeconds = 60.0
         /// Seconds a response may wait with the client reading nothing at all before it is cut.

@@ -46,7 +46,8 @@ import TestSupport
         stream.close()
         let lines = body.split(separator: "\n").map(String.init)
         #expect(lines.compactMap { RouteTest.decode(Post.self, $0) } == DemoData.shared.posts.filter { $0.userId == 2 })
-        #expect(lines.count == DemoData.shared.posts.filter { $0.userId == 2 }.count)
+        #expect(lines.count == DemoData.shared.posts.filter { $0.userId == 2 }.count + 1)
+        #expect(lines.last == #"{"end":{"reason":"completed"}}"#)
         await server.stop()
     }
 

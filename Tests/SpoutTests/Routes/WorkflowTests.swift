@@ -55,8 +55,9 @@ import TestSupport
         let ndjson = try StreamClient(port: server.port, path: "/workflow/2?format=ndjson")
         let lines = String(decoding: try ndjson.readToEnd(), as: UTF8.self).split(separator: "\n")
         ndjson.close()
-        let names = lines.map { RouteTest.object(String($0))["event"] as? String }
+        let names = lines.dropLast().map { RouteTest.object(String($0))["event"] as? String }
         #expect(names == ["step", "step", "step", "step", "summary"])
+        #expect(lines.last == #"{"end":{"reason":"completed"}}"#)
 
         let missing = try server.get("/workflow/55", headers: ["Accept: application/json"])
         #expect(missing.status == 404)

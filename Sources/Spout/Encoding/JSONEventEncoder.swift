@@ -63,7 +63,8 @@ public struct SSEJSONEncoder: StreamEncoder {
 }
 
 /// Newline-delimited JSON documents: a plain event is its document on one line; a named one is
-/// `{"event":"step","data":{…}}`; a failure is a last `{"error":{…problem…}}` line.
+/// `{"event":"step","data":{…}}`. The last line says how the stream ended, as ``NDJSONTermEncoder``'s
+/// does: `{"end":{"reason":"completed"}}` (or `"shutdown"`), or a `{"error":{…problem…}}` line instead.
 ///
 /// **Thread safety:** value type; used on one loop at a time.
 public struct NDJSONEventEncoder: StreamEncoder {
@@ -85,8 +86,9 @@ public struct NDJSONEventEncoder: StreamEncoder {
         }
     }
 
-    /// The end of an NDJSON stream is the end of the body; no marker line is added.
-    public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {}
+    public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
+        buffer.append(bytes: NDJSONTermEncoder.endLine(reason))
+    }
 
     public func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: NDJSONTermEncoder.failureLine(problem))

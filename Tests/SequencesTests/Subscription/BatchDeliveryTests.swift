@@ -4,7 +4,7 @@ import Testing
 @testable import Sequences
 
 /// A batch-taking subscriber that records each batch and lets a test script its demand and cancels.
-private final class BatchRecorder: TermBatchSubscriber {
+private final class BatchRecorder: BatchSubscriber {
     typealias Input = Term
     typealias Failure = Never
 
@@ -37,7 +37,7 @@ private final class BatchRecorder: TermBatchSubscriber {
     var indices: [Int] { batches.flatMap { $0.map(\.index) } }
 }
 
-@Suite struct TermBatchSubscriberTests {
+@Suite struct BatchDeliveryTests {
     @Test func aBatchNeverExceedsTheDemandAndTermsComeInOrder() {
         let recorder = BatchRecorder()
         SequencePublisher(kind: .naturals, start: 5).subscribe(recorder)
