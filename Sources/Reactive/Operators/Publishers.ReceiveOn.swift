@@ -71,9 +71,9 @@ extension Publishers {
 ///
 /// **Thread safety:** safe to call from any thread.
 internal final class ScheduledRelay<Downstream: Subscriber, Context: Scheduler>: Subscriber, Subscription,
-    CustomStringConvertible, CustomReflectable, @unchecked Sendable
+    ScheduledDeliverer, CustomStringConvertible, CustomReflectable, @unchecked Sendable
 {
-    // @unchecked Sendable: `machine` is only touched inside `lock`; everything else is immutable.
+    // @unchecked Sendable: `core` is only touched inside `lock`; everything else is immutable.
     typealias Input = Downstream.Input
     typealias Failure = Downstream.Failure
 
@@ -90,22 +90,26 @@ internal final class ScheduledRelay<Downstream: Subscriber, Context: Scheduler>:
     private let timing: Timing
     private let options: Context.SchedulerOptions?
     private let lock = Lock()
-    private var machine: ScheduledRelayStateMachine<Downstream>  // Guarded by lock.
+    private var core: ScheduledDelivery<Downstream>  // Guarded by lock.
 
     init(name: String, downstream: Downstream, scheduler: Context, timing: Timing, options: Context.SchedulerOptions?) {
         self.name = name
         self.scheduler = scheduler
         self.timing = timing
         self.options = options
-        machine = ScheduledRelayStateMachine(downstream: downstream)
+        core = ScheduledDelivery(downstream: downstream, demandMode: .forwarded)
     }
 
     var description: String { name }
 
     var customMirror: Mirror { Mirror(self, children: []) }
 
+    func withDelivery<Result>(_ body: (inout ScheduledDelivery<Downstream>) -> Result) -> Result {
+        lock.withLock { body(&core) }
+    }
+
     func receive(subscription: any Subscription) {
-        let downstream = lock.withLock { machine.subscriptionReceived(subscription) }
+        let downstream = lock.withLock { core.subscriptionReceived(subscription) }
         if let downstream {
             downstream.receive(subscription: self)
         } else {
@@ -114,140 +118,39 @@ internal final class ScheduledRelay<Downstream: Subscriber, Context: Scheduler>:
     }
 
     func receive(_ input: Input) -> Subscribers.Demand {
-        if lock.withLock({ machine.eventReceived(.value(input)) }) {
-            scheduleDelivery()
+        let accepted = lock.withLock { () -> Bool in
+            guard core.isActive else { return false }
+            core.enqueue(input)
+            return true
         }
+        if accepted { scheduleDelivery() }
         return .none
     }
 
     func receive(completion: Subscribers.Completion<Failure>) {
-        if lock.withLock({ machine.eventReceived(.completion(completion)) }) {
+        if lock.withLock({ core.enqueueCompletion(completion) }) {
             scheduleDelivery()
         }
     }
 
     func request(_ demand: Subscribers.Demand) {
-        guard demand > 0 else { apiViolation("\(name) requested a demand of zero") }
-        lock.withLock { machine.upstream }?.request(demand)
+        // A demand of zero asks for nothing; Combine does not trap on it, and neither do we.
+        guard demand > 0 else { return }
+        lock.withLock { core.demandRequested(demand) }?.request(demand)
     }
 
     func cancel() {
-        lock.withLock { machine.cancelled() }?.cancel()
+        lock.withLock { core.cancelled() }?.cancel()
     }
 
+    /// One scheduled action per relayed event: each is that event's credit.
     private func scheduleDelivery() {
         switch timing {
         case .immediately:
-            scheduler.schedule(options: options) { self.deliver() }
+            scheduler.schedule(options: options) { self.creditArrived() }
         case .after(let interval, let tolerance):
             let due = scheduler.now.advanced(by: interval)
-            scheduler.schedule(after: due, tolerance: tolerance, options: options) { self.deliver() }
-        }
-    }
-
-    /// Runs on the scheduler, once per relayed event.
-    private func deliver() {
-        var next = lock.withLock { machine.creditArrived() }
-        while let delivery = next {
-            switch delivery {
-            case .value(let downstream, let value, let upstream):
-                let demand = downstream.receive(value)
-                if demand > 0 { upstream?.request(demand) }
-            case .completion(let downstream, let completion):
-                downstream.receive(completion: completion)
-            }
-            next = lock.withLock { machine.deliveryFinished() }
-        }
-    }
-}
-
-/// The state of a ``ScheduledRelay``: its neighbours, and the events waiting for their scheduled delivery.
-///
-/// **Ownership:** value type, stored in its relay.
-///
-/// **Thread safety:** value type; not shared. Guarded by the relay's lock.
-internal struct ScheduledRelayStateMachine<Downstream: Subscriber> {
-    enum Event {
-        case value(Downstream.Input)
-        case completion(Subscribers.Completion<Downstream.Failure>)
-    }
-
-    /// What the deliverer must hand downstream next (with the upstream to forward returned demand to).
-    enum Delivery {
-        case value(Downstream, Downstream.Input, (any Subscription)?)
-        case completion(Downstream, Subscribers.Completion<Downstream.Failure>)
-    }
-
-    private enum State {
-        /// Waiting for the upstream subscription. Next: `.active`, `.terminal`.
-        case awaitingSubscription(Downstream)
-        /// Relaying; `upstream` is `nil` once upstream has completed. Next: `.terminal`.
-        case active(upstream: (any Subscription)?, downstream: Downstream)
-        /// The completion was handed downstream, or the subscription was cancelled. Final.
-        case terminal
-    }
-
-    private var state: State
-    private var queue = SerialDeliveryQueue<Event>()
-
-    init(downstream: Downstream) {
-        state = .awaitingSubscription(downstream)
-    }
-
-    /// The upstream subscription, while there is one.
-    var upstream: (any Subscription)? {
-        if case .active(let upstream, _) = state { return upstream }
-        return nil
-    }
-
-    /// Returns the downstream to pass the subscription to, or `nil` if the subscription must be cancelled.
-    mutating func subscriptionReceived(_ subscription: any Subscription) -> Downstream? {
-        guard case .awaitingSubscription(let downstream) = state else { return nil }
-        state = .active(upstream: subscription, downstream: downstream)
-        return downstream
-    }
-
-    /// Records an upstream event; returns whether a delivery must be scheduled for it.
-    mutating func eventReceived(_ event: Event) -> Bool {
-        guard case .active(let upstream, let downstream) = state, upstream != nil else { return false }
-        if case .completion = event {
-            state = .active(upstream: nil, downstream: downstream)
-        }
-        queue.enqueue(event)
-        return true
-    }
-
-    /// A scheduled delivery ran: returns what the caller must deliver, if anything.
-    mutating func creditArrived() -> Delivery? {
-        guard let event = queue.creditArrived() else { return nil }
-        return delivery(for: event)
-    }
-
-    /// The caller delivered; returns what it must deliver next, if anything.
-    mutating func deliveryFinished() -> Delivery? {
-        guard let event = queue.deliveryFinished() else { return nil }
-        return delivery(for: event)
-    }
-
-    /// Downstream cancelled: returns the upstream subscription to cancel.
-    mutating func cancelled() -> (any Subscription)? {
-        let upstream = self.upstream
-        state = .terminal
-        queue.removeAll()
-        return upstream
-    }
-
-    private mutating func delivery(for event: Event) -> Delivery {
-        guard case .active(let upstream, let downstream) = state else {
-            internalInconsistency("relay event \(event) delivered in \(state)")
-        }
-        switch event {
-        case .value(let value):
-            return .value(downstream, value, upstream)
-        case .completion(let completion):
-            state = .terminal
-            queue.removeAll()
-            return .completion(downstream, completion)
+            scheduler.schedule(after: due, tolerance: tolerance, options: options) { self.creditArrived() }
         }
     }
 }
