@@ -177,13 +177,24 @@ where Downstream.Input == URLSession.DataTaskPublisher.Output, Downstream.Failur
     fileprivate func taskCompleted(data: Data?, response: URLResponse?, error: (any Error)?) {
         guard let downstream = lock.withLock({ machine.taskCompleted() }) else { return }
         if let error {
-            downstream.receive(completion: .failure(error as? URLError ?? URLError(.unknown)))
+            downstream.receive(completion: .failure(Self.urlError(error)))
         } else if let response {
             _ = downstream.receive((data ?? Data(), response))
             downstream.receive(completion: .finished)
         } else {
             downstream.receive(completion: .failure(URLError(.badServerResponse)))
         }
+    }
+
+    /// The task's error as a `URLError`: FoundationNetworking may hand over an `NSError` in
+    /// `NSURLErrorDomain` that does not bridge by a plain cast.
+    private static func urlError(_ error: any Error) -> URLError {
+        if let urlError = error as? URLError { return urlError }
+        let nsError = error as NSError
+        if nsError.domain == NSURLErrorDomain {
+            return URLError(URLError.Code(rawValue: nsError.code) ?? .unknown, userInfo: nsError.userInfo)
+        }
+        return URLError(.unknown, userInfo: [NSUnderlyingErrorKey: nsError])
     }
 
     private func cancelTask(_ task: URLSessionDataTask) {

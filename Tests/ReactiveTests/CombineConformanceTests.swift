@@ -289,10 +289,10 @@ import Testing
         let all: Result<[Int], Never>.Publisher = numbers.collect()
         let contains: Result<Bool, Never>.Publisher = numbers.contains(2)
         let satisfied: Result<Bool, Never>.Publisher = numbers.allSatisfy { $0 > 0 }
-        #expect(try! count.result.get() == 4)
-        #expect(try! sum.result.get() == 8)
-        #expect(try! all.result.get() == [3, 1, 2, 2])
-        #expect(try! contains.result.get() && satisfied.result.get())
+        #expect(count.result.get() == 4)
+        #expect(sum.result.get() == 8)
+        #expect(all.result.get() == [3, 1, 2, 2])
+        #expect(contains.result.get() && satisfied.result.get())
 
         let subscriber = TrackingSubscriber<Int, Never>()
         numbers.map { $0 + 1 }.subscribe(subscriber)

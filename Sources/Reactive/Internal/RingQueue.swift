@@ -12,9 +12,9 @@
 /// - Complexity: `append`, `popFirst`, `popLast` and `first` are amortized O(1); the ring
 ///   doubles when full and never shrinks until ``removeAll()``.
 ///
-/// Inlinable on purpose: without it, cross-module optimization left `popFirst` unspecialized in
-/// client modules, and every element paid generic-metadata lookups (measured: zip of 1M twice as
-/// slow).
+/// Inlinable on purpose: without it, `popFirst` stays unspecialized in client modules and every
+/// element pays generic-metadata lookups (figures in bench/README.md, "Reactive: why the hot paths
+/// are inlinable").
 @usableFromInline
 internal struct RingQueue<Element> {
     /// The slots; a power-of-two count (or zero), with `nil` in every free slot.

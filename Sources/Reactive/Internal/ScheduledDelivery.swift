@@ -35,8 +35,11 @@ internal struct ScheduledDelivery<Downstream: Subscriber> {
     private enum Lifecycle {
         /// Waiting for the upstream subscription. Next: `.active`, `.terminal`.
         case awaitingSubscription(Downstream)
-        /// Upstream is running. Next: `.draining`, `.terminal`.
+        /// Upstream is running. Next: `.cut`, `.draining`, `.terminal`.
         case active(upstream: any Subscription, downstream: Downstream)
+        /// The operator cancelled upstream to end the stream itself (`timeout`); its completion is
+        /// not queued yet. Next: `.draining`, `.terminal`.
+        case cut(Downstream)
         /// Upstream completed; the queued events, the completion last, wait for delivery. Next: `.terminal`.
         case draining(Downstream)
         /// The completion was handed downstream, or the subscription was cancelled. Final.
@@ -78,7 +81,7 @@ internal struct ScheduledDelivery<Downstream: Subscriber> {
         switch (demandMode, lifecycle) {
         case (.forwarded, .active(let upstream, _)):
             return upstream
-        case (.counted, .active), (.counted, .draining):
+        case (.counted, .active), (.counted, .cut), (.counted, .draining):
             demand += additional
             return nil
         default:
@@ -100,13 +103,26 @@ internal struct ScheduledDelivery<Downstream: Subscriber> {
         queue.enqueue(.value(value))
     }
 
-    /// Upstream completed: queues the completion behind the waiting values. Returns `false` if
-    /// upstream had already ended (nothing was queued, no credit is due).
+    /// Upstream completed, or the operator ended the stream after ``cutUpstream()``: queues the
+    /// completion behind the waiting values. Returns `false` if the stream had already ended
+    /// (nothing was queued, no credit is due).
     mutating func enqueueCompletion(_ completion: Completion) -> Bool {
-        guard case .active(_, let downstream) = lifecycle else { return false }
-        lifecycle = .draining(downstream)
-        queue.enqueue(.completion(completion))
-        return true
+        switch lifecycle {
+        case .active(_, let downstream), .cut(let downstream):
+            lifecycle = .draining(downstream)
+            queue.enqueue(.completion(completion))
+            return true
+        case .awaitingSubscription, .draining, .terminal:
+            return false
+        }
+    }
+
+    /// The operator ends the stream itself: returns the upstream to cancel, or `nil` if upstream is
+    /// not running. The completion follows with ``enqueueCompletion(_:)``.
+    mutating func cutUpstream() -> (any Subscription)? {
+        guard case .active(let upstream, let downstream) = lifecycle else { return nil }
+        lifecycle = .cut(downstream)
+        return upstream
     }
 
     /// A credit arrived: returns what the caller must deliver now, if anything.
@@ -135,7 +151,7 @@ internal struct ScheduledDelivery<Downstream: Subscriber> {
     private mutating func delivery(for event: Event) -> Delivery {
         let downstream: Downstream
         switch lifecycle {
-        case .active(_, let current), .draining(let current):
+        case .active(_, let current), .cut(let current), .draining(let current):
             downstream = current
         case .awaitingSubscription, .terminal:
             internalInconsistency("scheduled event \(event) delivered in \(lifecycle)")
@@ -147,41 +163,6 @@ internal struct ScheduledDelivery<Downstream: Subscriber> {
             lifecycle = .terminal
             queue.removeAll()
             return .completion(downstream, completion)
-        }
-    }
-}
-
-/// An operator subscription built on ``ScheduledDelivery``; the extension runs its delivery loop.
-///
-/// **Thread safety:** implementations guard their core with their lock; the loop calls downstream
-/// outside it.
-internal protocol ScheduledDeliverer: AnyObject {
-    associatedtype Downstream: Subscriber
-
-    /// Runs `body` on the core with the owner's lock held.
-    func withDelivery<Result>(_ body: (inout ScheduledDelivery<Downstream>) -> Result) -> Result
-}
-
-extension ScheduledDeliverer {
-    /// A scheduled action ran (one credit): delivers, or leaves the event to the current deliverer.
-    func creditArrived() {
-        deliver(withDelivery { $0.creditArrived() })
-    }
-
-    /// Delivers `first` and whatever the queue hands this deliverer after it.
-    func deliver(_ first: ScheduledDelivery<Downstream>.Delivery?) {
-        var next = first
-        while let delivery = next {
-            var returned = Subscribers.Demand.none
-            switch delivery {
-            case .value(let downstream, let value):
-                returned = downstream.receive(value)
-            case .completion(let downstream, let completion):
-                downstream.receive(completion: completion)
-            }
-            let (following, forward) = withDelivery { $0.deliveryFinished(returned: returned) }
-            if let forward { forward.request(returned) }
-            next = following
         }
     }
 }
