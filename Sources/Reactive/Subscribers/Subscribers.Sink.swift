@@ -46,7 +46,7 @@ extension Subscribers {
         public var receiveValue: (Input) -> Void {
             guard gate.compareExchange(expected: Gate.open, desired: Gate.delivering, ordering: .acquiring).exchanged
             else { return { _ in } }
-            let handler = valueHandler
+            let handler = valueHandler?._withUnsafeGuaranteedRef { $0.body } ?? { _ in }
             if !gate.compareExchange(expected: Gate.delivering, desired: Gate.open, ordering: .releasing).exchanged {
                 releaseValueHandler()
             }
@@ -89,8 +89,20 @@ extension Subscribers {
         /// lock. Whoever closes the gate while nobody delivers releases the closure; a cancel that
         /// finds a delivery in progress leaves that to the deliverer.
         @usableFromInline let gate = Atomic<Int>(Gate.closed)
-        /// Read only by the holder of the delivery right; replaced by a no-op when the gate closes.
-        @usableFromInline @exclusivity(unchecked) var valueHandler: (Input) -> Void
+        /// Read only by the holder of the delivery right; released (set to `nil`) when the gate closes.
+        /// Held in a box this sink owns by hand (retained once in `init`), so that the per-value call
+        /// retains and releases nothing: a closure read from a `var` is retained for the call.
+        @usableFromInline @exclusivity(unchecked) var valueHandler: Unmanaged<HandlerBox>?
+
+        /// Holds the value closure for ``valueHandler``.
+        @usableFromInline
+        internal final class HandlerBox {
+            @usableFromInline let body: (Input) -> Void
+
+            init(_ body: @escaping (Input) -> Void) {
+                self.body = body
+            }
+        }
         // Released on completion or cancel.
         private var completionHandler: ((Subscribers.Completion<Failure>) -> Void)?  // Guarded by lock.
 
@@ -99,8 +111,12 @@ extension Subscribers {
             receiveCompletion: @escaping (Subscribers.Completion<Failure>) -> Void,
             receiveValue: @escaping (Input) -> Void
         ) {
-            valueHandler = receiveValue
+            valueHandler = .passRetained(HandlerBox(receiveValue))
             completionHandler = receiveCompletion
+        }
+
+        deinit {
+            valueHandler?.release()
         }
 
         public var description: String { "Sink" }
@@ -127,7 +143,7 @@ extension Subscribers {
         public func receive(_ value: Input) -> Subscribers.Demand {
             guard gate.compareExchange(expected: Gate.open, desired: Gate.delivering, ordering: .acquiring).exchanged
             else { return .none }
-            valueHandler(value)
+            valueHandler?._withUnsafeGuaranteedRef { $0.body(value) }
             if !gate.compareExchange(expected: Gate.delivering, desired: Gate.open, ordering: .releasing).exchanged {
                 // Cancelled meanwhile (perhaps by `valueHandler` itself): the release is ours.
                 releaseValueHandler()
@@ -206,8 +222,10 @@ extension Subscribers {
 
         @usableFromInline
         internal func releaseValueHandler() {
-            valueHandler = { _ in }
+            let handler = valueHandler
+            valueHandler = nil
             gate.store(Gate.closed, ordering: .releasing)
+            handler?.release()
         }
     }
 }
