@@ -2,7 +2,7 @@ import Foundation
 import Reactive
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension URLSession {
@@ -64,7 +64,9 @@ extension URLSession {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            subscriber.receive(subscription: DataTaskSubscription(request: request, session: session, downstream: subscriber))
+            subscriber.receive(
+                subscription: DataTaskSubscription(request: request, session: session, downstream: subscriber)
+            )
         }
     }
 }
@@ -199,7 +201,7 @@ where Downstream.Input == URLSession.DataTaskPublisher.Output, Downstream.Failur
 
     private func cancelTask(_ task: URLSessionDataTask) {
         #if canImport(FoundationNetworking)
-        guard session.configuration.urlCache == nil else { return }
+            guard session.configuration.urlCache == nil else { return }
         #endif
         task.cancel()
     }

@@ -2,11 +2,11 @@ import Foundation
 import HTTPServer
 import Reactive
 import ReactiveNetworking
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `URLSession.DataTaskPublisher` against a real HTTP server on 127.0.0.1, through a real `URLSession`.
@@ -41,7 +41,9 @@ import FoundationNetworking
         func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(server.port)\(path)")! }
 
         func stop() {
-            for responder in held.value { responder.loop.execute { responder.respond(status: .serviceUnavailable, body: "bye") } }
+            for responder in held.value {
+                responder.loop.execute { responder.respond(status: .serviceUnavailable, body: "bye") }
+            }
             let done = TestSignal()
             server.shutdown(deadline: .seconds(2)) { done.signal() }
             _ = done.wait(timeout: .seconds(7))
@@ -137,7 +139,10 @@ import FoundationNetworking
         #expect(done.wait(timeout: .seconds(10)))
         // Refused (or, if the port's last connection is still being torn down, lost): a URLError either way.
         let code = failure.value?.code
-        #expect(code == .cannotConnectToHost || code == .networkConnectionLost, "got \(String(describing: failure.value))")
+        #expect(
+            code == .cannotConnectToHost || code == .networkConnectionLost,
+            "got \(String(describing: failure.value))"
+        )
         cancellable.cancel()
     }
 }

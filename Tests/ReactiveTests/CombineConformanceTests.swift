@@ -243,7 +243,9 @@ import Testing
         let finished = Subscribers.Completion<Problem>.finished
         let failure = Subscribers.Completion<Problem>.failure(Problem(code: 7))
         #expect(String(decoding: try encoder.encode(finished), as: UTF8.self) == #"{"success":true}"#)
-        #expect(String(decoding: try encoder.encode(failure), as: UTF8.self) == #"{"error":{"code":7},"success":false}"#)
+        #expect(
+            String(decoding: try encoder.encode(failure), as: UTF8.self) == #"{"error":{"code":7},"success":false}"#
+        )
         let decoder = JSONDecoder()
         #expect(try decoder.decode(Subscribers.Completion<Problem>.self, from: encoder.encode(finished)) == finished)
         #expect(try decoder.decode(Subscribers.Completion<Problem>.self, from: encoder.encode(failure)) == failure)
@@ -303,7 +305,9 @@ import Testing
         let subject = PassthroughSubject<Int, Never>()
         let mapped: Publishers.Map<PassthroughSubject<Int, Never>, String> = subject.map { $0 + 1 }.map { "\($0)" }
         let filtered: Publishers.Filter<PassthroughSubject<Int, Never>> = subject.filter { $0 > 1 }.filter { $0 < 4 }
-        let tryFiltered: Publishers.TryFilter<PassthroughSubject<Int, Never>> = subject.filter { $0 > 1 }.tryFilter { $0 < 4 }
+        let tryFiltered: Publishers.TryFilter<PassthroughSubject<Int, Never>> = subject.filter { $0 > 1 }.tryFilter {
+            $0 < 4
+        }
         let compact: Publishers.CompactMap<PassthroughSubject<Int, Never>, Int> =
             subject.compactMap { $0 > 1 ? $0 : nil }.compactMap { $0 < 4 ? $0 * 10 : nil }
         let tryMapped: Publishers.TryMap<PassthroughSubject<Int, Never>, Int> = subject.map { $0 }.tryMap { $0 * 2 }

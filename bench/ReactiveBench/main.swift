@@ -5,12 +5,13 @@
 // Every case checks its checksum or count against a plain loop and exits non-zero on mismatch.
 // zip and flatMap also run at N/4 and N/2: with linear total cost, ns per element stays flat.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Reactive
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 // MARK: Harness
 
@@ -233,7 +234,9 @@ func plainFibonacci(_ n: Int) -> Int {
 func runZip(_ n: Int) -> Int {
     let box = Box()
     let cancellable = erased((0..<n).publisher).zip(erased((0..<n).publisher))
-        .sink { box.value &+= $0.0 &* 2 &+ $0.1; box.count += 1 }
+        .sink {
+            box.value &+= $0.0 &* 2 &+ $0.1; box.count += 1
+        }
     blackHole(cancellable)
     return box.count == n ? box.value : -1
 }
@@ -251,7 +254,9 @@ func plainZip(_ n: Int) -> Int {
 func runFlatMap(_ n: Int) -> Int {
     let box = Box()
     let cancellable = erased((0..<n).publisher).flatMap { Just($0 &* 3) }
-        .sink { box.value &+= $0; box.count += 1 }
+        .sink {
+            box.value &+= $0; box.count += 1
+        }
     blackHole(cancellable)
     return box.count == n ? box.value : -1
 }
@@ -262,7 +267,9 @@ func runFlatMap(_ n: Int) -> Int {
 func runFlatMapOptional(_ n: Int) -> Int {
     let box = Box()
     let cancellable = erased((0..<n).publisher).flatMap { Optional($0 &* 3).publisher }
-        .sink { box.value &+= $0; box.count += 1 }
+        .sink {
+            box.value &+= $0; box.count += 1
+        }
     blackHole(cancellable)
     return box.count == n ? box.value : -1
 }

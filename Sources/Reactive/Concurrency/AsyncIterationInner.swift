@@ -168,7 +168,8 @@ internal final class AsyncIterationInner<Output, Failure: Error>: Subscriber, Ca
 internal final class AsyncIterationLifetime<Output, Failure: Error>: Sendable {
     let inner: AsyncIterationInner<Output, Failure>
 
-    init<Upstream: Publisher>(subscribingTo upstream: Upstream) where Upstream.Output == Output, Upstream.Failure == Failure {
+    init<Upstream: Publisher>(subscribingTo upstream: Upstream)
+    where Upstream.Output == Output, Upstream.Failure == Failure {
         inner = AsyncIterationInner()
         upstream.subscribe(inner)
     }

@@ -1,11 +1,11 @@
 #if SPOUT_TSAN
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
 #else
-import Synchronization
+    import Synchronization
 #endif
 
 /// A mutual-exclusion lock that guards state stored beside it, in the object that owns both.
@@ -33,56 +33,56 @@ import Synchronization
 @usableFromInline
 package struct Lock: ~Copyable {
     #if SPOUT_TSAN
-    // A stable address: a pthread mutex must not move once initialized, and `self` may.
-    @usableFromInline
-    internal let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        // A stable address: a pthread mutex must not move once initialized, and `self` may.
+        @usableFromInline
+        internal let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    @inlinable
-    package init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
+        @inlinable
+        package init() {
+            mutex = .allocate(capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
+        deinit {
+            pthread_mutex_destroy(mutex)
+            mutex.deinitialize(count: 1)
+            mutex.deallocate()
+        }
 
-    /// Runs `body` with the lock held and returns its result.
-    @inlinable
-    @inline(__always)
-    package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
+        /// Runs `body` with the lock held and returns its result.
+        @inlinable
+        @inline(__always)
+        package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return body()
+        }
     #else
-    @usableFromInline
-    internal let mutex = Mutex<Void>(())
+        @usableFromInline
+        internal let mutex = Mutex<Void>(())
 
-    @inlinable
-    package init() {}
+        @inlinable
+        package init() {}
 
-    /// Runs `body` with the lock held and returns its result.
-    @inlinable
-    @inline(__always)
-    package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
-        // The result crosses `Mutex.withLock`'s `sending` boundary in a wrapper that says it may,
-        // which is true for the same reason as the owners' `@unchecked Sendable`. Not through an
-        // optional: an `Optional<Action>` of a generic multi-payload action enum is tested and
-        // destroyed through runtime calls even in specialized code.
-        mutex.withLock { _ in UncheckedTransfer(value: body()) }.value
-    }
+        /// Runs `body` with the lock held and returns its result.
+        @inlinable
+        @inline(__always)
+        package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
+            // The result crosses `Mutex.withLock`'s `sending` boundary in a wrapper that says it may,
+            // which is true for the same reason as the owners' `@unchecked Sendable`. Not through an
+            // optional: an `Optional<Action>` of a generic multi-payload action enum is tested and
+            // destroyed through runtime calls even in specialized code.
+            mutex.withLock { _ in UncheckedTransfer(value: body()) }.value
+        }
     #endif
 }
 
 #if SPOUT_TSAN
-// @unchecked Sendable: audited, the pointee is a pthread mutex, touched only by pthread calls.
-extension Lock: @unchecked Sendable {}
+    // @unchecked Sendable: audited, the pointee is a pthread mutex, touched only by pthread calls.
+    extension Lock: @unchecked Sendable {}
 #else
-extension Lock: Sendable {}
+    extension Lock: Sendable {}
 #endif
 
 /// Carries a value out of ``Lock/withLock(_:)``; see there.

@@ -162,7 +162,12 @@ internal struct PrefixUntilOutputStateMachine<Downstream> {
         case awaitingSubscription(Downstream)
         /// Forwarding upstream; `trigger` once the other publisher's subscription arrived; `handedOver`
         /// once downstream has its subscription. Next: `.triggeredEarly`, `.terminal`.
-        case forwarding(upstream: any Subscription, downstream: Downstream, trigger: (any Subscription)?, handedOver: Bool)
+        case forwarding(
+            upstream: any Subscription,
+            downstream: Downstream,
+            trigger: (any Subscription)?,
+            handedOver: Bool
+        )
         /// The trigger fired before downstream had its subscription; it finishes once it has. Next: `.terminal`.
         case triggeredEarly
         /// Finished, failed or cancelled; everything released. Final.

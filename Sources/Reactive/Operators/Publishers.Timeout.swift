@@ -89,7 +89,8 @@ extension Publishers.Timeout {
     /// deliveries and its timer; it drops its neighbours and cancels its timer on completion or cancel.
     ///
     /// **Thread safety:** safe to call from any thread.
-    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, ScheduledDeliverer, CustomStringConvertible,
+    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, ScheduledDeliverer,
+        CustomStringConvertible,
         CustomReflectable, @unchecked Sendable
     where Downstream.Input == Output, Downstream.Failure == Failure {
         // @unchecked Sendable: `machine` is only touched inside `lock`; everything else is immutable.

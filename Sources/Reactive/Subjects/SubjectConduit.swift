@@ -179,10 +179,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
             drain(extraDemand: .none)
             return
         }
-        guard let value = lock.withLock({ () -> Output? in
-            revokeFastPath()
-            return machine.pointee.valueOffered(value)
-        }) else { return }
+        guard
+            let value = lock.withLock({ () -> Output? in
+                revokeFastPath()
+                return machine.pointee.valueOffered(value)
+            })
+        else { return }
         drain(extraDemand: withDownstream { $0.receive(value) })
     }
 
@@ -194,7 +196,8 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         while true {
             switch fast.load(ordering: .acquiring) {
             case FastPath.lent:
-                if fast.compareExchange(expected: FastPath.lent, desired: FastPath.off, ordering: .acquiring).exchanged {
+                if fast.compareExchange(expected: FastPath.lent, desired: FastPath.off, ordering: .acquiring).exchanged
+                {
                     return
                 }
             case FastPath.delivering:
@@ -223,10 +226,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
 
     @inlinable
     override internal func finish(_ completion: Subscribers.Completion<Failure>) {
-        guard lock.withLock({ () -> Bool in
-            revokeFastPath()
-            return machine.pointee.completionOffered(completion)
-        }) else { return }
+        guard
+            lock.withLock({ () -> Bool in
+                revokeFastPath()
+                return machine.pointee.completionOffered(completion)
+            })
+        else { return }
         withDownstream { $0.receive(completion: completion) }
         releaseDownstream()
     }

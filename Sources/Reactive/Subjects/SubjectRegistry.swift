@@ -57,7 +57,9 @@ internal struct SubjectRegistry<Output, Failure: Error> {
     /// - Parameter demandAtOnce: Whether the subject wants values before any subscriber asks
     ///   (``CurrentValueSubject`` stores them).
     @inlinable
-    internal mutating func upstreamArrived(_ subscription: any Subscription, demandAtOnce: Bool = false) -> UpstreamAction {
+    internal mutating func upstreamArrived(_ subscription: any Subscription, demandAtOnce: Bool = false)
+        -> UpstreamAction
+    {
         guard completion == nil else { return .cancel }
         upstreams.append(subscription)
         return upstreamDemanded || demandAtOnce ? .requestUnlimited : .wait

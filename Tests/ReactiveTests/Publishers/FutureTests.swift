@@ -1,8 +1,8 @@
 import Dispatch
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.offPool) struct FutureTests {
     private struct Oops: Error, Equatable {}

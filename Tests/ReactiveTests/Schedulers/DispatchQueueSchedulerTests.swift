@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.offPool) struct DispatchQueueSchedulerTests {
     @Test func runsActionAfterTheDeadlineOnTheQueue() {

@@ -1,8 +1,8 @@
 import Dispatch
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 private struct TestError: Error, Equatable {}
 
