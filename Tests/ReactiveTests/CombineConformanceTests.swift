@@ -352,3 +352,36 @@ import Testing
         #expect(subscriber.completion == nil)
     }
 }
+
+/// `sink` under a cancel from another thread while values are being delivered: no crash, no value after
+/// the cancel returned on the delivering thread's next send, and the closures are released.
+@Suite(.offPool) struct SinkCancelRaceTests {
+    final class Counter: @unchecked Sendable {
+        // @unchecked Sendable: `count` is only touched by the (serialized) value closure.
+        var count = 0
+    }
+
+    @Test func cancelRacingValuesReleasesTheClosuresOnce() {
+        for _ in 0..<200 {
+            let subject = PassthroughSubject<Int, Never>()
+            weak var weakCounter: Counter?
+            let cancellable: AnyCancellable
+            do {
+                let counter = Counter()
+                weakCounter = counter
+                cancellable = subject.sink { counter.count += $0 }
+            }
+            let box = TestBox(cancellable)
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == 0 {
+                    for _ in 0..<100 { subject.send(1) }
+                } else {
+                    box.value.cancel()
+                }
+            }
+            // Whichever thread finished last released the closure; the counter is gone.
+            #expect(weakCounter == nil)
+            subject.send(1)
+        }
+    }
+}

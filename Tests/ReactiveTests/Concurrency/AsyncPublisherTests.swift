@@ -122,3 +122,32 @@ import Testing
         #expect(number == 42)
     }
 }
+
+/// The bridge under races: values from another thread, the consuming task cancelled at an arbitrary
+/// point. Every iteration must end and leave its subscription cancelled; nothing may be delivered twice.
+@Suite struct AsyncPublisherRaceTests {
+    @Test func cancellingWhileAnotherThreadSendsEndsEveryIteration() async {
+        for round in 0..<100 {
+            let upstream = DrivenPublisher<Int, Never>()
+            let received = TestBox<[Int]>([])
+            let task = Task {
+                for await value in upstream.values { received.update { $0.append(value) } }
+            }
+            while upstream.subscribeCount == 0 { await Task.yield() }
+            let sender = Task.detached {
+                for value in 0..<50 where !upstream.subscription.isCancelled {
+                    upstream.send(value)
+                    if value == round % 50 { task.cancel() }
+                    await Task.yield()
+                }
+            }
+            await task.value
+            await sender.value
+            #expect(upstream.subscription.isCancelled)
+            // Values sent while no next() waited were never asked for and are dropped; the others
+            // arrive once each, in order.
+            let values = received.value
+            #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "round \(round): \(values)")
+        }
+    }
+}
