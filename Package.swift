@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import PackageDescription
 
 /// Settings shared by every Spout target: Swift 6 language mode plus the upcoming
@@ -31,6 +31,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout"], swiftSettings: strictSettings),
+
+        // RESP: the Redis protocol as pure values, parser, command encoder and connection state machine; no
+        // sockets, no Dispatch, standard library only. A socket transport on the event loops goes on top of it.
+        .target(name: "RESP", swiftSettings: strictSettings),
+        .testTarget(name: "RESPTests", dependencies: ["RESP", "TestSupport"], swiftSettings: strictSettings),
 
         // Test helpers shared by the test targets: tracking subscriber, loopback client.
         .target(

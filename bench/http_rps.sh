@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # usage: bench/http_rps.sh            (env: ROUNDS=3, DURATION=10s, PORT_SWIFT=18080, PORT_GO=18081)
-# Builds the HTTPServer benchmark server (release) and the Go peer, then runs shared/bench/rps.sh
+# Builds the HTTPServer benchmark server (release) and the Go peer, then runs the rps.sh load script (bench/README.md)
 # against each, one after the other, ROUNDS times alternating, and prints per-round figures, the
 # medians and the Swift/Go ratios. Both servers bind 127.0.0.1 only; each is stopped after its run.
 set -euo pipefail

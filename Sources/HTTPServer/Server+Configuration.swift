@@ -29,9 +29,18 @@ extension Server {
         public var backlog: Int = 1024
         /// The parser's limits (header bytes, header count, body bytes, …), passed through unchanged.
         public var parser: RequestParser.Configuration = .init()
-        /// Open connections beyond which a new one gets `503 Service Unavailable` and is closed.
-        /// Default `16_384` connections.
+        /// Open connections beyond which a new one gets `503 Service Unavailable` with `Retry-After: 1` and is
+        /// closed. Default `16_384` connections. At start it is clamped to the open-file limit minus
+        /// ``reservedFileDescriptors`` (see ``Server/ConnectionLimit``; ``Server/connectionLimit`` tells the limit
+        /// in force).
         public var maxConnections: Int = 16_384
+        /// Descriptors kept for everything but client connections when ``maxConnections`` is clamped to the
+        /// open-file limit. Default 128: standard input, output and error, the listener, the spare descriptor the
+        /// server answers `503` from when out of descriptors, Dispatch's own (its epoll, eventfd, timerfd and
+        /// signalfds), outbound `URLSession` sockets (up to 6 per upstream host, plus libcurl's resolver pairs),
+        /// a log file, and room for a pool of Redis connections. The server adds one per event loop itself; the
+        /// reserve never exceeds half the limit, so a tiny limit still leaves room for connections.
+        public var reservedFileDescriptors: Int = 128
         /// How long a request head may take from its first byte to its last (slowloris guard); then
         /// `408 Request Timeout` and close. Default 10 s.
         public var headReadTimeout: Duration = .seconds(10)

@@ -15,6 +15,8 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     let fd: Int32  // Immutable.
     let loop: EventLoop  // Immutable.
     let context: LoopContext  // Immutable.
+    /// The peer's IP address as text, read once at accept (``Request/remoteAddress``). // Immutable.
+    let remoteAddress: String
     /// The position in the loop's registry (maintained by the registry). // Loop-confined.
     var registryIndex = -1
 
@@ -82,6 +84,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         self.context = context
         self.loop = context.loop
         self.parser = RequestParser(configuration: context.configuration.parser)
+        self.remoteAddress = Socket.peerAddress(fd)
         let now = SystemEnvironment.monotonicNanoseconds()
         timerStart = now
         lastWriteProgress = now
@@ -191,7 +194,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
 
     private func deliverRequest() {
         guard let head = requestHead else { preconditionFailure("internal inconsistency: request without head") }
-        let request = Request(head: head, body: requestBody)
+        let request = Request(head: head, body: requestBody, remoteAddress: remoteAddress)
         requestHead = nil
         requestBody = []
         requestID &+= 1

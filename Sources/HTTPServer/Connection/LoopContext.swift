@@ -54,8 +54,18 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         return connections.count
     }
 
+    /// Whether the coarse timer is running.
+    var isTicking: Bool {
+        loop.preconditionInEventLoop()
+        return timer != nil
+    }
+
+    /// Starts the coarse timer unless it runs. It stops itself once the loop has no connection and nothing
+    /// left to release: an idle loop must not wake Dispatch, whose idle worker threads only exit after 5 s
+    /// without a wake-up (a 2 Hz tick per loop kept every one of them alive after load).
     func startTimer() {
         loop.preconditionInEventLoop()
+        guard timer == nil else { return }
         let source = DispatchSource.makeTimerSource(queue: loop.queue)
         let interval = tickInterval
         source.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
@@ -76,6 +86,7 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         let connection = Connection(fd: fd, context: self)
         connection.registryIndex = connections.count
         connections.append(connection)
+        startTimer()
         connection.start()
     }
 
@@ -95,7 +106,11 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     }
 
     private func tick() {
-        loop.releaseIdleSpare()
+        let spareSettled = loop.releaseIdleSpare()
+        if connections.isEmpty && spareSettled {
+            stopTimer()
+            return
+        }
         let now = SystemEnvironment.monotonicNanoseconds()
         // Backwards, so a connection that closes (swap-remove) only moves an already-checked one.
         var index = connections.count

@@ -95,6 +95,16 @@ package enum Socket {
         _ = Glibc.shutdown(fd, Int32(SHUT_WR))
     }
 
+    /// Reads and drops whatever the peer already sent, without blocking (at most 64 KiB), so that closing the socket
+    /// right after a response sends a FIN rather than a reset that could destroy the response in flight.
+    package static func discardPendingInput(_ fd: Int32) {
+        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { buffer in
+            for _ in 0..<16 {
+                guard recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) > 0 else { return }
+            }
+        }
+    }
+
     /// Closes a descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
     package static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
@@ -135,6 +145,10 @@ package enum SystemEnvironment {
     }
 
     /// Raises the soft `RLIMIT_NOFILE` to the hard limit, so thousands of sockets can be open.
+    ///
+    /// The soft limit is often 1024 for historical reasons (`select(2)` cannot watch higher descriptors); this
+    /// process never uses `select`, so it takes what the hard limit allows, as nginx, Go's runtime and most
+    /// servers do. The hard limit is the operator's: it is never raised.
     /// - Returns: The soft limit now in force.
     @discardableResult
     package static func raiseOpenFileLimit() -> Int {

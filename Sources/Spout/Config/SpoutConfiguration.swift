@@ -77,14 +77,27 @@ public struct SpoutConfiguration: Equatable, Sendable {
 
     /// Graceful shutdown settings.
     public struct Shutdown: Equatable, Sendable {
-        /// Seconds between `SIGTERM` and forced exit; streams get a final frame in this time.
+        /// Seconds, once the listener is closed, that open responses get to end (streams get a final frame);
+        /// what is still open then is closed.
         public var graceSeconds = 10.0
+        /// Seconds between `SIGTERM` and closing the listener. Meanwhile the service accepts and answers as
+        /// usual but `/ready` answers `503` (`draining`), so a load balancer takes it out of rotation before
+        /// its connections are refused. 5 s covers a Kubernetes endpoint update; `SIGINT` (Ctrl-C) skips it,
+        /// so `swift run spout` still stops at once.
+        public var delaySeconds = 5.0
     }
 
     /// Logging settings.
     public struct Log: Equatable, Sendable {
         /// Whether to write one JSON line per request to standard output.
         public var requests = true
+        /// The lowest level written; request lines are `info`, so `warn` and `error` silence them too.
+        public var level = LogLevel.info
+        /// Query parameters whose values the request log writes as `REDACTED` (names compared ignoring case).
+        public var redactQueryParameters = ["token", "access_token", "key", "api_key", "password", "secret"]
+        /// Whether the demo upstream's requests to the service itself (made while no upstream is configured) are
+        /// logged and counted in the request metrics like client requests.
+        public var selfCalls = false
     }
 
     /// The outbound JSON API (the JSONPlaceholder shape) and how Spout calls it.

@@ -26,6 +26,14 @@ public struct RequestContext: Sendable {
     let routeMetrics: RouteMetrics
     let startNanoseconds: UInt64
     let receivedAt: Date
+    /// The request ID and trace context, echoed, logged and forwarded upstream.
+    public let correlation: RequestCorrelation
+    /// Whether this is the demo upstream's call to the service itself (see ``SelfCall``): not client traffic.
+    let isSelfCall: Bool
+
+    /// The headers every upstream call made for this request carries (`X-Request-ID`, `traceparent`,
+    /// `tracestate`); see ``RequestCorrelation/correlationHeaders``.
+    public var correlationHeaders: [String: String] { correlation.correlationHeaders }
 
     /// The loop the request arrived on.
     public var loop: EventLoop { responder.loop }
@@ -38,10 +46,20 @@ public struct RequestContext: Sendable {
 
     /// Answers with a complete body.
     public func respond(status: Status = .ok, headers: Headers = [:], body: [UInt8]) {
+        respond(status: status, headers: headers, body: body, upstreamFailure: nil)
+    }
+
+    private func respond(status: Status, headers: Headers, body: [UInt8], upstreamFailure: UpstreamFailureSummary?) {
         var headers = headers
-        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        finishHeaders(&headers)
         responder.respond(status: status, headers: headers, body: body)
-        record(status: status.code, bytes: request.method == .head ? 0 : body.count)
+        record(status: status.code, bytes: request.method == .head ? 0 : body.count, upstreamFailure: upstreamFailure)
+    }
+
+    /// Adds what every response of this request carries: the CORS headers for its `Origin` and `X-Request-ID`.
+    func finishHeaders(_ headers: inout Headers) {
+        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        headers.add(name: "X-Request-ID", value: correlation.requestID)
     }
 
     /// Answers with a JSON body.
@@ -51,17 +69,21 @@ public struct RequestContext: Sendable {
             return
         }
         // The same fields, in the same order, as `respond(status:headers:body:)` makes when every origin is allowed.
-        responder.respond(status: status, headers: headers, body: body)
+        var withID = headers
+        withID.add(name: "X-Request-ID", value: correlation.requestID)
+        responder.respond(status: status, headers: withID, body: body)
         record(status: status.code, bytes: request.method == .head ? 0 : body.count)
     }
 
-    /// Answers with an `application/problem+json` body; the instance is this request's path.
-    public func respond(problem: Problem, headers: Headers = [:]) {
+    /// Answers with an `application/problem+json` body; the instance is this request's path. The request log
+    /// records the upstream failure behind it: `cause` when given, else what the problem's members tell.
+    public func respond(problem: Problem, headers: Headers = [:], cause: UpstreamError? = nil) {
         let problem = instanced(problem)
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
         respond(status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
-            headers: headers, body: problem.jsonBytes)
+            headers: headers, body: problem.jsonBytes,
+            upstreamFailure: cause.map(UpstreamFailureSummary.init) ?? UpstreamFailureSummary(problem: problem))
     }
 
     /// `problem` with this request's path as its instance, unless it names one already.
@@ -92,7 +114,7 @@ public struct RequestContext: Sendable {
     /// Starts a `200` streamed response; the caller reports its end with ``streamEnded(_:)``.
     public func startStream(headers: Headers) -> BodyWriter {
         var headers = headers
-        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        finishHeaders(&headers)
         service.metrics.activeStreams.add(1)
         return responder.startStreaming(status: .ok, headers: headers)
     }
@@ -105,11 +127,18 @@ public struct RequestContext: Sendable {
         record(status: 200, bytes: summary.bytes, events: summary.events, end: summary.end)
     }
 
-    private func record(status: Int, bytes: Int, events: Int? = nil, end: StreamEnd? = nil) {
+    private func record(
+        status: Int,
+        bytes: Int,
+        events: Int? = nil,
+        end: StreamEnd? = nil,
+        upstreamFailure: UpstreamFailureSummary? = nil
+    ) {
+        if isSelfCall && !service.configuration.log.selfCalls { return }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- startNanoseconds) / 1e9
         routeMetrics.record(status: status, seconds: elapsed)
         guard let sink = service.log else { return }
-        let entry = RequestLogEntry(
+        var entry = RequestLogEntry(
             time: receivedAt,
             method: request.method.rawValue,
             path: request.path,
@@ -119,6 +148,13 @@ public struct RequestContext: Sendable {
             events: events,
             end: end
         )
+        entry.query = request.query
+        entry.redaction = service.queryRedaction
+        entry.route = route
+        entry.correlation = correlation
+        entry.remoteAddress = request.remoteAddress.isEmpty ? nil : request.remoteAddress
+        entry.userAgent = request.headers["User-Agent"]
+        entry.upstreamFailure = upstreamFailure
         sink.write(line: entry.jsonBytes)
     }
 }
@@ -144,6 +180,8 @@ final class ServiceContext: Sendable {
     let unmatchedMetrics: RouteMetrics
     /// The outbound client for the article routes.
     let upstream: UpstreamClient
+    /// The query parameters the request log does not show the values of.
+    let queryRedaction: QueryRedaction
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
 
     init(
@@ -170,6 +208,7 @@ final class ServiceContext: Sendable {
             jsonHeadersForAnyOrigin = nil
         }
         self.readiness = readiness
+        self.queryRedaction = QueryRedaction(configuration.log.redactQueryParameters)
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
             baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL),

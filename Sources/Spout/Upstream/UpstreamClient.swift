@@ -90,6 +90,8 @@ public final class UpstreamClient: Sendable {
         // (URLSessionTask.cancelUnlessCached(in:)), which is what cuts off a client's upstream calls.
         sessionConfiguration.urlCache = nil
         sessionConfiguration.httpAdditionalHeaders = ["Accept": "application/json", "User-Agent": "spout"]
+        // No base URL yet means the service's own demo routes: mark the calls so they are not counted as traffic.
+        if baseURL == nil { sessionConfiguration.httpAdditionalHeaders?[SelfCall.headerName] = SelfCall.token }
         self.session = URLSession(configuration: sessionConfiguration)
         self.base = Mutex(baseURL)
         self.metrics = metrics

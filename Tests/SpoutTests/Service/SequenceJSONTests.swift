@@ -103,9 +103,10 @@ import TestSupport
         let lines = server.log.lines.filter { $0.contains("/sequences/fibonacci") }
         #expect(lines.count == 2)
         #expect(lines.contains {
-            $0.contains(#""method":"GET","path":"/sequences/fibonacci","status":200,"#) && $0.hasSuffix(#","bytes":99}"#)
+            $0.contains(#""method":"GET","path":"/sequences/fibonacci","query":"count=10","route":"/sequences/{name}","status":200,"#)
+                && $0.contains(#","bytes":99,"request_id":""#)
         })
-        #expect(lines.contains { $0.contains(#""path":"/sequences/fibonacci","status":400,"#) })
+        #expect(lines.contains { $0.contains(#""path":"/sequences/fibonacci","query":"count=x","route":"/sequences/{name}","status":400,"#) })
         await server.stop()
     }
 }
