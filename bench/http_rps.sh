@@ -18,8 +18,9 @@ command -v wrk >/dev/null && command -v go >/dev/null || {
   apt-get update -qq && apt-get install -y -qq wrk golang-go >/dev/null
 }
 
-(cd "$ROOT" && swift build -c release --product http-bench-server >&2)
-SWIFT_BIN="$ROOT/.build/release/http-bench-server"
+# The bench executables are in their own package (bench/Package.swift), built into .build-bench.
+(cd "$ROOT" && swift build -c release --package-path bench --scratch-path .build-bench --product http-bench-server >&2)
+SWIFT_BIN="$ROOT/.build-bench/release/http-bench-server"
 GO_DIR=$(mktemp -d)
 cp "$SHARED/peers/go/main.go" "$SHARED/peers/go/go.mod" "$GO_DIR/"
 (cd "$GO_DIR" && GOFLAGS=-mod=mod go build -o go-peer . >&2)
