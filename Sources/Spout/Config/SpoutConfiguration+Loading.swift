@@ -213,6 +213,8 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "upstream.cacheMaxBytes", kind: .integer(\.upstream.cacheMaxBytes, 0...(1 << 40))),
         ConfigKey(name: "upstream.cacheStaleSeconds", kind: .seconds(\.upstream.cacheStaleSeconds, 0...86_400)),
         ConfigKey(name: "upstream.pageSize", kind: .integer(\.upstream.pageSize, 1...100)),
+        ConfigKey(name: "compression.enabled", kind: .boolean(\.compression.enabled)),
+        ConfigKey(name: "compression.minimumBytes", kind: .integer(\.compression.minimumBytes, 0...1_073_741_824)),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

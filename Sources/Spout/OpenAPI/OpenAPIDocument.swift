@@ -1,0 +1,66 @@
+/// The OpenAPI 3.1 document of ``SpoutAPI``, rendered for one configuration.
+///
+/// **Thread safety:** value type; immutable once built.
+struct OpenAPIDocument: Sendable {
+    /// The document as JSON.
+    let value: JSONValue
+    /// Its compact JSON text, as served.
+    let bytes: [UInt8]
+    /// A strong tag for ``bytes``.
+    let tag: EntityTag
+
+    init(configuration: SpoutConfiguration) {
+        let operations = SpoutAPI.operations(configuration: configuration)
+        var paths: [(String, JSONValue)] = []
+        for operation in operations {
+            let entry = Self.json(operation)
+            let method = operation.method.lowercased()
+            if let index = paths.firstIndex(where: { $0.0 == operation.path }) {
+                paths[index].1 = paths[index].1.setting(method, to: entry)
+            } else {
+                paths.append((operation.path, [(method, entry)].jsonObject))
+            }
+        }
+        var tags: [String] = []
+        for operation in operations where !tags.contains(operation.tag) { tags.append(operation.tag) }
+        value = [
+            "openapi": "3.1.0",
+            "info": [
+                "title": "Spout",
+                "version": .string(SpoutAPI.version),
+                "summary": "Streamed sequences and upstream pipelines, paced by the client's reads.",
+                "description": .string(
+                    """
+                    Every route answers GET, HEAD and OPTIONS (a CORS preflight, 204); other methods get 405 \
+                    with Allow, unknown paths 404. Errors are RFC 9457 problems (application/problem+json) whose \
+                    `type` resolves to a page at /problems/{type}. JSON bodies of at least \
+                    \(configuration.compression.minimumBytes) bytes are gzip-coded for clients that prefer it\
+                    \(configuration.compression.enabled ? "" : " (turned off here)"); streams never are.
+                    """
+                ),
+                "license": ["name": "See the repository"] as JSONValue,
+            ],
+            "tags": .array(tags.map { tag -> JSONValue in ["name": .string(tag)] }),
+            "paths": .object(paths),
+            "components": ["schemas": .object(SpoutAPI.schemas)],
+        ]
+        bytes = value.bytes
+        tag = EntityTag.digest(of: bytes)
+    }
+
+    private static func json(_ operation: APIOperation) -> JSONValue {
+        var object: [(String, JSONValue)] = [
+            ("operationId", .string(operation.operationID)),
+            ("tags", [.string(operation.tag)]),
+            ("summary", .string(operation.summary)),
+        ]
+        if !operation.description.isEmpty { object.append(("description", .string(operation.description))) }
+        if !operation.parameters.isEmpty { object.append(("parameters", .array(operation.parameters.map(\.json)))) }
+        object.append(("responses", .object(operation.responses.map { ($0.status, $0.json) })))
+        return .object(object)
+    }
+}
+
+extension Array where Element == (String, JSONValue) {
+    fileprivate var jsonObject: JSONValue { .object(self) }
+}
