@@ -5,27 +5,96 @@
 ///
 /// **Thread safety:** value type; not shared.
 public struct EntityTag: Sendable, Equatable {
-    /// The opaque tag between the quotes: `etagc` characters only (no `"`, no controls, no spaces).
-    public let opaque: String
+    /// The field value: the opaque tag in double quotes, as `ETag` carries it. Stored in this form so that a
+    /// response writes it as it is.
+    public let headerValue: String
 
     /// A tag from its opaque part; `nil` when it holds a character an entity tag cannot carry.
     public init?(opaque: String) {
         guard !opaque.isEmpty, opaque.utf8.allSatisfy(Self.isTagCharacter) else { return nil }
-        self.opaque = opaque
+        self.init(unchecked: opaque)
     }
 
     /// A tag whose opaque part is known to be valid (built from `etagc` characters by Spout itself).
     init(unchecked opaque: String) {
-        self.opaque = opaque
+        headerValue = "\"" + opaque + "\""
     }
 
-    /// The field value: the opaque part in double quotes.
-    public var headerValue: String { "\"" + opaque + "\"" }
+    /// A tag whose quoted form was built by Spout itself (``build(capacity:_:)``).
+    private init(quoted: String) {
+        headerValue = quoted
+    }
 
-    /// The tag of the same content sent with the content coding named `coding` (e.g. `gzip-z1.3.1`): a
+    /// The opaque tag between the quotes.
+    public var opaque: Substring { headerValue.dropFirst().dropLast() }
+
+    /// Whether `bytes` (the inside of a quoted tag) is this tag's opaque part.
+    func hasOpaque(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let utf8 = headerValue.utf8
+        guard utf8.count == bytes.count + 2 else { return false }
+        return utf8.dropFirst().dropLast().elementsEqual(bytes)
+    }
+
+    /// The tag of the same content sent with the content coding named `coding` (e.g. `gzip1-z1.2.13`): a
     /// different byte sequence, so a different strong tag (RFC 9110 §8.8.3.3).
     public func withCoding(_ coding: String) -> EntityTag {
-        EntityTag(unchecked: opaque + "." + coding)
+        EntityTag(quoted: String(headerValue.dropLast()) + "." + coding + "\"")
+    }
+
+    /// A tag written by `write` into at most `capacity` bytes (quotes added here), with one allocation: for tags
+    /// made per request. `write` appends `etagc` bytes only (ASCII letters, digits, `-`, `.`).
+    static func build(capacity: Int, _ write: (inout TagWriter) -> Void) -> EntityTag {
+        let quoted = String(unsafeUninitializedCapacity: capacity + 2) { buffer in
+            var writer = TagWriter(buffer: buffer)
+            writer.append(UInt8(ascii: "\""))
+            write(&writer)
+            return writer.close()
+        }
+        return EntityTag(quoted: quoted)
+    }
+
+    /// Appends the bytes of a tag being built; bytes past the capacity are dropped (the caller sizes it).
+    ///
+    /// **Thread safety:** value type; lives for one ``EntityTag/build(capacity:_:)``.
+    struct TagWriter {
+        fileprivate let buffer: UnsafeMutableBufferPointer<UInt8>
+        fileprivate(set) var count = 0
+
+        fileprivate init(buffer: UnsafeMutableBufferPointer<UInt8>) {
+            self.buffer = buffer
+        }
+
+        mutating func append(_ byte: UInt8) {
+            // The last byte is kept for the closing quote.
+            guard count < buffer.count - 1 else { return }
+            buffer[count] = byte
+            count += 1
+        }
+
+        /// Writes the closing quote; returns the length.
+        fileprivate mutating func close() -> Int {
+            buffer[count] = UInt8(ascii: "\"")
+            return count + 1
+        }
+
+        mutating func append(_ text: StaticString) {
+            let start = text.utf8Start
+            for index in 0..<text.utf8CodeUnitCount { append(start[index]) }
+        }
+
+        mutating func append(_ text: String) {
+            for byte in text.utf8 { append(byte) }
+        }
+
+        /// A non-negative integer in decimal.
+        mutating func append(decimal value: Int) {
+            var divisor = 1
+            while divisor <= value / 10 { divisor &*= 10 }
+            repeat {
+                append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / divisor % 10))
+                divisor /= 10
+            } while divisor > 0
+        }
     }
 
     /// A tag for `bytes`: a 64-bit FNV-1a digest, for documents built once at start-up.
@@ -90,7 +159,7 @@ public enum IfNoneMatch {
                 }
                 position = end + 1
                 let opaque = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                for candidate in candidates where candidate.opaque.utf8.elementsEqual(opaque) {
+                for candidate in candidates where candidate.hasOpaque(opaque) {
                     return candidate
                 }
             }

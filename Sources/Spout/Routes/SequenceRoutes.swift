@@ -224,13 +224,16 @@ struct SequencePlan {
     /// The strong tag of this plan's JSON document, a pure function of what fixes its bytes: the layout
     /// version (`s1`), the sequence, `start` and `count`. For JSON plans only (`count` is set).
     var entityTag: EntityTag {
-        var tag = "s1-"
-        tag += kind.rawValue
-        tag += "-"
-        tag += String(start)
-        tag += "-"
-        tag += String(count ?? 0)
-        return EntityTag(unchecked: tag)
+        let name = kind.rawValue
+        // "s1-", the name, "-", two decimal integers of at most 19 digits each and "-".
+        return EntityTag.build(capacity: name.utf8.count + 43) { tag in
+            tag.append("s1-" as StaticString)
+            tag.append(name)
+            tag.append(UInt8(ascii: "-"))
+            tag.append(decimal: start)
+            tag.append(UInt8(ascii: "-"))
+            tag.append(decimal: count ?? 0)
+        }
     }
 
     /// The sequence from `start`, `count` long.

@@ -48,12 +48,12 @@ public struct RequestContext: Sendable {
 
     /// ``respond(status:headers:body:)`` for a body identified by `validator`; check ``respondNotModified(_:contentType:)``
     /// first.
-    func respond(status: Status = .ok, headers: Headers, body: [UInt8], validator: Validator?) {
-        var headers = headers
+    func respond(status: Status = .ok, headers: consuming Headers, body: [UInt8], validator: Validator?) {
         let compressible = responses.compresses && Self.isCompressible(contentType: headers["Content-Type"])
         service.cors.apply(to: &headers, origin: request.headers["Origin"])
         responses.label(&headers, status: status, compressible: compressible)
-        send(status: status, headers: headers, body: body, compressible: compressible, validator: validator)
+        if let validator { headers.add(name: "Cache-Control", value: validator.cacheControl) }
+        send(status: status, headers: headers, body: body, compressible: compressible, tag: validator?.tag)
     }
 
     /// Answers with a JSON body.
@@ -65,15 +65,16 @@ public struct RequestContext: Sendable {
     /// ``respondNotModified(_:contentType:)`` first.
     func respond(status: Status = .ok, json body: [UInt8], validator: Validator?) {
         var headers: Headers
-        if let prebuilt = responses.jsonHeaders(status: status) {
+        if let prebuilt = responses.jsonHeaders(status: status, cacheControl: validator?.cacheControl) {
             // The fields the branch below makes when every origin is allowed, built once.
             headers = prebuilt
         } else {
             headers = ["Content-Type": "application/json"]
             service.cors.apply(to: &headers, origin: request.headers["Origin"])
             responses.label(&headers, status: status, compressible: responses.compresses)
+            if let validator { headers.add(name: "Cache-Control", value: validator.cacheControl) }
         }
-        send(status: status, headers: headers, body: body, compressible: responses.compresses, validator: validator)
+        send(status: status, headers: headers, body: body, compressible: responses.compresses, tag: validator?.tag)
     }
 
     /// Answers with an `application/problem+json` body; the instance is this request's path.
@@ -179,78 +180,63 @@ public struct RequestContext: Sendable {
         attributes: .concurrent
     )
 
-    /// Sends a complete response whose head (content type, CORS, `Vary`, route `Cache-Control`) is ready:
-    /// adds the validator's `Cache-Control` and `ETag`, and codes the body with `gzip` when it is
+    /// Sends a complete response whose head (content type, CORS, `Vary`, `Cache-Control`) is ready: adds the
+    /// `ETag` of `tag` (the uncoded body's), and codes the body with `gzip` when it is
     /// `compressible`, at least `compression.minimumBytes` long (or the client refuses an uncoded body) and
     /// the client's `Accept-Encoding` prefers `gzip`. A coded body gets `Content-Encoding: gzip` and the
     /// coded tag (a different strong `ETag`, RFC 9110 §8.8.3).
-    func send(status: Status, headers: Headers, body: [UInt8], compressible: Bool, validator: Validator?) {
-        var headers = headers
-        if let validator { headers.add(name: "Cache-Control", value: validator.cacheControl) }
+    func send(status: Status, headers: consuming Headers, body: [UInt8], compressible: Bool, tag: EntityTag?) {
         guard compressible, status.allowsBody, !body.isEmpty, let gzip = Gzip.shared,
             let acceptEncoding = request.headers["Accept-Encoding"]
         else {
-            write(status: status, headers: headers, body: body, tag: validator?.tag)
+            write(status: status, headers: headers, body: body, tag: tag)
             return
         }
         let accepted = AcceptEncoding(acceptEncoding)
         guard accepted.prefersGzip,
             body.count >= service.configuration.compression.minimumBytes || accepted.refusesIdentity
         else {
-            write(status: status, headers: headers, body: body, tag: validator?.tag)
+            write(status: status, headers: headers, body: body, tag: tag)
             return
         }
-        let codedTag = validator.map { $0.tag.withCoding(gzip.coding) }
         guard body.count > Self.inlineCompressionLimit else {
-            writeCoded(
-                gzip.compress(body),
-                status: status,
-                headers: headers,
-                body: body,
-                validator: validator,
-                codedTag: codedTag
-            )
+            writeCoded(gzip.compress(body), gzip, status: status, headers: headers, body: body, tag: tag)
             return
         }
         let loop = loop
         let head = headers
         Self.compressionQueue.async {
             let coded = gzip.compress(body)
-            loop.execute {
-                writeCoded(coded, status: status, headers: head, body: body, validator: validator, codedTag: codedTag)
-            }
+            loop.execute { writeCoded(coded, gzip, status: status, headers: head, body: body, tag: tag) }
         }
     }
 
-    /// Writes the coded body, or the uncoded one when zlib failed.
+    /// Writes the coded body with its tag, or the uncoded one when zlib failed.
     private func writeCoded(
         _ coded: [UInt8]?,
+        _ gzip: Gzip,
         status: Status,
-        headers: Headers,
+        headers: consuming Headers,
         body: [UInt8],
-        validator: Validator?,
-        codedTag: EntityTag?
+        tag: EntityTag?
     ) {
         guard let coded else {
-            write(status: status, headers: headers, body: body, tag: validator?.tag)
+            write(status: status, headers: headers, body: body, tag: tag)
             return
         }
-        var headers = headers
         headers.add(name: "Content-Encoding", value: "gzip")
-        write(status: status, headers: headers, body: coded, tag: codedTag)
+        write(status: status, headers: headers, body: coded, tag: tag?.withCoding(gzip.coding))
     }
 
     /// Writes a complete response and records it (log line, metrics).
-    private func write(status: Status, headers: Headers, body: [UInt8], tag: EntityTag?) {
-        var headers = headers
+    private func write(status: Status, headers: consuming Headers, body: [UInt8], tag: EntityTag?) {
         if let tag { headers.add(name: "ETag", value: tag.headerValue) }
         emit(status: status, headers: headers, body: body)
         record(status: status.code, bytes: request.method == .head ? 0 : body.count)
     }
 
     /// Hands a complete response to the server, after ``finishHead(_:)``.
-    private func emit(status: Status, headers: Headers, body: [UInt8]) {
-        var headers = headers
+    private func emit(status: Status, headers: consuming Headers, body: [UInt8]) {
         finishHead(&headers)
         responder.respond(status: status, headers: headers, body: body)
     }

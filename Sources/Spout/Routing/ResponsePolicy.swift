@@ -48,6 +48,8 @@ final class RouteResponses: Sendable {
     /// origin is allowed (then CORS does not depend on the request): `2xx` and other statuses.
     let jsonSuccess: Headers?
     let jsonOther: Headers?
+    /// ``jsonSuccess`` with ``Validator/immutable`` for `Cache-Control` (a JSON sequence).
+    let jsonImmutable: Headers?
 
     init(policy: ResponsePolicy, configuration: SpoutConfiguration, cors: CORSPolicy) {
         self.policy = policy
@@ -82,9 +84,11 @@ final class RouteResponses: Sendable {
             }
             jsonSuccess = json(cacheControlSuccess)
             jsonOther = json(cacheControlOther)
+            jsonImmutable = cacheControlSuccess == nil ? json(Validator.immutable) : nil
         } else {
             jsonSuccess = nil
             jsonOther = nil
+            jsonImmutable = nil
         }
     }
 
@@ -96,9 +100,11 @@ final class RouteResponses: Sendable {
         }
     }
 
-    /// The prebuilt JSON head for `status`, if every origin is allowed.
-    func jsonHeaders(status: Status) -> Headers? {
-        (200..<300).contains(status.code) ? jsonSuccess : jsonOther
+    /// The prebuilt JSON head for `status`, with `cacheControl` when a validator gives one, if every origin is
+    /// allowed and that head is prebuilt (the immutable one is).
+    func jsonHeaders(status: Status, cacheControl: String? = nil) -> Headers? {
+        guard let cacheControl else { return (200..<300).contains(status.code) ? jsonSuccess : jsonOther }
+        return cacheControl == Validator.immutable && (200..<300).contains(status.code) ? jsonImmutable : nil
     }
 }
 
