@@ -2,8 +2,12 @@
 # the runtime libraries. The Swift standard library and Foundation are linked statically, so the
 # runtime image needs just libcurl (FoundationNetworking's HTTP client) and CA certificates.
 #
-#   docker build -t spout .
+#   docker build --build-arg SPOUT_REVISION=$(git rev-parse --short HEAD) -t spout .
 #   docker run --rm -p 8080:8080 spout
+#
+# SIGTERM (docker stop, Kubernetes) drains: /ready answers 503 for shutdown.delaySeconds (5 s) while requests are
+# still served, then open streams get shutdown.graceSeconds (10 s). Keep the stop timeout above their sum
+# (docker stop -t 20; Kubernetes' default terminationGracePeriodSeconds of 30 s is enough).
 #
 # Swift 6.2 or later: the sources use InlineArray. Keep the toolchain in step with the one CI uses (6.3).
 ARG SWIFT_IMAGE=swift:6.3-bookworm
@@ -14,13 +18,20 @@ RUN dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 \
     || (apt-get update && apt-get install -y --no-install-recommends libcurl4-openssl-dev \
         && rm -rf /var/lib/apt/lists/*)
 WORKDIR /src
+# The source revision, written into the binary (spout --version, spout_build_info): SwiftPM without plugins
+# cannot stamp a build, so this stage rewrites the one line that holds it. Letters, digits, . _ - only.
+ARG SPOUT_REVISION=unknown
 # The manifest first, so dependency resolution (there is none beyond the toolchain) caches.
 COPY Package.swift ./
 COPY Sources Sources
 COPY Tests Tests
 COPY bench bench
 COPY config config
-RUN swift build -c release --product spout --static-swift-stdlib -Xswiftc -cross-module-optimization \
+RUN case "$SPOUT_REVISION" in (*[!A-Za-z0-9._-]*|"") echo "SPOUT_REVISION must be letters, digits, . _ -" >&2; exit 1;; esac \
+    && sed -i "s/public static let revision = \"unknown\"/public static let revision = \"$SPOUT_REVISION\"/" \
+        Sources/Spout/Observability/BuildInfo.swift \
+    && grep -q "revision = \"$SPOUT_REVISION\"" Sources/Spout/Observability/BuildInfo.swift \
+    && swift build -c release --product spout --static-swift-stdlib -Xswiftc -cross-module-optimization \
     && install -D "$(swift build -c release --show-bin-path)/spout" /out/usr/local/bin/spout \
     && install -D -m 0644 config/spout.json /out/etc/spout/spout.json
 

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import PackageDescription
 
 /// Settings shared by every Spout target: Swift 6 language mode plus the upcoming
@@ -12,17 +12,17 @@ let package = Package(
     name: "Spout",
     products: [
         .library(name: "Reactive", targets: ["Reactive"]),
+        .library(name: "ReactiveNetworking", targets: ["ReactiveNetworking"]),
         .library(name: "Sequences", targets: ["Sequences"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "Spout", targets: ["Spout"]),
         .executable(name: "spout", targets: ["SpoutServer"]),
-        .executable(name: "http-bench-server", targets: ["HTTPServerBench"]),
-        .executable(name: "reactive-bench", targets: ["ReactiveBench"]),
-        .executable(name: "upstream-cancel-stress", targets: ["UpstreamCancelStress"]),
     ],
     targets: [
         // Layers, lowest first. Arrows point down only (see DESIGN.md).
         .target(name: "Reactive", swiftSettings: strictSettings),
+        // Combine's URLSession integration; its own module so that `Reactive` does not link FoundationNetworking.
+        .target(name: "ReactiveNetworking", dependencies: ["Reactive"], swiftSettings: strictSettings),
         .target(name: "Sequences", dependencies: ["Reactive"], swiftSettings: strictSettings),
         .target(name: "HTTPServer", swiftSettings: strictSettings),
         .target(
@@ -32,35 +32,10 @@ let package = Package(
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout"], swiftSettings: strictSettings),
 
-        // Benchmark server for bench/http_rps.sh: HTTPServer alone, no service layer.
-        .executableTarget(
-            name: "HTTPServerBench",
-            dependencies: ["HTTPServer"],
-            path: "bench/HTTPServerBench",
-            swiftSettings: strictSettings
-        ),
-        // Benchmarks: release builds only (`swift run -c release sequences-bench`), never run as tests.
-        .executableTarget(
-            name: "sequences-bench",
-            dependencies: ["Sequences", "Reactive"],
-            path: "bench/SequencesBench",
-            swiftSettings: strictSettings
-        ),
-
-        .executableTarget(
-            name: "ReactiveBench",
-            dependencies: ["Reactive"],
-            path: "bench/ReactiveBench",
-            swiftSettings: strictSettings
-        ),
-
-        // Stress for cancelling data tasks around their completion (bench/UpstreamCancelStress/main.swift).
-        .executableTarget(
-            name: "UpstreamCancelStress",
-            dependencies: ["Spout", "Reactive"],
-            path: "bench/UpstreamCancelStress",
-            swiftSettings: strictSettings
-        ),
+        // RESP: the Redis protocol as pure values, parser, command encoder and connection state machine; no
+        // sockets, no Dispatch, standard library only. A socket transport on the event loops goes on top of it.
+        .target(name: "RESP", swiftSettings: strictSettings),
+        .testTarget(name: "RESPTests", dependencies: ["RESP", "TestSupport"], swiftSettings: strictSettings),
 
         // Test helpers shared by the test targets: tracking subscriber, loopback client.
         .target(
@@ -72,6 +47,11 @@ let package = Package(
         .testTarget(
             name: "ReactiveTests",
             dependencies: ["Reactive", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ReactiveNetworkingTests",
+            dependencies: ["ReactiveNetworking", "Reactive", "HTTPServer", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # usage: bench/http_rps.sh            (env: ROUNDS=3, DURATION=10s, PORT_SWIFT=18080, PORT_GO=18081)
-# Builds the HTTPServer benchmark server (release) and the Go peer, then runs shared/bench/rps.sh
+# Builds the HTTPServer benchmark server (release) and the Go peer, then runs the rps.sh load script (bench/README.md)
 # against each, one after the other, ROUNDS times alternating, and prints per-round figures, the
 # medians and the Swift/Go ratios. Both servers bind 127.0.0.1 only; each is stopped after its run.
 set -euo pipefail
@@ -18,8 +18,9 @@ command -v wrk >/dev/null && command -v go >/dev/null || {
   apt-get update -qq && apt-get install -y -qq wrk golang-go >/dev/null
 }
 
-(cd "$ROOT" && swift build -c release --product http-bench-server >&2)
-SWIFT_BIN="$ROOT/.build/release/http-bench-server"
+# The bench executables are in their own package (bench/Package.swift), built into .build-bench.
+(cd "$ROOT" && swift build -c release --package-path bench --scratch-path .build-bench --product http-bench-server >&2)
+SWIFT_BIN="$ROOT/.build-bench/release/http-bench-server"
 GO_DIR=$(mktemp -d)
 cp "$SHARED/peers/go/main.go" "$SHARED/peers/go/go.mod" "$GO_DIR/"
 (cd "$GO_DIR" && GOFLAGS=-mod=mod go build -o go-peer . >&2)

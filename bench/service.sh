@@ -3,7 +3,7 @@
 #   env: ROUNDS (rounds of the heavy phases sse_many/backpressure, default 1),
 #        LIGHT_ROUNDS (rounds of sse_throughput/rps, default 3), MANY (sse_many N, default 10000),
 #        RUNS (timed reads per sse_throughput round, default 3), PORT_SPOUT=18090, PORT_GO=18091,
-#        BUILD=cmo|plain (plain skips the CMO build), SHARED (default ../shared),
+#        BUILD=cmo|plain (plain skips the CMO build), SHARED (the directory with the Go peer and the load scripts, bench/README.md),
 #        PHASES="throughput many backpressure backpressure_warm rps",
 #        WARM_COUNT (events of the warm-up read before backpressure_warm, default 100000),
 #        SPOUT_BASE (optional: a second spout binary, e.g. the build before a change, run as "base" in
@@ -11,7 +11,7 @@
 #        BUILD=none with SPOUT_BIN=path (use that binary, build nothing but the Go peer)
 # Builds `spout` in release with cross-module optimization (scratch .build-release-cmo; falls back
 # to a plain release build in .build-release if that build fails, and says so) and the Go peer from
-# shared/peers/go, then runs shared/bench/{sse_throughput.sh, sse_many.py, backpressure.py, rps.sh}
+# Go peer, then runs the load scripts sse_throughput.sh, sse_many.py, backpressure.py, rps.sh (bench/README.md)
 # against the Go peer and Spout, one after the other (a fresh server per run), alternating rounds.
 # Spout runs with its defaults (request log on, stdout to /dev/null). Prints every figure and the
 # medians / Spout-over-Go ratios, and writes them to bench/.out/service-<timestamp>.txt.

@@ -29,15 +29,35 @@ extension Server {
         public var backlog: Int = 1024
         /// The parser's limits (header bytes, header count, body bytes, …), passed through unchanged.
         public var parser: RequestParser.Configuration = .init()
-        /// Open connections beyond which a new one gets `503 Service Unavailable` and is closed.
-        /// Default `16_384` connections.
+        /// Open connections beyond which a new one gets `503 Service Unavailable` with `Retry-After: 1` and is
+        /// closed. Default `16_384` connections. At start it is clamped to the open-file limit minus
+        /// ``reservedFileDescriptors`` (see ``Server/ConnectionLimit``; ``Server/connectionLimit`` tells the limit
+        /// in force).
         public var maxConnections: Int = 16_384
+        /// Descriptors kept for everything but client connections when ``maxConnections`` is clamped to the
+        /// open-file limit. Default 128: standard input, output and error, the listener, the spare descriptor the
+        /// server answers `503` from when out of descriptors, Dispatch's own (its epoll, eventfd, timerfd and
+        /// signalfds), outbound `URLSession` sockets (up to 6 per upstream host, plus libcurl's resolver pairs),
+        /// a log file, and room for a pool of Redis connections. The server adds one per event loop itself; the
+        /// reserve never exceeds half the limit, so a tiny limit still leaves room for connections.
+        public var reservedFileDescriptors: Int = 128
         /// How long a request head may take from its first byte to its last (slowloris guard); then
         /// `408 Request Timeout` and close. Default 10 s.
         public var headReadTimeout: Duration = .seconds(10)
         /// How long a keep-alive connection may wait for the next request, and how long a request body
-        /// may go without a byte arriving. Default 60 s.
+        /// may go without a byte arriving (then `408`). Default 60 s.
         public var idleTimeout: Duration = .seconds(60)
+        /// How long a request body may take from the end of its head to its last byte, however its bytes
+        /// trickle in; then `408 Request Timeout` and close. Default 30 s.
+        public var bodyReadTimeout: Duration = .seconds(30)
+        /// How many body bytes a request may have, decided from its head: called on the connection's loop
+        /// when a request's first body byte arrives (or at its head, when the client waits for
+        /// `100 Continue`), never for a request without a body. A body over the limit (declared by
+        /// `Content-Length` or counted as it arrives) is answered `413 Payload Too Large` with
+        /// `Connection: close` before the rest is read; return 0 for requests that take no body. The
+        /// parser's ``RequestParser/Configuration/maxBodyBytes`` applies on top. Default `nil`: every
+        /// request may have up to the parser's limit.
+        public var requestBodyLimit: (@Sendable (RequestHead) -> Int)?
         /// How long queued response bytes may sit without the kernel accepting a single one before the
         /// connection is closed. Any accepted byte resets it, so slow readers are never cut. Default 300 s.
         public var writeStallTimeout: Duration = .seconds(300)

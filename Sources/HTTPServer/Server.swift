@@ -24,10 +24,20 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     public let configuration: Configuration
     /// The loops connections run on. // Immutable.
     public let group: EventLoopGroup
+    /// The connection limit in force: ``Configuration/maxConnections`` clamped to the open-file limit. // Immutable.
+    public let connectionLimit: ConnectionLimit
+
+    /// Takes one connection off the listener: ``Socket/accept(_:)``, or a test's stand-in that injects failures.
+    package typealias Acceptor = @Sendable (_ listener: Int32) throws(IOError) -> IOResult<Int32>
 
     private let acceptLoop: EventLoop  // Immutable.
     private let listener: Int32  // Immutable.
-    private var contexts: [LoopContext] = []  // Set once in start; then immutable.
+    private let acceptor: Acceptor  // Immutable.
+    /// Released to answer one connection `503` when `accept` fails for want of descriptors. // Accept-loop-confined.
+    private var spare = SpareDescriptor()
+    /// Connections answered `503` here, kept until their peers read it. // Accept-loop-confined.
+    private var lingering = LingeringClose()
+    private(set) var contexts: [LoopContext] = []  // Set once in start; then immutable.
     private var acceptSource: (any DispatchSourceRead)?  // Accept-loop-confined.
     private var acceptSuspended = false  // Accept-loop-confined.
     private var nextContext = 0  // Accept-loop-confined.
@@ -44,17 +54,28 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         case stopped
     }
 
-    private init(port: Int, listener: Int32, configuration: Configuration, group: EventLoopGroup) {
+    private init(
+        port: Int,
+        listener: Int32,
+        configuration: Configuration,
+        group: EventLoopGroup,
+        connectionLimit: ConnectionLimit,
+        acceptor: @escaping Acceptor
+    ) {
         self.port = port
         self.listener = listener
         self.configuration = configuration
         self.group = group
+        self.connectionLimit = connectionLimit
+        self.acceptor = acceptor
         self.acceptLoop = group.loops[0]
     }
 
     /// Binds, listens and starts accepting.
     ///
-    /// Also, once per process: ignores `SIGPIPE` and raises the open-file soft limit to the hard limit.
+    /// Also, once per process: ignores `SIGPIPE` and raises the open-file soft limit to the hard limit. Then it
+    /// clamps ``Configuration/maxConnections`` to that limit minus a reserve (``connectionLimit`` says what is in
+    /// force; log it when ``ConnectionLimit/isClamped``).
     /// - Parameters:
     ///   - configuration: Address, limits, timeouts and watermarks.
     ///   - group: The loops to run connections on; by default a new group with one loop per core.
@@ -66,18 +87,45 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         group: EventLoopGroup? = nil,
         handler: @escaping Handler
     ) throws(IOError) -> Server {
+        try start(configuration: configuration, group: group, acceptor: Socket.accept, handler: handler)
+    }
+
+    /// ``start(configuration:group:handler:)`` with the call that accepts connections replaced (tests inject
+    /// `EMFILE` with it).
+    package static func start(
+        configuration: Configuration = .init(),
+        group: EventLoopGroup? = nil,
+        acceptor: @escaping Acceptor,
+        handler: @escaping Handler
+    ) throws(IOError) -> Server {
         SystemEnvironment.ignoreBrokenPipeSignal()
-        SystemEnvironment.raiseOpenFileLimit()
+        let openFileLimit = SystemEnvironment.raiseOpenFileLimit()
         let backlog = Int32(clamping: configuration.backlog)
         let (fd, port) = try Socket.makeListener(host: configuration.host, port: configuration.port, backlog: backlog)
-        let server = Server(port: port, listener: fd, configuration: configuration, group: group ?? EventLoopGroup())
+        let group = group ?? EventLoopGroup()
+        let limit = ConnectionLimit(
+            configured: configuration.maxConnections,
+            openFileLimit: openFileLimit,
+            reserved: configuration.reservedFileDescriptors,
+            loopCount: group.loops.count
+        )
+        let server = Server(
+            port: port,
+            listener: fd,
+            configuration: configuration,
+            group: group,
+            connectionLimit: limit,
+            acceptor: acceptor
+        )
+        // Opened before the first accept, so it holds a low slot that a connection can reuse.
+        server.spare.reopen()
+        for loop in server.group.loops {
+            loop.execute { try? loop.preparePoller() }  // queued before any connection is handed to the loop
+        }
         server.contexts = server.group.loops.map { loop in
             LoopContext(loop: loop, configuration: configuration, handler: handler) { [server] in
                 server.acceptLoop.execute { server.connectionClosed() }
             }
-        }
-        for context in server.contexts {
-            context.loop.queue.async { context.startTimer() }
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.acceptLoop.queue)
         source.setEventHandler { [server] in server.acceptConnections() }
@@ -89,22 +137,34 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
 
     // MARK: Accepting (accept loop)
 
+    /// What one attempt to take a connection off the listener gave.
+    private enum AcceptOutcome {
+        /// A connection to serve.
+        case accepted(Int32)
+        /// The backlog is empty.
+        case drained
+        /// A connection was taken and answered at once (`503` from the spare slot, or reset by its peer).
+        case handled
+        /// Nothing can be accepted now: pause accepting briefly rather than spin on a readable listener.
+        case backOff
+    }
+
     private func acceptConnections() {
         for _ in 0..<128 {
             let fd: Int32
-            do {
-                switch try Socket.accept(listener) {
-                case .wouldBlock:
-                    return
-                case .processed(let accepted):
-                    fd = accepted
-                }
-            } catch {
-                backOffAfterAcceptFailure(error)
+            switch acceptOne() {
+            case .accepted(let accepted):
+                fd = accepted
+            case .drained:
+                return
+            case .handled:
+                continue
+            case .backOff:
+                backOffAccepting()
                 return
             }
-            guard case .running = lifecycle, openConnections < configuration.maxConnections else {
-                rejectOverCapacity(fd)
+            guard case .running = lifecycle, openConnections < connectionLimit.effective else {
+                reject(fd, body: "too many connections\n")
                 continue
             }
             openConnections += 1
@@ -118,9 +178,41 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         }
     }
 
-    /// Out of descriptors (or another accept failure): pause accepting briefly instead of spinning.
-    private func backOffAfterAcceptFailure(_ error: IOError) {
-        _ = error  // EMFILE, ENFILE, ENOBUFS…: all mean "not now"; the peer's connection waits in the backlog.
+    private func acceptOne() -> AcceptOutcome {
+        do {
+            switch try acceptor(listener) {
+            case .wouldBlock:
+                return .drained
+            case .processed(let fd):
+                return .accepted(fd)
+            }
+        } catch {
+            if error.isOutOfDescriptors { return shedFromSpareSlot() }
+            return error.isAbortedConnection ? .handled : .backOff  // ENOBUFS, ENOMEM…: "not now"
+        }
+    }
+
+    /// Out of descriptors: frees the spare's slot, accepts into it, answers `503` and closes, then takes the
+    /// slot back, so waiting clients hear "retry later" instead of nothing.
+    private func shedFromSpareSlot() -> AcceptOutcome {
+        guard spare.release() else { return .backOff }
+        defer { spare.reopen() }
+        do {
+            switch try acceptor(listener) {
+            case .wouldBlock:
+                return .drained
+            case .processed(let fd):
+                reject(fd, body: "out of file descriptors\n")
+                return .handled
+            }
+        } catch {
+            return error.isAbortedConnection ? .handled : .backOff
+        }
+    }
+
+    /// Pauses accepting for 100 ms: connections wait in the backlog instead of the loop spinning on a listener
+    /// it cannot accept from.
+    private func backOffAccepting() {
         guard let acceptSource, !acceptSuspended else { return }
         acceptSuspended = true
         acceptSource.suspend()
@@ -132,16 +224,16 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     private func resumeAccepting() {
         guard acceptSuspended else { return }
         acceptSuspended = false
+        if case .running = lifecycle { spare.reopen() }
         acceptSource?.resume()
     }
 
-    /// Answers `503` without reading the request and closes.
-    private func rejectOverCapacity(_ fd: Int32) {
+    /// Answers `503` with `Retry-After` without reading the request, and closes.
+    private func reject(_ fd: Int32, body: String) {
         var buffer = OutboundBuffer()
-        let body = "too many connections\n"
         ResponseHead.write(
             status: .serviceUnavailable,
-            headers: ["Content-Type": "text/plain; charset=utf-8"],
+            headers: ["Content-Type": "text/plain; charset=utf-8", "Retry-After": "1"],
             framing: .contentLength(body.utf8.count),
             connection: .close,
             into: &buffer,
@@ -150,7 +242,10 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         buffer.append(body)
         _ = try? Socket.send(fd, buffer.readableBytes)
         Socket.shutdownWrite(fd)
-        Socket.close(fd)
+        _ = lingering.linger(fd, on: acceptLoop.queue) { [self] in
+            lingering.forget(fd)
+            if case .running = lifecycle { spare.reopen() }  // the slot it held may be the spare's
+        }
     }
 
     private func connectionClosed() {
@@ -206,6 +301,8 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     private func finishShutdown() {
         guard case .shuttingDown(let completions) = lifecycle else { return }
         lifecycle = .stopped
+        lingering.closeAll()
+        _ = spare.release()
         let group = DispatchGroup()
         for context in contexts {
             group.enter()

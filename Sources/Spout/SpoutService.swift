@@ -43,48 +43,81 @@ public final class SpoutService: Sendable {
     public let metrics: SpoutMetrics
     /// Readiness as served at `/ready`.
     public let readiness: Readiness
+    /// The number of event loops serving connections.
+    public let eventLoopCount: Int
+    /// `maxConnections` as the server enforces it: clamped to the open-file limit minus a reserve.
+    public var connectionLimit: Server.ConnectionLimit { server.connectionLimit }
     private let server: Server
     private let context: ServiceContext
+    private let events: EventLog?
+    private let drainDelay = DrainDelay()
 
-    private init(port: Int, metrics: SpoutMetrics, readiness: Readiness, server: Server, context: ServiceContext) {
+    private init(
+        port: Int,
+        metrics: SpoutMetrics,
+        readiness: Readiness,
+        server: Server,
+        context: ServiceContext,
+        events: EventLog?
+    ) {
         self.port = port
         self.metrics = metrics
         self.readiness = readiness
         self.server = server
         self.context = context
+        self.events = events
+        self.eventLoopCount = server.group.loops.count
     }
 
     /// Binds, starts serving, and turns ready.
     ///
     /// - Parameters:
     ///   - configuration: The service's configuration.
-    ///   - log: Where request log lines go; `nil` for none.
+    ///   - log: Where request log lines go; `nil` for none. They are `info` lines: a `log.level` above it
+    ///     silences them, as does `log.requests: false`.
+    ///   - events: Where the service's own messages go (listening, draining, stopped); `nil` for none.
     /// - Throws: `IOError` when the address cannot be bound.
-    public static func start(configuration: SpoutConfiguration, log: (any LogSink)? = nil) throws -> SpoutService {
-        try start(configuration: configuration, log: log, hooks: ServiceHooks())
+    public static func start(
+        configuration: SpoutConfiguration,
+        log: (any LogSink)? = nil,
+        events: EventLog? = nil
+    ) throws -> SpoutService {
+        try start(configuration: configuration, log: log, events: events, hooks: ServiceHooks())
     }
 
     /// Starts with test hooks (see ``ServiceHooks``).
     package static func start(
         configuration: SpoutConfiguration,
         log: (any LogSink)?,
+        events: EventLog? = nil,
         hooks: ServiceHooks
     ) throws -> SpoutService {
-        let loopCount = configuration.eventLoops > 0 ? configuration.eventLoops : EventLoopGroup.defaultLoopCount
+        let available = min(EventLoopGroup.defaultLoopCount, ProcessInfo.processInfo.activeProcessorCount)
+        let loopCount = configuration.eventLoops > 0 ? configuration.eventLoops : CPUQuota.loopCount(available: available)
         let group = EventLoopGroup(loopCount: loopCount)
         let metrics = SpoutMetrics()
         let readiness = Readiness()
         let router = Routes.makeRouter()
+        let logsRequests = configuration.log.requests && configuration.log.level <= .info
         let context = ServiceContext(
             configuration: configuration,
             metrics: metrics,
-            log: configuration.log.requests ? log : nil,
+            log: logsRequests ? log : nil,
             readiness: readiness,
             loops: group.loops,
             routes: router.patterns,
             hooks: hooks
         )
-        let server = try Server.start(configuration: Server.Configuration(spout: configuration), group: group) {
+        var serverConfiguration = Server.Configuration(spout: configuration)
+        // A request may have a body only on a route that takes one, up to that route's `maxBodyBytes` (GET,
+        // HEAD, OPTIONS and DELETE take none); any other body is refused with 413 before it is read.
+        serverConfiguration.requestBodyLimit = { head in
+            guard case .found(let route, _) = router.match(method: head.method.rawValue, path: Substring(head.path)) else {
+                return 0
+            }
+            return route.maxBodyBytes
+        }
+        let server = try Server.start(configuration: serverConfiguration, group: group) {
             request, responder in
             Routes.dispatch(request, responder: responder, router: router, context: context)
         }
@@ -93,23 +126,106 @@ public final class SpoutService: Sendable {
             metrics: metrics,
             readiness: readiness,
             server: server,
-            context: context
+            context: context,
+            events: events
         )
         if context.upstream.baseURL == nil {
             context.upstream.setBaseURL(demoUpstreamURL(host: configuration.host, port: server.port))
         }
         readiness.set(.ready)
+        events?.log(.info, "listening", "listening on http://\(hostForURL(configuration.host)):\(server.port)", [
+            "host": .string(configuration.host), "port": .integer(server.port), "event_loops": .integer(loopCount),
+            "version": .string(BuildInfo.version), "revision": .string(BuildInfo.revision),
+            "upstream": .string(configuration.upstream.baseURL.isEmpty ? "demo" : configuration.upstream.baseURL),
+            "max_connections": .integer(server.connectionLimit.effective),
+        ])
+        if server.connectionLimit.isClamped {
+            events?.log(.info, "connection_limit_clamped", "\(server.connectionLimit)", [
+                "configured": .integer(server.connectionLimit.configured),
+                "effective": .integer(server.connectionLimit.effective),
+                "open_file_limit": .integer(server.connectionLimit.openFileLimit),
+            ])
+        }
         return service
     }
 
-    /// Drains: readiness goes false, streams get a final `event: end` with reason `shutdown`, and
-    /// everything still open after the grace period is closed. Returns when the server has stopped.
-    public func shutdown() async {
+    /// Drains and stops: `/ready` answers `503` (`draining`) at once; for `delay` the service goes on
+    /// accepting and answering as usual, so a load balancer can take it out of rotation before its connections
+    /// are refused; then the listener closes, streams get a final `event: end` with reason `shutdown`, and
+    /// everything still open after `shutdown.graceSeconds` is closed. Returns when the server has stopped.
+    ///
+    /// A second call while the delay runs ends the delay (and waits for the same stop); ``endDelay()`` does too.
+    ///
+    /// - Parameter delay: How long to keep serving before closing the listener: `shutdown.delaySeconds` on
+    ///   `SIGTERM`, none on `SIGINT` or in tests.
+    public func shutdown(delay: Duration = .zero) async {
+        let first = readiness.current != .draining
         readiness.set(.draining)
+        if first {
+            let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+            events?.log(.info, "draining", "draining: /ready answers 503; closing the listener in \(seconds) s", [
+                "delay_s": .number(seconds), "grace_s": .number(context.configuration.shutdown.graceSeconds),
+            ])
+            await drainDelay.wait(delay)
+        } else {
+            drainDelay.end()
+        }
+        events?.log(.info, "closing", "closing the listener; open streams get a final frame", [
+            "active_streams": .integer(metrics.activeStreams.value)
+        ])
         let grace = Duration.milliseconds(Int64((context.configuration.shutdown.graceSeconds * 1000).rounded()))
         await server.shutdown(deadline: grace)
         context.stopTimers()
+        context.upstream.shutdown()
+        events?.log(.info, "stopped", "stopped")
     }
+
+    /// Ends the delay of a ``shutdown(delay:)`` under way now (a second signal); nothing else.
+    public func endDelay() {
+        drainDelay.end()
+    }
+}
+
+/// The wait between the start of draining and the closing of the listener, which ``end()`` cuts short.
+/// Once ended (by its time or by ``end()``) it stays ended: a later wait returns at once.
+///
+/// **Thread safety:** safe to call from any thread (a `Mutex`).
+final class DrainDelay: Sendable {
+    private let state = Mutex<(ended: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Returns after `delay`, or as soon as ``end()`` is called.
+    func wait(_ delay: Duration) async {
+        guard delay > .zero else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let endedAlready = state.withLock { state -> Bool in
+                if state.ended { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if endedAlready {
+                continuation.resume()
+                return
+            }
+            let nanoseconds = Int(clamping: delay.components.seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue
+                + delay.components.attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in end() }
+        }
+    }
+
+    /// Ends the wait now.
+    func end() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.ended = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// `host` as it appears in a URL: IPv6 literals in brackets.
+func hostForURL(_ host: String) -> String {
+    host.contains(":") ? "[\(host)]" : host
 }
 
 /// Where the service reaches its own demo data over loopback when no upstream is configured.
@@ -147,6 +263,7 @@ extension Server.Configuration {
         parser.maxHeaderCount = configuration.limits.maxHeaderCount
         parser.maxBodyBytes = configuration.limits.maxBodyBytes
         headReadTimeout = .seconds(configuration.limits.headReadTimeoutSeconds)
+        bodyReadTimeout = .seconds(configuration.limits.bodyReadTimeoutSeconds)
         idleTimeout = .seconds(configuration.limits.idleTimeoutSeconds)
         writeStallTimeout = .seconds(configuration.limits.writeStallTimeoutSeconds)
         // Registered methods the routes refuse with 405 and Allow, rather than 501 as for a method never heard of.

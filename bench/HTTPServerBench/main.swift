@@ -4,7 +4,7 @@
 //   GET /sequences/fibonacci?count=N (N <= 93)    -> {"values":["0","1",...]} with Accept: application/json
 //   GET /sequences/naturals?count=N               -> SSE "id: i\ndata: i\n\n" for i in 0..<N, written through
 //                                                    BodyWriter's fast append path while writable (checks the
-//                                                    streaming design with shared/bench/sse_*.py; not in rps.sh)
+//                                                    streaming design with the sse_*.py load scripts; not in rps.sh)
 //
 // Port from the environment variable PORT (default 8080); binds 127.0.0.1.
 import Dispatch

@@ -1,5 +1,5 @@
 // Benchmarks for module Sequences: what one element costs the publisher, the demand bridge pattern and
-// the SSE encoder's decimal writing. Run in release: `swift run -c release sequences-bench`.
+// the SSE encoder's decimal writing. Run in release: `swift run -c release --package-path bench sequences-bench`.
 // Each figure is the median of 5 runs after one warm-up run, in thread CPU time (CLOCK_THREAD_CPUTIME_ID), so
 // that time spent descheduled on a shared machine does not count; the minimum is shown beside it.
 

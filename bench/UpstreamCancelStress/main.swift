@@ -4,7 +4,7 @@
 // FoundationNetworking ("Trying to access a behaviour for a task that in not in the registry"), killing the
 // process, so the work runs in child processes and the driver counts the children that died of a signal.
 //
-//     swift run -c release upstream-cancel-stress --runs 10 --iterations 2000 --lanes 1 --anchor subscribe \
+//     swift run -c release --package-path bench upstream-cancel-stress --runs 10 --iterations 2000 --lanes 1 --anchor subscribe \
 //         --max-delay-us 300 [--no-cache] [--path publisher|direct]
 //
 // --path publisher (default): Spout's `URLSession.dataTaskPublisher`, cancelled with `AnyCancellable.cancel()`.

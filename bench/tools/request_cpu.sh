@@ -3,7 +3,7 @@
 # Server CPU time per request, read from /proc/PID/stat around `wrk -t1 -c64 -d5s` on GET /health and on
 # GET /sequences/fibonacci?count=10 (Accept: application/json), a fresh server per measurement, binaries in
 # turn, ROUNDS rounds. CPU per request is steadier than req/s on a shared machine. With GO_BIN set, the Go
-# peer from ../shared/peers/go is measured in the same rounds. Needs wrk, curl, python3. Loopback only.
+# peer (bench/README.md) is measured in the same rounds. Needs wrk, curl, python3. Loopback only.
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18390}

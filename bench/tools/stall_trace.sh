@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # usage: bench/tools/stall_trace.sh SPOUT_BINARY OUTDIR [warm]
 # Where a stalled SSE reader's memory goes: runs SPOUT_BINARY under the malloc_trace.c preload, serves one
-# /health (and with "warm" one count=100000 stream read to the end), then runs shared/bench/backpressure.py
+# /health (and with "warm" one count=100000 stream read to the end), then runs the backpressure.py load script (bench/README.md)
 # (--pause 3) and snapshots /proc/PID/smaps before the stream and 2.5 s later, marking the allocation trace
 # at both points. Prints backpressure.py's growth, the per-mapping smaps diff and, through stall_trace.py,
 # the heap per thread (live at each mark, peak between) and the allocations live at the second mark that

@@ -14,9 +14,10 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     let loop: EventLoop  // Immutable.
     let configuration: Server.Configuration  // Immutable.
     let handler: Server.Handler  // Immutable.
-    let idleTimeoutNanoseconds: UInt64  // Immutable.
-    let headReadTimeoutNanoseconds: UInt64  // Immutable.
-    let writeStallTimeoutNanoseconds: UInt64  // Immutable.
+    /// The connections' deadlines, in nanoseconds. // Immutable.
+    let timeouts: ConnectionStateMachine<BodyWriter>.Timeouts
+    /// The bounds of a stream's adaptive watermark. // Immutable.
+    let watermark: AdaptiveWatermark.Settings
     /// Called (on this loop) each time a connection's descriptor is closed. // Immutable.
     private let closedCallback: @Sendable () -> Void
 
@@ -35,16 +36,13 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         self.configuration = configuration
         self.handler = handler
         self.closedCallback = connectionClosed
-        idleTimeoutNanoseconds = configuration.idleTimeout.clampedNanoseconds
-        headReadTimeoutNanoseconds = configuration.headReadTimeout.clampedNanoseconds
-        writeStallTimeoutNanoseconds = configuration.writeStallTimeout.clampedNanoseconds
+        timeouts = .init(configuration)
+        watermark = .init(configuration)
     }
 
     /// How often the timer scans: a quarter of the shortest timeout, between 10 ms and 1 s.
     var tickInterval: DispatchTimeInterval {
-        let shortest = [idleTimeoutNanoseconds, headReadTimeoutNanoseconds, writeStallTimeoutNanoseconds,
-            configuration.lingerTimeout.clampedNanoseconds].min() ?? 1_000_000_000
-        let quarter = min(max(shortest / 4, 10_000_000), 1_000_000_000)
+        let quarter = min(max(timeouts.shortest / 4, 10_000_000), 1_000_000_000)
         return .nanoseconds(Int(quarter))
     }
 
@@ -54,8 +52,18 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         return connections.count
     }
 
+    /// Whether the coarse timer is running.
+    var isTicking: Bool {
+        loop.preconditionInEventLoop()
+        return timer != nil
+    }
+
+    /// Starts the coarse timer unless it runs. It stops itself once the loop has no connection and nothing
+    /// left to release: an idle loop must not wake Dispatch, whose idle worker threads only exit after 5 s
+    /// without a wake-up (a 2 Hz tick per loop kept every one of them alive after load).
     func startTimer() {
         loop.preconditionInEventLoop()
+        guard timer == nil else { return }
         let source = DispatchSource.makeTimerSource(queue: loop.queue)
         let interval = tickInterval
         source.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
@@ -76,6 +84,7 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         let connection = Connection(fd: fd, context: self)
         connection.registryIndex = connections.count
         connections.append(connection)
+        startTimer()
         connection.start()
     }
 
@@ -95,13 +104,17 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     }
 
     private func tick() {
-        loop.releaseIdleSpare()
+        let spareSettled = loop.releaseIdleSpare()
+        if connections.isEmpty && spareSettled {
+            stopTimer()
+            return
+        }
         let now = SystemEnvironment.monotonicNanoseconds()
         // Backwards, so a connection that closes (swap-remove) only moves an already-checked one.
         var index = connections.count
         while index > 0 {
             index -= 1
-            if index < connections.count { connections[index].checkTimers(now: now) }
+            if index < connections.count { connections[index].checkDeadlines(now: now) }
         }
     }
 

@@ -99,6 +99,14 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         if Int(fd) < targets.count { targets[Int(fd)] = nil }
     }
 
+    /// Creates the loop's epoll set now rather than at the first connection, so that a server holds every
+    /// descriptor its loops need before it accepts: under a tight open-file limit, a loop that created its set
+    /// late would fail to register the connection it was handed and could only reset it.
+    package func preparePoller() throws(IOError) {
+        preconditionInEventLoop()
+        _ = try activePoller()
+    }
+
     private func activePoller() throws(IOError) -> Poller {
         if let poller { return poller }
         let created = try Poller()
@@ -165,15 +173,19 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// Gives the spare's whole pages back to the kernel if nobody lent or handed back storage since the
     /// previous call: no writer on this loop cycles it, so it need not stay resident (the next user
     /// faults in fresh pages). Called by the connections' coarse timer.
-    package func releaseIdleSpare() {
+    /// - Returns: Whether nothing is left to release (no spare, or its pages are back with the kernel), so the
+    ///   timer may stop until the loop is used again.
+    @discardableResult
+    package func releaseIdleSpare() -> Bool {
         preconditionInEventLoop()
         if spareWasUsed {
             spareWasUsed = false
-            return
+            return false
         }
-        guard let spare = spareStorage, !spareIsReleased else { return }
+        guard let spare = spareStorage, !spareIsReleased else { return true }
         EventLoop.releasePages(of: spare)
         spareIsReleased = true
+        return true
     }
 
     /// The bytes of the spare storage, and of them the bytes in whole pages that are resident (`mincore`;

@@ -41,6 +41,9 @@ public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingHost
     /// The request has more than one `Host` field line. Status 400.
     case multipleHosts
+    /// The `Host` value is not `host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2; see ``HostField``), or it is
+    /// empty although the request-target is not in absolute form. Carries the escaped value. Status 400.
+    case invalidHost(String)
     /// `Content-Length` is not a plain non-negative decimal number. Status 400.
     case invalidContentLength(String)
     /// `Content-Length` appears with different values. Status 400.
@@ -76,7 +79,7 @@ public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedTransferEncoding:
             return .notImplemented
         case .invalidRequestLine, .invalidMethod, .invalidTarget, .invalidVersion, .tlsHandshake, .bareLineFeed,
-            .invalidHeaderName, .invalidHeaderValue, .obsoleteLineFolding, .missingHost, .multipleHosts,
+            .invalidHeaderName, .invalidHeaderValue, .obsoleteLineFolding, .missingHost, .multipleHosts, .invalidHost,
             .invalidContentLength, .conflictingContentLength, .contentLengthWithTransferEncoding,
             .transferEncodingWithHTTP1_0, .invalidChunkSize, .invalidChunkExtension, .chunkLineTooLong,
             .invalidChunkTerminator:
@@ -119,6 +122,8 @@ public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
             return "an HTTP/1.1 request must have a host header"
         case .multipleHosts:
             return "request must not have more than one host header"
+        case .invalidHost(let value):
+            return "host header must be a host name or ip literal with an optional port, got \"\(value)\""
         case .invalidContentLength(let value):
             return "content-length must be a non-negative decimal integer, got \"\(value)\""
         case .conflictingContentLength:

@@ -442,6 +442,7 @@ struct ParserStateMachine {
         var keepAlive = false
         var expectsContinue = false
         var hosts = 0
+        var host: Range<Int>?
         try forEachField(in: section) { nameRange, valueRange throws(ParseError) in
             fields.append(Headers.Field(name: nameRange, value: valueRange))
             let name = UnsafeBufferPointer(rebasing: section[nameRange])
@@ -449,6 +450,7 @@ struct ParserStateMachine {
             switch name.count {
             case 4 where ASCII.caseInsensitiveEquals(name, lowercaseLiteral: "host"):
                 hosts &+= 1
+                host = valueRange
             case 6 where ASCII.caseInsensitiveEquals(name, lowercaseLiteral: "expect"):
                 ASCII.forEachListElement(in: value) { element in
                     if ASCII.caseInsensitiveEquals(element, lowercaseLiteral: "100-continue") {
@@ -480,6 +482,14 @@ struct ParserStateMachine {
         }
         if hosts == 0 && atLeast1_1 && configuration.requiresHost {
             throw .missingHost
+        }
+        if let host {
+            // RFC 9112 §3.2: an empty Host is what a client sends when the target URI has no authority; only an
+            // absolute-form target carries one of its own (which then wins over Host).
+            let value = UnsafeBufferPointer(rebasing: section[host])
+            if value.isEmpty ? layout.split.form != .absolute : !HostField.isValid(value) {
+                throw .invalidHost(ParseError.quoted(value))
+            }
         }
 
         let framing: Framing

@@ -38,7 +38,9 @@ public struct RequestParser: Sendable {
         /// Default 4096. Exceeding it is ``ParseError/chunkLineTooLong(limit:)`` (400).
         public var maxChunkLineBytes: Int
         /// Whether an HTTP/1.1 request without `Host` is rejected with ``ParseError/missingHost`` (400), as
-        /// RFC 9112 §3.2 requires. Default true. More than one `Host` is always rejected.
+        /// RFC 9112 §3.2 requires. Default true. More than one `Host` (``ParseError/multipleHosts``) and a `Host`
+        /// whose value is not a host with an optional port (``ParseError/invalidHost(_:)``, see ``HostField``) are
+        /// always rejected.
         public var requiresHost: Bool
 
         /// Creates a configuration; every argument defaults to the value documented on its property, and a

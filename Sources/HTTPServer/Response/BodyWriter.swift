@@ -1,58 +1,40 @@
-/// The body of a streaming response: buffered writes, a writability signal, and lifecycle callbacks.
+/// The producer's handle on a streaming response: buffered writes, a writability signal, and callbacks.
 ///
-/// Writes are appended to the connection's user-space ``OutboundBuffer`` and coalesced: everything
-/// written during one loop turn is sent by one `send(2)` at the end of the turn, framed as a single HTTP
-/// chunk. ``isWritable`` turns false once the buffer reaches the high watermark and true again when it
-/// drains to the low watermark, at which edge ``onWritable`` fires; a producer that writes only while
-/// writable holds at most a high watermark of memory (see ``Server/Configuration`` for how the high
+/// The stream's state — open or closed, writable or not, finishing on shutdown — is held once, by the
+/// connection's state machine (``StreamStateMachine`` inside ``ConnectionStateMachine``); the writer asks it
+/// and keeps no copy. Writes are appended to the connection's user-space ``OutboundBuffer`` and coalesced:
+/// everything written during one loop turn is sent by one `send(2)` at the end of the turn, framed as a
+/// single HTTP chunk. ``isWritable`` turns false once the buffer reaches the high watermark and true again
+/// when it drains to the low watermark, at which edge ``onWritable`` fires; a producer that writes only
+/// while writable holds at most a high watermark of memory (see ``Server/Configuration`` for how the high
 /// watermark follows the kernel's free send space).
 ///
 /// Everything here is loop-confined: call it on ``loop`` (hop with `loop.execute { }` from elsewhere).
 /// The callbacks are called on the loop too. A write that fills a batch sends it at once, so if that send
 /// finds the peer gone, ``onClose`` runs from inside the write.
 ///
-/// **Ownership:** Returned by ``Responder/startStreaming(status:headers:)``; the connection retains it
-/// until the stream finishes or the connection closes, the caller for as long as it likes (after the end
-/// it is inert). It retains its connection.
+/// **Ownership:** Returned by ``Responder/startStreaming(status:headers:)``; the connection's state holds it
+/// while the stream is open, the caller for as long as it likes (after the end it is inert). It retains its
+/// connection.
 ///
 /// **Thread safety:** Confined to its connection's loop queue (``loop``); entry points check it.
 public final class BodyWriter: @unchecked Sendable {  // Mutable state is confined to `loop.queue`.
-    /// How body bytes are put on the wire.
-    enum Mode {
-        /// Framed as HTTP chunks (HTTP/1.1).
-        case chunked
-        /// As they are; the body ends when the connection closes (HTTP/1.0).
-        case raw
-        /// Dropped (`HEAD`, or a status that has no body).
-        case discard
-    }
-
-    /// Whether the stream is open, or ended and how.
-    private enum State {
-        /// Accepting writes. Next: `finished`, `closed`.
-        case open(Connection)
-        /// ``finish()`` was called; `onClose` has fired. Final.
-        case finished
-        /// The connection closed before the end; `onClose` has fired. Final.
-        case closed
-    }
-
     /// The loop this writer and its connection belong to. // Immutable.
     public let loop: EventLoop
-    let mode: Mode  // Immutable.
-    private var state: State  // Loop-confined.
+    let connection: Connection  // Immutable.
 
     /// Called on the not-writable → writable edge, on the loop. // Loop-confined.
     public var onWritable: (() -> Void)?
 
-    /// Called exactly once when the stream ends for any reason: the peer went away, the server closed
-    /// the connection, or ``finish()`` was called. Set on a writer that has already ended, it is called
-    /// at once. // Loop-confined.
+    /// Called exactly once when the stream ends for any reason: ``finish()``, ``abort()``, the peer going
+    /// away, or the server closing the connection. Set on a writer that has already ended, it is called at
+    /// once. A producer that ends the stream itself and does not want to hear of it sets it to `nil` first.
+    /// // Loop-confined.
     public var onClose: (() -> Void)? {
         get { closeHandler }
         set {
             loop.preconditionInEventLoop()
-            if case .open = state {
+            if isOpen {
                 closeHandler = newValue
             } else {
                 closeHandler = nil
@@ -67,47 +49,28 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
 
     private var closeHandler: (() -> Void)?  // Loop-confined.
 
-    init(connection: Connection, mode: Mode) {
+    init(connection: Connection) {
         self.loop = connection.loop
-        self.mode = mode
-        self.state = .open(connection)
-    }
-
-    /// A writer whose connection is already gone (the request was abandoned before the answer).
-    init(closedOn loop: EventLoop) {
-        self.loop = loop
-        self.mode = .discard
-        self.state = .closed
+        self.connection = connection
     }
 
     /// Whether the stream is still open (not finished, connection not closed).
     public var isOpen: Bool {
         loop.preconditionInEventLoop()
-        if case .open = state { return true }
-        return false
+        return connection.isOpen(self)
     }
 
     /// Whether the producer should write more. False from the high watermark until the buffer drains
-    /// to the low watermark, and once the stream has ended.
+    /// to the low watermark, while the server asks the stream to finish, and once the stream has ended.
     public var isWritable: Bool {
         loop.preconditionInEventLoop()
-        guard case .open(let connection) = state else { return false }
-        return connection.isWritable
+        return connection.isWritable(self)
     }
 
-    /// How many more bytes the buffer takes before it reaches the high watermark (0 once ended).
+    /// How many more bytes the buffer takes before it reaches the high watermark (0 unless writable).
     public var writableBytes: Int {
         loop.preconditionInEventLoop()
-        guard case .open(let connection) = state else { return 0 }
-        return connection.writableBytes
-    }
-
-    /// The bytes of storage the connection's outbound buffer holds and the bytes queued in it (0, 0 once
-    /// ended). For tests of what a stream keeps in memory.
-    package var outboundStorage: (capacity: Int, queued: Int) {
-        loop.preconditionInEventLoop()
-        guard case .open(let connection) = state else { return (0, 0) }
-        return connection.outboundStorage
+        return connection.writableBytes(self)
     }
 
     /// Appends bytes to the body. Ignored after the stream ended.
@@ -134,18 +97,14 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
     /// > ``writableBytes``) from inside it; read ``writableBytes`` before and count down.
     public func withAppendBuffer(_ body: (inout OutboundBuffer) -> Void) {
         loop.preconditionInEventLoop()
-        guard case .open(let connection) = state, mode != .discard else { return }
-        connection.appendBody(chunked: mode == .chunked, body)
+        connection.appendBody(from: self, body)
     }
 
     /// Ends the body (the terminating chunk); a keep-alive connection then serves its next request.
     /// `onClose` fires. Calling it again, or after the connection closed, does nothing.
     public func finish() {
         loop.preconditionInEventLoop()
-        guard case .open(let connection) = state else { return }
-        state = .finished
         connection.finishStream(self)
-        fireClose()
     }
 
     /// Ends the response abnormally: what is buffered goes out if the socket takes it at once, then the
@@ -154,24 +113,18 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
     /// once the stream has ended.
     public func abort() {
         loop.preconditionInEventLoop()
-        guard case .open(let connection) = state else { return }
-        connection.abortStream()
+        connection.abortStream(self)
     }
 
-    // MARK: Connection side
+    // MARK: Connection side (the stream machine's actions)
 
-    func becameWritable() {
+    /// The not-writable → writable edge.
+    func streamBecameWritable() {
         onWritable?()
     }
 
-    func connectionClosed() {
-        guard case .open = state else { return }
-        state = .closed
-        fireClose()
-    }
-
+    /// The server asks the stream to end.
     func shutdownRequested() {
-        guard case .open = state else { return }
         if let onShutdown {
             self.onShutdown = nil
             onShutdown()
@@ -180,7 +133,9 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
         }
     }
 
-    private func fireClose() {
+    /// The stream closed (finished, aborted, peer gone, connection closed): the callbacks are dropped and
+    /// `onClose` runs, once.
+    func streamClosed() {
         onWritable = nil
         onShutdown = nil
         let handler = closeHandler

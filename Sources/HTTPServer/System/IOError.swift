@@ -21,3 +21,23 @@ public struct IOError: Error, Equatable, Sendable, CustomStringConvertible {
         "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
     }
 }
+
+extension IOError {
+    /// The process or the system has no descriptor left (`EMFILE`, `ENFILE`).
+    package var isOutOfDescriptors: Bool {
+        errno == EMFILE || errno == ENFILE
+    }
+
+    /// `accept` failed for the one connection it was taking, not for the listener: the peer reset it while it
+    /// waited (`ECONNABORTED`), or Linux passed on a network error pending on the new socket (accept(2), "Error
+    /// handling"). The next connection may be accepted at once.
+    package var isAbortedConnection: Bool {
+        switch errno {
+        case ECONNABORTED, EPROTO, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETDOWN, ENETUNREACH,
+            EPERM:
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -135,6 +135,10 @@ package enum SystemEnvironment {
     }
 
     /// Raises the soft `RLIMIT_NOFILE` to the hard limit, so thousands of sockets can be open.
+    ///
+    /// The soft limit is often 1024 for historical reasons (`select(2)` cannot watch higher descriptors); this
+    /// process never uses `select`, so it takes what the hard limit allows, as nginx, Go's runtime and most
+    /// servers do. The hard limit is the operator's: it is never raised.
     /// - Returns: The soft limit now in force.
     @discardableResult
     package static func raiseOpenFileLimit() -> Int {

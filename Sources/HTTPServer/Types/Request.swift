@@ -9,11 +9,16 @@ public struct Request: Sendable, Equatable {
     public var head: RequestHead
     /// The whole decoded body (chunked framing removed); empty when the request has none.
     public var body: [UInt8]
+    /// The IP address of the client's end of the connection, as text (`127.0.0.1`, `::1`), read once per
+    /// connection when it is accepted; `""` when it could not be told. This is the TCP peer: behind a proxy
+    /// it is the proxy.
+    public var remoteAddress: String
 
-    /// Creates a request from its head and body.
-    public init(head: RequestHead, body: [UInt8] = []) {
+    /// Creates a request from its head, body and the peer's address.
+    public init(head: RequestHead, body: [UInt8] = [], remoteAddress: String = "") {
         self.head = head
         self.body = body
+        self.remoteAddress = remoteAddress
     }
 
     /// The request method.

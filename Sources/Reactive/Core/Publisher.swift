@@ -34,7 +34,8 @@ extension Publisher {
     /// Always call this function instead of ``Publisher/receive(subscriber:)``.
     // Always inlined: every operator calls it with a subscriber type that wraps the last one's, and
     // the optimizer stops specializing a generic function whose argument type keeps growing, which
-    // left whole chains running unspecialized (about 10x slower per element).
+    // leaves whole chains running unspecialized (bench/README.md, "Reactive: why the hot paths are
+    // inlinable").
     @inlinable
     @inline(__always)
     public func subscribe<S: Subscriber>(_ subscriber: S) where S.Input == Output, S.Failure == Failure {

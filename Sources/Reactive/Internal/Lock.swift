@@ -1,4 +1,12 @@
-import Synchronization
+#if SPOUT_TSAN
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
+#else
+    import Synchronization
+#endif
 
 /// A mutual-exclusion lock that guards state stored beside it, in the object that owns both.
 ///
@@ -8,32 +16,74 @@ import Synchronization
 /// ordinary stored property and touches it only inside ``withLock(_:)``. That discipline is
 /// what makes the owner's `@unchecked Sendable` true, and each owner's comment says so.
 ///
+/// Built with `-Xswiftc -DSPOUT_TSAN`, it is a `pthread_mutex_t` in heap storage of its own
+/// instead: ThreadSanitizer on Linux does not see the futex `Mutex` is built on, so it reports
+/// every access a `Mutex` guards as a race; it understands `pthread_mutex_lock`. Swift has no
+/// compilation condition for "built with `-sanitize=thread`", hence the flag (see README, "Thread
+/// Sanitizer").
+///
 /// Never call into another stage (downstream, upstream, a user closure, a scheduler) while
 /// holding it: compute an action inside, carry it out after.
 ///
-/// **Ownership:** stored inline in its owner; no allocation of its own.
+/// **Ownership:** stored inline in its owner; no allocation of its own (one small allocation with
+/// `SPOUT_TSAN`, freed when the lock is destroyed).
 ///
 /// **Thread safety:** safe to call from any thread. Not re-entrant: locking it twice on one
 /// thread deadlocks.
 @usableFromInline
-package struct Lock: ~Copyable, Sendable {
-    @usableFromInline
-    internal let mutex = Mutex<Void>(())
+package struct Lock: ~Copyable {
+    #if SPOUT_TSAN
+        // A stable address: a pthread mutex must not move once initialized, and `self` may.
+        @usableFromInline
+        internal let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    @inlinable
-    package init() {}
+        @inlinable
+        package init() {
+            mutex = .allocate(capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
 
-    /// Runs `body` with the lock held and returns its result.
-    @inlinable
-    @inline(__always)
-    package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
-        // The result crosses `Mutex.withLock`'s `sending` boundary in a wrapper that says it may,
-        // which is true for the same reason as the owners' `@unchecked Sendable`. Not through an
-        // optional: an `Optional<Action>` of a generic multi-payload action enum is tested and
-        // destroyed through runtime calls even in specialized code.
-        mutex.withLock { _ in UncheckedTransfer(value: body()) }.value
-    }
+        deinit {
+            pthread_mutex_destroy(mutex)
+            mutex.deinitialize(count: 1)
+            mutex.deallocate()
+        }
+
+        /// Runs `body` with the lock held and returns its result.
+        @inlinable
+        @inline(__always)
+        package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return body()
+        }
+    #else
+        @usableFromInline
+        internal let mutex = Mutex<Void>(())
+
+        @inlinable
+        package init() {}
+
+        /// Runs `body` with the lock held and returns its result.
+        @inlinable
+        @inline(__always)
+        package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
+            // The result crosses `Mutex.withLock`'s `sending` boundary in a wrapper that says it may,
+            // which is true for the same reason as the owners' `@unchecked Sendable`. Not through an
+            // optional: an `Optional<Action>` of a generic multi-payload action enum is tested and
+            // destroyed through runtime calls even in specialized code.
+            mutex.withLock { _ in UncheckedTransfer(value: body()) }.value
+        }
+    #endif
 }
+
+#if SPOUT_TSAN
+    // @unchecked Sendable: audited, the pointee is a pthread mutex, touched only by pthread calls.
+    extension Lock: @unchecked Sendable {}
+#else
+    extension Lock: Sendable {}
+#endif
 
 /// Carries a value out of ``Lock/withLock(_:)``; see there.
 @usableFromInline

@@ -111,6 +111,24 @@ private struct CompactMapInner<Input, Downstream: Subscriber>: Subscriber, Custo
     }
 }
 
+extension Publishers.CompactMap {
+    /// Fuses two optional transforms into one ``Publishers/CompactMap``, as Combine does.
+    ///
+    ///     let cancellable = ["1", "x", "30"].publisher.compactMap { Int($0) }
+    ///         .compactMap { $0 > 9 ? $0 : nil }.sink { print($0) }
+    ///     // Prints: 30
+    public func compactMap<T>(_ transform: @escaping (Output) -> T?) -> Publishers.CompactMap<Upstream, T> {
+        let first = self.transform
+        return Publishers.CompactMap(upstream: upstream) { first($0).flatMap(transform) }
+    }
+
+    /// Fuses a transform into this optional one: one ``Publishers/CompactMap``, as Combine does.
+    public func map<T>(_ transform: @escaping (Output) -> T) -> Publishers.CompactMap<Upstream, T> {
+        let first = self.transform
+        return Publishers.CompactMap(upstream: upstream) { first($0).map(transform) }
+    }
+}
+
 extension Publishers.TryCompactMap {
     /// Fuses two throwing optional transforms into one stage, as Combine does.
     ///

@@ -75,8 +75,8 @@ extension Publishers.Debounce {
     /// deliveries and its timer; it drops its neighbours and cancels its timer on completion or cancel.
     ///
     /// **Thread safety:** safe to call from any thread.
-    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
-        CustomReflectable, @unchecked Sendable
+    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, ScheduledDeliverer,
+        CustomStringConvertible, CustomReflectable, @unchecked Sendable
     where Downstream.Input == Output, Downstream.Failure == Failure {
         // @unchecked Sendable: `machine` is only touched inside `lock`; everything else is immutable.
         typealias Input = Upstream.Output
@@ -100,8 +100,12 @@ extension Publishers.Debounce {
 
         var customMirror: Mirror { Mirror(self, children: []) }
 
+        func withDelivery<Result>(_ body: (inout ScheduledDelivery<Downstream>) -> Result) -> Result {
+            lock.withLock { body(&machine.delivery) }
+        }
+
         func receive(subscription: any Subscription) {
-            guard let downstream = lock.withLock({ machine.subscriptionReceived(subscription) }) else {
+            guard let downstream = lock.withLock({ machine.delivery.subscriptionReceived(subscription) }) else {
                 subscription.cancel()
                 return
             }
@@ -126,12 +130,13 @@ extension Publishers.Debounce {
             let (accepted, timer) = lock.withLock { machine.completionReceived(completion) }
             guard accepted else { return }
             timer?.cancel()
-            scheduler.schedule(options: options) { self.deliver(self.lock.withLock { self.machine.creditArrived() }) }
+            scheduler.schedule(options: options) { self.creditArrived() }
         }
 
         func request(_ demand: Subscribers.Demand) {
-            guard demand > 0 else { apiViolation("Debounce requested a demand of zero") }
-            lock.withLock { machine.demandRequested(demand) }
+            // A demand of zero asks for nothing; Combine does not trap on it.
+            guard demand > 0 else { return }
+            _ = lock.withLock { machine.delivery.demandRequested(demand) }
         }
 
         func cancel() {
@@ -145,73 +150,28 @@ extension Publishers.Debounce {
             timer?.cancel()
             deliver(delivery)
         }
-
-        private func deliver(_ first: Machine.Delivery?) {
-            var next = first
-            while let delivery = next {
-                var demand = Subscribers.Demand.none
-                switch delivery {
-                case .value(let downstream, let value):
-                    demand = downstream.receive(value)
-                case .completion(let downstream, let completion):
-                    downstream.receive(completion: completion)
-                }
-                next = lock.withLock { machine.deliveryFinished(additionalDemand: demand) }
-            }
-        }
     }
 }
 
-/// The state of a `debounce` subscription: its neighbours, downstream demand, the latest value waiting
-/// for quiet, its timer and the events waiting for delivery.
+/// The state of a `debounce` subscription: the latest value waiting for quiet, its timer, and the
+/// ``ScheduledDelivery`` core (neighbours, demand, queued events).
 ///
 /// **Ownership:** value type, stored in its subscription.
 ///
 /// **Thread safety:** value type; not shared. Guarded by its subscription's lock.
 internal struct DebounceStateMachine<Downstream: Subscriber> {
-    enum Event {
-        case value(Downstream.Input)
-        case completion(Subscribers.Completion<Downstream.Failure>)
-    }
-
-    /// What the deliverer must hand downstream next.
-    enum Delivery {
-        case value(Downstream, Downstream.Input)
-        case completion(Downstream, Subscribers.Completion<Downstream.Failure>)
-    }
-
-    private enum State {
-        /// Waiting for the upstream subscription. Next: `.active`, `.terminal`.
-        case awaitingSubscription(Downstream)
-        /// Debouncing. Next: `.draining`, `.terminal`.
-        case active(upstream: any Subscription, downstream: Downstream)
-        /// Upstream completed; queued events drain. Next: `.terminal`.
-        case draining(Downstream)
-        /// The completion was handed downstream, or the subscription was cancelled. Final.
-        case terminal
-    }
-
-    private var state: State
-    private var demand = Subscribers.Demand.none
-    /// The latest value, waiting for the timer; only set while `.active`.
+    var delivery: ScheduledDelivery<Downstream>
+    /// The latest value, waiting for the timer; only set while upstream runs.
     private var latest: Downstream.Input?
     private var timer = TimerSlot()
-    private var queue = SerialDeliveryQueue<Event>()
 
     init(downstream: Downstream) {
-        state = .awaitingSubscription(downstream)
-    }
-
-    /// Returns the downstream to pass the subscription to, or `nil` if it must be cancelled.
-    mutating func subscriptionReceived(_ subscription: any Subscription) -> Downstream? {
-        guard case .awaitingSubscription(let downstream) = state else { return nil }
-        state = .active(upstream: subscription, downstream: downstream)
-        return downstream
+        delivery = ScheduledDelivery(downstream: downstream, demandMode: .counted)
     }
 
     /// Keeps the value and restarts the timer: returns its new generation and the previous timer to cancel.
     mutating func valueReceived(_ value: Downstream.Input) -> (UInt64, (any Cancellable)?)? {
-        guard case .active = state else { return nil }
+        guard delivery.isActive else { return nil }
         latest = value
         let (generation, previous) = timer.rearm()
         return (generation, previous)
@@ -219,21 +179,19 @@ internal struct DebounceStateMachine<Downstream: Subscriber> {
 
     /// The scheduler returned a timer; returns it back if it must be cancelled.
     mutating func timerScheduled(_ cancellable: any Cancellable, generation: UInt64) -> (any Cancellable)? {
-        guard case .active = state else { return cancellable }
+        guard delivery.isActive else { return cancellable }
         return timer.scheduled(cancellable, generation: generation)
     }
 
     /// The timer fired: returns what to deliver (the latest value, if there is demand) and the timer to cancel.
-    mutating func timerFired(generation: UInt64) -> (Delivery?, (any Cancellable)?) {
-        guard case .active = state else { return (nil, nil) }
+    mutating func timerFired(generation: UInt64) -> (ScheduledDelivery<Downstream>.Delivery?, (any Cancellable)?) {
+        guard delivery.isActive else { return (nil, nil) }
         let (isCurrent, cancellable) = timer.firedOnce(generation: generation)
-        guard isCurrent, let value = latest else { return (nil, cancellable) }
-        latest = nil
+        guard isCurrent, let value = latest.take() else { return (nil, cancellable) }
         // Like Combine, a value that comes due while downstream has no demand is dropped.
-        guard demand > 0 else { return (nil, cancellable) }
-        demand -= 1
-        queue.enqueue(.value(value))
-        return (creditArrived(), cancellable)
+        guard delivery.takeDemand() else { return (nil, cancellable) }
+        delivery.enqueue(value)
+        return (delivery.creditArrived(), cancellable)
     }
 
     /// Drops the waiting value and queues the completion; returns whether a delivery must be
@@ -241,58 +199,14 @@ internal struct DebounceStateMachine<Downstream: Subscriber> {
     mutating func completionReceived(
         _ completion: Subscribers.Completion<Downstream.Failure>
     ) -> (accepted: Bool, timer: (any Cancellable)?) {
-        guard case .active(_, let downstream) = state else { return (false, nil) }
-        state = .draining(downstream)
+        guard delivery.enqueueCompletion(completion) else { return (false, nil) }
         latest = nil
-        queue.enqueue(.completion(completion))
         return (true, timer.disarm())
-    }
-
-    mutating func demandRequested(_ additional: Subscribers.Demand) {
-        switch state {
-        case .active, .draining: demand += additional
-        case .awaitingSubscription, .terminal: break
-        }
-    }
-
-    /// A scheduled delivery ran: returns what the caller must deliver, if anything.
-    mutating func creditArrived() -> Delivery? {
-        guard let event = queue.creditArrived() else { return nil }
-        return delivery(for: event)
-    }
-
-    /// The caller delivered; adds the demand downstream returned and returns what to deliver next.
-    mutating func deliveryFinished(additionalDemand: Subscribers.Demand) -> Delivery? {
-        if additionalDemand > 0 { demandRequested(additionalDemand) }
-        guard let event = queue.deliveryFinished() else { return nil }
-        return delivery(for: event)
     }
 
     /// Downstream cancelled: returns the upstream subscription and the timer to cancel.
     mutating func cancelled() -> ((any Subscription)?, (any Cancellable)?) {
-        var upstream: (any Subscription)?
-        if case .active(let current, _) = state { upstream = current }
-        state = .terminal
         latest = nil
-        queue.removeAll()
-        return (upstream, timer.disarm())
-    }
-
-    private mutating func delivery(for event: Event) -> Delivery {
-        let downstream: Downstream
-        switch state {
-        case .active(_, let current), .draining(let current):
-            downstream = current
-        case .awaitingSubscription, .terminal:
-            internalInconsistency("debounce event \(event) delivered in \(state)")
-        }
-        switch event {
-        case .value(let value):
-            return .value(downstream, value)
-        case .completion(let completion):
-            state = .terminal
-            queue.removeAll()
-            return .completion(downstream, completion)
-        }
+        return (delivery.cancelled(), timer.disarm())
     }
 }

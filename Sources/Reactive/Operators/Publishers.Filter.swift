@@ -125,6 +125,24 @@ internal struct FilterInner<Downstream: Subscriber>: Subscriber, CustomStringCon
     }
 }
 
+extension Publishers.Filter {
+    /// Fuses two filters into one ``Publishers/Filter``, as Combine does.
+    ///
+    ///     let cancellable = [1, 2, 3, 4].publisher.filter { $0 > 1 }.filter { $0 < 4 }.sink { print($0) }
+    ///     // Prints: 2 3 (one per line)
+    @inlinable
+    public func filter(_ isIncluded: @escaping (Output) -> Bool) -> Publishers.Filter<Upstream> {
+        let first = self.isIncluded
+        return Publishers.Filter(upstream: upstream) { first($0) && isIncluded($0) }
+    }
+
+    /// Fuses this filter with a throwing one into one ``Publishers/TryFilter``, as Combine does.
+    public func tryFilter(_ isIncluded: @escaping (Output) throws -> Bool) -> Publishers.TryFilter<Upstream> {
+        let first = self.isIncluded
+        return Publishers.TryFilter(upstream: upstream) { try first($0) && isIncluded($0) }
+    }
+}
+
 extension Publishers.TryFilter {
     /// Fuses this throwing filter with another filter into one stage, as Combine does.
     ///

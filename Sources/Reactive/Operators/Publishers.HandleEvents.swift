@@ -132,10 +132,11 @@ extension Publishers.HandleEvents {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            if demand == .none { apiViolation("demand must not be zero") }
             guard let upstream = lock.withLock({ machine.upstreamForDemand() }) else { return }
             handlers.receiveRequest?(demand)
-            upstream.request(demand)
+            // A demand of zero is reported to `receiveRequest` and goes no further; Combine does not
+            // trap on it.
+            if demand > 0 { upstream.request(demand) }
         }
 
         func cancel() {

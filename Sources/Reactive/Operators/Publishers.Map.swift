@@ -96,6 +96,24 @@ extension Publishers {
     }
 }
 
+extension Publishers.Map {
+    /// Fuses two transforms into one stage, as Combine does: the result is a single ``Publishers/Map``.
+    ///
+    ///     let cancellable = [1, 2].publisher.map { $0 + 1 }.map { $0 * 10 }.sink { print($0) }
+    ///     // Prints: 20 30 (one per line)
+    @inlinable
+    public func map<T>(_ transform: @escaping (Output) -> T) -> Publishers.Map<Upstream, T> {
+        let first = self.transform
+        return Publishers.Map(upstream: upstream) { transform(first($0)) }
+    }
+
+    /// Fuses this transform with a throwing one into one ``Publishers/TryMap``, as Combine does.
+    public func tryMap<T>(_ transform: @escaping (Output) throws -> T) -> Publishers.TryMap<Upstream, T> {
+        let first = self.transform
+        return Publishers.TryMap(upstream: upstream) { try transform(first($0)) }
+    }
+}
+
 // Upstream's subscription goes straight to downstream: no lock, no allocation per value. Generic
 // over what it touches only, not nested in the publisher, so that long chains stay small types
 // the optimizer still specializes. Inlinable, so that a client's chain is specialized in the

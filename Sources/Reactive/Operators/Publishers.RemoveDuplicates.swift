@@ -71,7 +71,8 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, predicate: predicate))
+            let forwarding = RemoveDuplicatesForwarding<Output, Failure>(predicate: predicate)
+            upstream.subscribe(ForwardingInner(forwarding: forwarding, downstream: subscriber))
         }
     }
 
@@ -104,43 +105,25 @@ extension Publishers {
     }
 }
 
-extension Publishers.RemoveDuplicates {
-    // Upstream's subscription goes straight to downstream; a duplicate asks upstream for one more.
-    // The previous element needs no lock: a publisher never makes two `receive` calls at once.
-    private final class Inner<Downstream: Subscriber>: Subscriber, CustomStringConvertible
-    where Downstream.Input == Output, Downstream.Failure == Failure {
-        typealias Input = Output
-        typealias Failure = Upstream.Failure
+/// `removeDuplicates`: an element equal to the previous one is dropped and replaced by a request for
+/// one more. Runs in ``ForwardingInner``, so that downstream has a subscription of its own (a second
+/// cancel or a late completion stops there).
+private struct RemoveDuplicatesForwarding<Input, Failure: Error>: Forwarding {
+    typealias Output = Input
+    typealias UpstreamFailure = Failure
 
-        private let downstream: Downstream
-        private let predicate: (Output, Output) -> Bool
-        private var previous: Output?  // Touched only from upstream's receive calls, which never overlap.
+    var name: String { "RemoveDuplicates" }
 
-        init(downstream: Downstream, predicate: @escaping (Output, Output) -> Bool) {
-            self.downstream = downstream
-            self.predicate = predicate
-        }
+    let predicate: (Input, Input) -> Bool
+    var previous: Input?
 
-        var description: String { "RemoveDuplicates" }
-
-        func receive(subscription: any Subscription) {
-            downstream.receive(subscription: subscription)
-        }
-
-        func receive(_ input: Input) -> Subscribers.Demand {
-            if let previous, predicate(previous, input) { return .max(1) }
-            previous = input
-            return downstream.receive(input)
-        }
-
-        func receive(completion: Subscribers.Completion<Failure>) {
-            previous = nil
-            downstream.receive(completion: completion)
-        }
+    mutating func receive(_ input: Input) -> ForwardingStep<Input, Failure> {
+        if let previous, predicate(previous, input) { return .drop }
+        previous = input
+        return .send(input)
     }
 }
 
-/// The step of `tryRemoveDuplicates`: send a new element, drop a duplicate, or fail.
 private struct TryRemoveDuplicatesForwarding<Input, UpstreamFailure: Error>: Forwarding {
     typealias Output = Input
     typealias Failure = any Error

@@ -35,9 +35,9 @@ extension Publishers {
 
         /// Creates a publisher that attempts to recreate its subscription to a failed upstream publisher.
         ///
-        /// > Warning: A negative number of retries is misuse of the API and traps.
+        /// A negative number of retries does not trap (nor does it in Combine): it retries never,
+        /// like zero.
         public init(upstream: Upstream, retries: Int?) {
-            if let retries, retries < 0 { apiViolation("retry count must not be negative, got \(retries)") }
             self.upstream = upstream
             self.retries = retries
         }

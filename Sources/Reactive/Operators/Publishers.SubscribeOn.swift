@@ -127,7 +127,8 @@ extension Publishers.SubscribeOn {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            guard demand > 0 else { apiViolation("SubscribeOn requested a demand of zero") }
+            // A demand of zero asks for nothing; Combine does not trap on it.
+            guard demand > 0 else { return }
             let upstream = lock.withLock { () -> (any Subscription)? in
                 guard case .active(let upstream, _) = state else { return nil }
                 return upstream

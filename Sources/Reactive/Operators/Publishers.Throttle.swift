@@ -2,11 +2,13 @@ extension Publisher {
     /// Publishes either the most-recent or first element published by the upstream publisher in the
     /// specified time interval.
     ///
-    /// A value that arrives when no window is open is delivered at once (on `scheduler`) and opens a
-    /// window of `interval`. Values arriving inside the window are held back: the first of them
-    /// (`latest: false`) or the last (`latest: true`) is delivered when the window closes, which opens
-    /// the next window. Upstream is asked for an unlimited number of values; a value that comes due
-    /// while downstream has no demand is dropped. On completion a held value is delivered first.
+    /// As Combine does: a value that arrives while no emission is pending schedules one — at once (on
+    /// `scheduler`) if `interval` has passed since the last emission, else for the instant it will
+    /// have. Values that arrive while the emission is pending replace the pending value
+    /// (`latest: true`) or are dropped (`latest: false`), so a burst before the first emission yields
+    /// one value, its last or its first. Each emission reads `scheduler.now` as the start of the next
+    /// interval. Upstream is asked for an unlimited number of values; a value that comes due while
+    /// downstream has no demand is dropped. A completion is delivered at once, after the pending value.
     ///
     ///     let scheduler = VirtualTimeScheduler(), subject = PassthroughSubject<Int, Never>()
     ///     let c = subject.throttle(for: .seconds(1), scheduler: scheduler, latest: true).sink { print($0) }
@@ -66,28 +68,26 @@ extension Publishers {
 }
 
 extension Publishers.Throttle {
-    /// The subscription of `throttle`: tracks the open window, the held value and the timer that closes
-    /// the window; deliveries run on the scheduler, serialized.
+    /// The subscription of `throttle`: holds the pending value and when the last emission was; the
+    /// emissions run on the scheduler, serialized by a ``ScheduledDelivery``.
     ///
-    /// **Ownership:** retained by the upstream publisher, the downstream subscriber, its scheduled
-    /// deliveries and its timer; it drops its neighbours and cancels its timer on completion or cancel.
+    /// **Ownership:** retained by the upstream publisher, the downstream subscriber and its pending
+    /// scheduled emission; it drops its neighbours on completion or cancel.
     ///
     /// **Thread safety:** safe to call from any thread.
-    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
-        CustomReflectable, @unchecked Sendable
+    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, ScheduledDeliverer,
+        CustomStringConvertible, CustomReflectable, @unchecked Sendable
     where Downstream.Input == Output, Downstream.Failure == Failure {
         // @unchecked Sendable: `machine` is only touched inside `lock`; everything else is immutable.
         typealias Input = Upstream.Output
         typealias Failure = Upstream.Failure
         typealias Machine = ThrottleStateMachine<Downstream, Context.SchedulerTimeType>
 
-        private let interval: Context.SchedulerTimeType.Stride
         private let scheduler: Context
         private let lock = Lock()
         private var machine: Machine  // Guarded by lock.
 
         init(publisher: Publishers.Throttle<Upstream, Context>, downstream: Downstream) {
-            interval = publisher.interval
             scheduler = publisher.scheduler
             machine = Machine(downstream: downstream, interval: publisher.interval, latest: publisher.latest)
         }
@@ -96,8 +96,12 @@ extension Publishers.Throttle {
 
         var customMirror: Mirror { Mirror(self, children: []) }
 
+        func withDelivery<Result>(_ body: (inout ScheduledDelivery<Downstream>) -> Result) -> Result {
+            lock.withLock { body(&machine.delivery) }
+        }
+
         func receive(subscription: any Subscription) {
-            guard let downstream = lock.withLock({ machine.subscriptionReceived(subscription) }) else {
+            guard let downstream = lock.withLock({ machine.delivery.subscriptionReceived(subscription) }) else {
                 subscription.cancel()
                 return
             }
@@ -110,221 +114,126 @@ extension Publishers.Throttle {
             switch lock.withLock({ machine.valueReceived(input, now: now) }) {
             case .none:
                 break
-            case .deliverNow:
-                scheduler.schedule { self.deliver(self.lock.withLock { self.machine.creditArrived() }) }
-            case .armTimer(let generation, let due):
-                let cancellable = scheduler.schedule(
-                    after: due,
-                    interval: interval,
-                    tolerance: scheduler.minimumTolerance
-                ) { self.timerFired(generation) }
-                lock.withLock { machine.timerScheduled(cancellable, generation: generation) }?.cancel()
+            case .emitNow:
+                scheduler.schedule { self.emit() }
+            case .emit(let due):
+                scheduler.schedule(after: due, tolerance: scheduler.minimumTolerance) { self.emit() }
             }
             return .none
         }
 
         func receive(completion: Subscribers.Completion<Failure>) {
-            let (deliveries, timer) = lock.withLock { machine.completionReceived(completion) }
-            timer?.cancel()
-            for _ in 0..<deliveries {
-                scheduler.schedule { self.deliver(self.lock.withLock { self.machine.creditArrived() }) }
-            }
+            guard lock.withLock({ machine.completionReceived(completion) }) else { return }
+            scheduler.schedule { self.emit() }
         }
 
         func request(_ demand: Subscribers.Demand) {
-            guard demand > 0 else { apiViolation("Throttle requested a demand of zero") }
-            lock.withLock { machine.demandRequested(demand) }
+            // A demand of zero asks for nothing; Combine does not trap on it.
+            guard demand > 0 else { return }
+            _ = lock.withLock { machine.delivery.demandRequested(demand) }
         }
 
         func cancel() {
-            let (upstream, timer) = lock.withLock { machine.cancelled() }
-            timer?.cancel()
-            upstream?.cancel()
+            lock.withLock { machine.cancelled() }?.cancel()
         }
 
-        private func timerFired(_ generation: UInt64) {
+        /// A scheduled emission ran: the pending value (if downstream has demand for it) and a pending
+        /// completion go out, and the next interval starts now.
+        private func emit() {
             let now = scheduler.now
-            let (delivery, timer) = lock.withLock { machine.timerFired(generation: generation, now: now) }
-            timer?.cancel()
-            deliver(delivery)
-        }
-
-        private func deliver(_ first: Machine.Delivery?) {
-            var next = first
-            while let delivery = next {
-                var demand = Subscribers.Demand.none
-                switch delivery {
-                case .value(let downstream, let value):
-                    demand = downstream.receive(value)
-                case .completion(let downstream, let completion):
-                    downstream.receive(completion: completion)
-                }
-                next = lock.withLock { machine.deliveryFinished(additionalDemand: demand) }
-            }
+            deliver(lock.withLock { machine.emissionDue(now: now) })
         }
     }
 }
 
-/// The state of a `throttle` subscription: its neighbours, downstream demand, the open window, the
-/// held value, its timer and the events waiting for delivery.
+/// The state of a `throttle` subscription: the pending value, the instant of the last emission, and
+/// the ``ScheduledDelivery`` core (neighbours, demand, queued events).
 ///
 /// **Ownership:** value type, stored in its subscription.
 ///
 /// **Thread safety:** value type; not shared. Guarded by its subscription's lock.
 internal struct ThrottleStateMachine<Downstream: Subscriber, Time: Strideable> {
-    enum Event {
-        case value(Downstream.Input)
-        case completion(Subscribers.Completion<Downstream.Failure>)
-    }
-
-    /// What the deliverer must hand downstream next.
-    enum Delivery {
-        case value(Downstream, Downstream.Input)
-        case completion(Downstream, Subscribers.Completion<Downstream.Failure>)
-    }
-
-    /// What the owner must do about an upstream value.
+    /// What the owner must schedule about an upstream value.
     enum ValueAction {
-        /// Nothing: the value was held or dropped.
+        /// Nothing: an emission is pending already (the value replaced the pending one or was dropped).
         case none
-        /// Schedule one delivery at the scheduler's next opportunity.
-        case deliverNow
-        /// Schedule the timer of `generation` for `due`, when the window closes.
-        case armTimer(generation: UInt64, due: Time)
-    }
-
-    private enum State {
-        /// Waiting for the upstream subscription. Next: `.active`, `.terminal`.
-        case awaitingSubscription(Downstream)
-        /// Throttling. Next: `.draining`, `.terminal`.
-        case active(upstream: any Subscription, downstream: Downstream)
-        /// Upstream completed; queued events drain. Next: `.terminal`.
-        case draining(Downstream)
-        /// The completion was handed downstream, or the subscription was cancelled. Final.
-        case terminal
+        /// An emission at the scheduler's next opportunity.
+        case emitNow
+        /// An emission at `due`, when the interval since the last emission has passed.
+        case emit(due: Time)
     }
 
     private let interval: Time.Stride
     private let latest: Bool
-    private var state: State
-    private var demand = Subscribers.Demand.none
-    /// When the current window opened (the last emission); `nil` before the first value.
-    private var windowStart: Time?
-    /// The value held back until the window closes; only set while the timer is armed.
-    private var held: Downstream.Input?
-    private var timer = TimerSlot()
-    private var queue = SerialDeliveryQueue<Event>()
+    var delivery: ScheduledDelivery<Downstream>
+    /// The value the pending emission will deliver.
+    private var pending: Downstream.Input?
+    /// Whether an emission is scheduled and has not run.
+    private var isEmissionScheduled = false
+    /// The completion the pending emission delivers after the value.
+    private var pendingCompletion: Subscribers.Completion<Downstream.Failure>?
+    /// When the last emission ran; `nil` before the first.
+    private var lastEmission: Time?
 
     init(downstream: Downstream, interval: Time.Stride, latest: Bool) {
-        state = .awaitingSubscription(downstream)
+        delivery = ScheduledDelivery(downstream: downstream, demandMode: .counted)
         self.interval = interval
         self.latest = latest
     }
 
-    /// Returns the downstream to pass the subscription to, or `nil` if it must be cancelled.
-    mutating func subscriptionReceived(_ subscription: any Subscription) -> Downstream? {
-        guard case .awaitingSubscription(let downstream) = state else { return nil }
-        state = .active(upstream: subscription, downstream: downstream)
-        return downstream
-    }
-
     mutating func valueReceived(_ value: Downstream.Input, now: Time) -> ValueAction {
-        guard case .active = state else { return .none }
-        if !timer.isArmed, windowStart.map({ $0.distance(to: now) >= interval }) ?? true {
-            // No window is open: this value opens one and goes out at once.
-            windowStart = now
-            return enqueueIfDemanded(value) ? .deliverNow : .none
+        guard delivery.isActive else { return .none }
+        if isEmissionScheduled {
+            if latest || pending == nil { pending = value }
+            return .none
         }
-        if held == nil || latest { held = value }
-        guard !timer.isArmed, let windowStart else { return .none }
-        return .armTimer(generation: timer.rearm().generation, due: windowStart.advanced(by: interval))
-    }
-
-    /// The scheduler returned a timer; returns it back if it must be cancelled.
-    mutating func timerScheduled(_ cancellable: any Cancellable, generation: UInt64) -> (any Cancellable)? {
-        guard case .active = state else { return cancellable }
-        return timer.scheduled(cancellable, generation: generation)
-    }
-
-    /// The window closed: the held value goes out and opens the next window. Returns what to deliver
-    /// and the timer to cancel.
-    mutating func timerFired(generation: UInt64, now: Time) -> (Delivery?, (any Cancellable)?) {
-        guard case .active = state else { return (nil, nil) }
-        let (isCurrent, cancellable) = timer.firedOnce(generation: generation)
-        guard isCurrent, let value = held else { return (nil, cancellable) }
-        held = nil
-        windowStart = now
-        guard enqueueIfDemanded(value) else { return (nil, cancellable) }
-        return (creditArrived(), cancellable)
-    }
-
-    /// Queues the held value (if any) and the completion; returns how many deliveries to schedule
-    /// and the timer to cancel.
-    mutating func completionReceived(
-        _ completion: Subscribers.Completion<Downstream.Failure>
-    ) -> (deliveries: Int, timer: (any Cancellable)?) {
-        guard case .active(_, let downstream) = state else { return (0, nil) }
-        state = .draining(downstream)
-        var deliveries = 1
-        if let value = held, enqueueIfDemanded(value) { deliveries += 1 }
-        held = nil
-        queue.enqueue(.completion(completion))
-        return (deliveries, timer.disarm())
-    }
-
-    mutating func demandRequested(_ additional: Subscribers.Demand) {
-        switch state {
-        case .active, .draining: demand += additional
-        case .awaitingSubscription, .terminal: break
+        pending = value
+        isEmissionScheduled = true
+        if let lastEmission {
+            let due = lastEmission.advanced(by: interval)
+            if now < due { return .emit(due: due) }
         }
+        return .emitNow
     }
 
-    /// A scheduled delivery ran: returns what the caller must deliver, if anything.
-    mutating func creditArrived() -> Delivery? {
-        guard let event = queue.creditArrived() else { return nil }
-        return delivery(for: event)
-    }
-
-    /// The caller delivered; adds the demand downstream returned and returns what to deliver next.
-    mutating func deliveryFinished(additionalDemand: Subscribers.Demand) -> Delivery? {
-        if additionalDemand > 0 { demandRequested(additionalDemand) }
-        guard let event = queue.deliveryFinished() else { return nil }
-        return delivery(for: event)
-    }
-
-    /// Downstream cancelled: returns the upstream subscription and the timer to cancel.
-    mutating func cancelled() -> ((any Subscription)?, (any Cancellable)?) {
-        var upstream: (any Subscription)?
-        if case .active(let current, _) = state { upstream = current }
-        state = .terminal
-        held = nil
-        queue.removeAll()
-        return (upstream, timer.disarm())
-    }
-
-    /// Queues a value if downstream has demand for it, taking one from the demand; drops it otherwise.
-    private mutating func enqueueIfDemanded(_ value: Downstream.Input) -> Bool {
-        guard demand > 0 else { return false }
-        demand -= 1
-        queue.enqueue(.value(value))
+    /// Upstream completed: returns whether an emission must be scheduled now to deliver the pending
+    /// value and the completion.
+    mutating func completionReceived(_ completion: Subscribers.Completion<Downstream.Failure>) -> Bool {
+        guard delivery.isActive, pendingCompletion == nil else { return false }
+        pendingCompletion = completion
+        isEmissionScheduled = true
         return true
     }
 
-    private mutating func delivery(for event: Event) -> Delivery {
-        let downstream: Downstream
-        switch state {
-        case .active(_, let current), .draining(let current):
-            downstream = current
-        case .awaitingSubscription, .terminal:
-            internalInconsistency("throttle event \(event) delivered in \(state)")
+    /// An emission ran: queues the pending value (if there is demand) and completion; returns the first
+    /// delivery if the caller is to deliver.
+    mutating func emissionDue(now: Time) -> ScheduledDelivery<Downstream>.Delivery? {
+        guard isEmissionScheduled else { return nil }
+        isEmissionScheduled = false
+        lastEmission = now
+        var credits = 0
+        if let value = pending.take(), delivery.takeDemand() {
+            delivery.enqueue(value)
+            credits += 1
         }
-        switch event {
-        case .value(let value):
-            return .value(downstream, value)
-        case .completion(let completion):
-            state = .terminal
-            queue.removeAll()
-            return .completion(downstream, completion)
+        if let completion = pendingCompletion.take(), delivery.enqueueCompletion(completion) {
+            credits += 1
         }
+        // This action is the credit of each event it queued: the first may make it the deliverer, the
+        // second then waits in that deliverer's loop.
+        var first: ScheduledDelivery<Downstream>.Delivery?
+        for _ in 0..<credits {
+            let next = delivery.creditArrived()
+            if first == nil { first = next }
+        }
+        return first
+    }
+
+    /// Downstream cancelled: returns the upstream subscription to cancel.
+    mutating func cancelled() -> (any Subscription)? {
+        pending = nil
+        pendingCompletion = nil
+        isEmissionScheduled = false
+        return delivery.cancelled()
     }
 }

@@ -89,7 +89,8 @@ extension Publishers.Timeout {
     /// deliveries and its timer; it drops its neighbours and cancels its timer on completion or cancel.
     ///
     /// **Thread safety:** safe to call from any thread.
-    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
+    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, ScheduledDeliverer,
+        CustomStringConvertible,
         CustomReflectable, @unchecked Sendable
     where Downstream.Input == Output, Downstream.Failure == Failure {
         // @unchecked Sendable: `machine` is only touched inside `lock`; everything else is immutable.
@@ -116,8 +117,12 @@ extension Publishers.Timeout {
 
         var customMirror: Mirror { Mirror(self, children: []) }
 
+        func withDelivery<Result>(_ body: (inout ScheduledDelivery<Downstream>) -> Result) -> Result {
+            lock.withLock { body(&machine.delivery) }
+        }
+
         func receive(subscription: any Subscription) {
-            guard let downstream = lock.withLock({ machine.subscriptionReceived(subscription) }) else {
+            guard let downstream = lock.withLock({ machine.delivery.subscriptionReceived(subscription) }) else {
                 subscription.cancel()
                 return
             }
@@ -130,7 +135,7 @@ extension Publishers.Timeout {
         func receive(_ input: Input) -> Subscribers.Demand {
             guard let (generation, previous) = lock.withLock({ machine.valueReceived(input) }) else { return .none }
             previous?.cancel()
-            scheduler.schedule(options: options) { self.deliver() }
+            scheduler.schedule(options: options) { self.creditArrived() }
             armTimer(generation)
             return .none
         }
@@ -139,12 +144,13 @@ extension Publishers.Timeout {
             let (accepted, timer) = lock.withLock { machine.completionReceived(completion) }
             guard accepted else { return }
             timer?.cancel()
-            scheduler.schedule(options: options) { self.deliver() }
+            scheduler.schedule(options: options) { self.creditArrived() }
         }
 
         func request(_ demand: Subscribers.Demand) {
-            guard demand > 0 else { apiViolation("Timeout requested a demand of zero") }
-            lock.withLock { machine.upstream }?.request(demand)
+            // A demand of zero asks for nothing; Combine does not trap on it.
+            guard demand > 0 else { return }
+            lock.withLock { machine.delivery.demandRequested(demand) }?.request(demand)
         }
 
         func cancel() {
@@ -168,90 +174,37 @@ extension Publishers.Timeout {
             timer?.cancel()
             upstream.cancel()
             let completion: Subscribers.Completion<Failure> = customError.map { .failure($0()) } ?? .finished
-            // This action is on the scheduler already, so it delivers the completion itself.
-            deliver(lock.withLock { machine.timeoutCompletionCreated(completion) })
-        }
-
-        /// Runs on the scheduler, once per relayed event.
-        private func deliver() {
-            deliver(lock.withLock { machine.creditArrived() })
-        }
-
-        private func deliver(_ first: Machine.Delivery?) {
-            var next = first
-            while let delivery = next {
-                switch delivery {
-                case .value(let downstream, let value, let upstream):
-                    let demand = downstream.receive(value)
-                    if demand > 0 { upstream?.request(demand) }
-                case .completion(let downstream, let completion):
-                    downstream.receive(completion: completion)
-                }
-                next = lock.withLock { machine.deliveryFinished() }
-            }
+            // This action is on the scheduler already: it is the completion's credit.
+            let queued = lock.withLock { machine.delivery.enqueueCompletion(completion) }
+            if queued { creditArrived() }
         }
     }
 }
 
-/// The state of a `timeout` subscription: its neighbours, its timer and the events waiting for delivery.
+/// The state of a `timeout` subscription: its timer, and the ``ScheduledDelivery`` core (neighbours,
+/// queued events; demand goes straight upstream).
 ///
 /// **Ownership:** value type, stored in its subscription.
 ///
 /// **Thread safety:** value type; not shared. Guarded by its subscription's lock.
 internal struct TimeoutStateMachine<Downstream: Subscriber> {
-    enum Event {
-        case value(Downstream.Input)
-        case completion(Subscribers.Completion<Downstream.Failure>)
-    }
-
-    /// What the deliverer must hand downstream next (with the upstream to forward returned demand to).
-    enum Delivery {
-        case value(Downstream, Downstream.Input, (any Subscription)?)
-        case completion(Downstream, Subscribers.Completion<Downstream.Failure>)
-    }
-
-    private enum State {
-        /// Waiting for the upstream subscription. Next: `.active`, `.terminal`.
-        case awaitingSubscription(Downstream)
-        /// Relaying with the timer armed. Next: `.draining`, `.terminal`.
-        case active(upstream: any Subscription, downstream: Downstream)
-        /// Upstream completed, or timed out and was cancelled; queued events drain. Next: `.terminal`.
-        case draining(Downstream)
-        /// The completion was handed downstream, or the subscription was cancelled. Final.
-        case terminal
-    }
-
-    private var state: State
+    var delivery: ScheduledDelivery<Downstream>
     private var timer = TimerSlot()
-    private var queue = SerialDeliveryQueue<Event>()
 
     init(downstream: Downstream) {
-        state = .awaitingSubscription(downstream)
-    }
-
-    /// The upstream subscription, while upstream is running.
-    var upstream: (any Subscription)? {
-        if case .active(let upstream, _) = state { return upstream }
-        return nil
-    }
-
-    /// Returns the downstream to pass the subscription to, or `nil` if it must be cancelled.
-    mutating func subscriptionReceived(_ subscription: any Subscription) -> Downstream? {
-        guard case .awaitingSubscription(let downstream) = state else { return nil }
-        state = .active(upstream: subscription, downstream: downstream)
-        return downstream
+        delivery = ScheduledDelivery(downstream: downstream, demandMode: .forwarded)
     }
 
     /// The subscription reached downstream: returns the generation of the first timer to arm, if still active.
     mutating func timerWanted() -> UInt64? {
-        guard case .active = state, !timer.isArmed else { return nil }
+        guard delivery.isActive, !timer.isArmed else { return nil }
         return timer.rearm().generation
     }
 
     /// Queues a value; returns the new timer generation and the previous timer to cancel, or `nil` to ignore it.
     mutating func valueReceived(_ value: Downstream.Input) -> (UInt64, (any Cancellable)?)? {
-        guard case .active = state else { return nil }
-        queue.enqueue(.value(value))
+        guard delivery.isActive else { return nil }
+        delivery.enqueue(value)
         let (generation, previous) = timer.rearm()
         return (generation, previous)
     }
@@ -261,69 +214,26 @@ internal struct TimeoutStateMachine<Downstream: Subscriber> {
     mutating func completionReceived(
         _ completion: Subscribers.Completion<Downstream.Failure>
     ) -> (accepted: Bool, timer: (any Cancellable)?) {
-        guard case .active(_, let downstream) = state else { return (false, nil) }
-        state = .draining(downstream)
-        queue.enqueue(.completion(completion))
+        guard delivery.enqueueCompletion(completion) else { return (false, nil) }
         return (true, timer.disarm())
     }
 
     /// The scheduler returned a timer; returns it back if it must be cancelled.
     mutating func timerScheduled(_ cancellable: any Cancellable, generation: UInt64) -> (any Cancellable)? {
-        guard case .active = state else { return cancellable }
+        guard delivery.isActive else { return cancellable }
         return timer.scheduled(cancellable, generation: generation)
     }
 
-    /// The timer fired: if it is current, returns the upstream and the timer to cancel.
+    /// The timer fired: if it is current, ends the stream; returns the upstream and the timer to cancel.
     mutating func timerFired(generation: UInt64) -> (any Subscription, (any Cancellable)?)? {
-        guard case .active(let upstream, let downstream) = state else { return nil }
+        guard delivery.isActive else { return nil }
         let (isCurrent, cancellable) = timer.firedOnce(generation: generation)
-        guard isCurrent else { return nil }
-        state = .draining(downstream)
+        guard isCurrent, let upstream = delivery.cutUpstream() else { return nil }
         return (upstream, cancellable)
-    }
-
-    /// Queues the timeout's completion and credits it (the timer's action delivers it); returns what to deliver.
-    mutating func timeoutCompletionCreated(_ completion: Subscribers.Completion<Downstream.Failure>) -> Delivery? {
-        guard case .draining = state else { return nil }
-        queue.enqueue(.completion(completion))
-        return creditArrived()
-    }
-
-    /// A scheduled delivery ran: returns what the caller must deliver, if anything.
-    mutating func creditArrived() -> Delivery? {
-        guard let event = queue.creditArrived() else { return nil }
-        return delivery(for: event)
-    }
-
-    /// The caller delivered; returns what it must deliver next, if anything.
-    mutating func deliveryFinished() -> Delivery? {
-        guard let event = queue.deliveryFinished() else { return nil }
-        return delivery(for: event)
     }
 
     /// Downstream cancelled: returns the upstream subscription and the timer to cancel.
     mutating func cancelled() -> ((any Subscription)?, (any Cancellable)?) {
-        let upstream = self.upstream
-        state = .terminal
-        queue.removeAll()
-        return (upstream, timer.disarm())
-    }
-
-    private mutating func delivery(for event: Event) -> Delivery {
-        let downstream: Downstream
-        switch state {
-        case .active(_, let current), .draining(let current):
-            downstream = current
-        case .awaitingSubscription, .terminal:
-            internalInconsistency("timeout event \(event) delivered in \(state)")
-        }
-        switch event {
-        case .value(let value):
-            return .value(downstream, value, upstream)
-        case .completion(let completion):
-            state = .terminal
-            queue.removeAll()
-            return .completion(downstream, completion)
-        }
+        (delivery.cancelled(), timer.disarm())
     }
 }

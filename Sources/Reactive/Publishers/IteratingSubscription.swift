@@ -86,9 +86,8 @@ where Elements.Element == Downstream.Input {
 
     @inlinable
     func requestSpecialized(_ demand: Subscribers.Demand) {
-        if demand == .none {
-            apiViolation("a subscription's demand must be greater than zero")
-        }
+        // A demand of zero asks for nothing; Combine's sequence subscription does not trap on it.
+        if demand == .none { return }
         guard case .deliver(var iterator, let next, let downstream) = lock.withLock({ machine.demandRequested(demand) })
         else { return }
         deliver(iterator: &iterator, next: next, downstream: downstream, demand: demand)

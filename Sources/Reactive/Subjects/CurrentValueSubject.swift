@@ -47,10 +47,17 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
 
     /// The value wrapped by this subject; setting it sends the new value to the subscribers.
     ///
-    /// Once the subject has completed, setting it changes nothing.
+    /// Once the subject has completed, setting it still stores the value (as in Combine) but sends
+    /// nothing.
     public var value: Output {
         get { lock.withLock { currentValue } }
-        set { send(newValue) }
+        set {
+            let conduits = lock.withLock { () -> ContiguousArray<SubjectConduitBase<Output, Failure>> in
+                currentValue = newValue
+                return registry.pointee.completion == nil ? registry.pointee.conduits : []
+            }
+            SubjectConduitBase.offer(newValue, toEach: conduits)
+        }
     }
 
     public var description: String { "CurrentValueSubject" }
@@ -100,9 +107,10 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
         }
     }
 
-    /// Keeps the upstream subscription and asks it for `.unlimited` once a subscriber wants values.
+    /// Keeps the upstream subscription and asks it for `.unlimited` at once, as Combine does: the
+    /// subject stores every value as its ``value`` whether or not anyone subscribed.
     public func send(subscription: any Subscription) {
-        switch lock.withLock({ registry.pointee.upstreamArrived(subscription) }) {
+        switch lock.withLock({ registry.pointee.upstreamArrived(subscription, demandAtOnce: true) }) {
         case .requestUnlimited: subscription.request(.unlimited)
         case .wait: break
         case .cancel: subscription.cancel()
@@ -113,9 +121,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
 extension CurrentValueSubject: SubjectConduitOwner {
     @usableFromInline
     internal func conduitDidRequestDemand() {
-        for upstream in lock.withLock({ registry.pointee.downstreamDemanded() }) {
-            upstream.request(.unlimited)
-        }
+        // Nothing to do: upstreams were asked for `.unlimited` when they arrived.
     }
 
     @usableFromInline

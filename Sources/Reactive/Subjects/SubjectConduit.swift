@@ -179,10 +179,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
             drain(extraDemand: .none)
             return
         }
-        guard let value = lock.withLock({ () -> Output? in
-            revokeFastPath()
-            return machine.pointee.valueOffered(value)
-        }) else { return }
+        guard
+            let value = lock.withLock({ () -> Output? in
+                revokeFastPath()
+                return machine.pointee.valueOffered(value)
+            })
+        else { return }
         drain(extraDemand: withDownstream { $0.receive(value) })
     }
 
@@ -194,7 +196,8 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         while true {
             switch fast.load(ordering: .acquiring) {
             case FastPath.lent:
-                if fast.compareExchange(expected: FastPath.lent, desired: FastPath.off, ordering: .acquiring).exchanged {
+                if fast.compareExchange(expected: FastPath.lent, desired: FastPath.off, ordering: .acquiring).exchanged
+                {
                     return
                 }
             case FastPath.delivering:
@@ -223,10 +226,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
 
     @inlinable
     override internal func finish(_ completion: Subscribers.Completion<Failure>) {
-        guard lock.withLock({ () -> Bool in
-            revokeFastPath()
-            return machine.pointee.completionOffered(completion)
-        }) else { return }
+        guard
+            lock.withLock({ () -> Bool in
+                revokeFastPath()
+                return machine.pointee.completionOffered(completion)
+            })
+        else { return }
         withDownstream { $0.receive(completion: completion) }
         releaseDownstream()
     }
@@ -341,7 +346,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     /// Demand not yet used; values in `pending` are already counted against it.
     @usableFromInline var demand: Subscribers.Demand = .none
     /// Values accepted while `.delivering`, in order. Empty in the other phases.
-    @usableFromInline var pending = SubjectConduitQueue<Output>()
+    @usableFromInline var pending = RingQueue<Output>()
     /// A completion that arrived while `.delivering`; sent after `pending` drains.
     @usableFromInline var pendingCompletion: Subscribers.Completion<Failure>?
     /// Current-value subjects: the newest value not yet delivered, for lack of demand.
@@ -470,55 +475,6 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         pending.removeAll()
         pendingCompletion = nil
         latest = nil
-    }
-}
-
-/// A first-in first-out ring of values waiting for a subject's delivering thread.
-///
-/// - Complexity: `append` and `popFirst` are amortized O(1); the storage grows by doubling
-///   and is only allocated once something has to wait.
-///
-/// **Thread safety:** value type; not shared.
-@usableFromInline
-internal struct SubjectConduitQueue<Element> {
-    @usableFromInline var storage: [Element?] = []
-    @usableFromInline var head = 0
-    @usableFromInline var count = 0
-
-    @inlinable
-    internal mutating func append(_ element: Element) {
-        if count == storage.count {
-            grow()
-        }
-        storage[(head + count) % storage.count] = element
-        count += 1
-    }
-
-    @inlinable
-    internal mutating func popFirst() -> Element? {
-        guard count > 0 else { return nil }
-        let element = storage[head].take()
-        head = (head + 1) % storage.count
-        count -= 1
-        return element
-    }
-
-    @inlinable
-    internal mutating func removeAll() {
-        guard count > 0 || !storage.isEmpty else { return }
-        storage = []
-        head = 0
-        count = 0
-    }
-
-    @inlinable
-    mutating func grow() {
-        var grown = [Element?](repeating: nil, count: Swift.max(4, storage.count * 2))
-        for offset in 0..<count {
-            grown[offset] = storage[(head + offset) % storage.count].take()
-        }
-        storage = grown
-        head = 0
     }
 }
 

@@ -54,11 +54,15 @@ internal struct SubjectRegistry<Output, Failure: Error> {
         case cancel
     }
 
+    /// - Parameter demandAtOnce: Whether the subject wants values before any subscriber asks
+    ///   (``CurrentValueSubject`` stores them).
     @inlinable
-    internal mutating func upstreamArrived(_ subscription: any Subscription) -> UpstreamAction {
+    internal mutating func upstreamArrived(_ subscription: any Subscription, demandAtOnce: Bool = false)
+        -> UpstreamAction
+    {
         guard completion == nil else { return .cancel }
         upstreams.append(subscription)
-        return upstreamDemanded ? .requestUnlimited : .wait
+        return upstreamDemanded || demandAtOnce ? .requestUnlimited : .wait
     }
 
     /// - Returns: The upstream subscriptions to ask for `.unlimited`, the first time only.

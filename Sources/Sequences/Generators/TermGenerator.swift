@@ -169,7 +169,7 @@ struct TermCursor {
     /// returns is added after it. The batch lives on the stack; nothing is allocated.
     mutating func deliver(
         demand: Subscribers.Demand,
-        inBatchesTo downstream: any TermBatchSubscriber,
+        inBatchesTo downstream: TermBatchReceiver,
         cancelled: borrowing Atomic<Bool>,
         probe: SequenceProbe?
     ) -> DeliveryOutcome {
@@ -206,7 +206,7 @@ struct TermCursor {
                 if filled > 0 {
                     if let probe { probe.recordProduced(filled) }
                     if !unlimited { budget &-= filled }
-                    let additional = downstream.receive(batch: UnsafeBufferPointer(start: base, count: filled))
+                    let additional = downstream.receive(UnsafeBufferPointer(start: base, count: filled))
                     // One by one: `deinitialize(count:)` destroys through the type's value witness, per term.
                     // A batch of values below 10^18 holds no references: leaving it is destroying it.
                     if holdsArrays {

@@ -27,7 +27,7 @@ public final class SequenceProbe: Sendable {
 
     /// The number of elements handed to subscribers so far. It counts an element just before the
     /// subscriber's `receive(_:)` is called, so inside that call it already includes that element (and
-    /// a batch, just before ``TermBatchSubscriber/receive(batch:)``: inside it, the whole batch).
+    /// a batch, just before `BatchSubscriber.receive(batch:)`: inside it, the whole batch).
     public var produced: Int {
         producedCount.load(ordering: .acquiring)
     }

@@ -9,7 +9,7 @@ import Synchronization
 /// collect demand that arrived meanwhile (see ``SequenceSubscriptionStateMachine``). Per element it only
 /// reads a relaxed atomic cancelled flag. The lock is never held while calling the subscriber.
 ///
-/// A subscriber that is a ``TermBatchSubscriber`` gets the terms in batches, through one call per batch:
+/// A subscriber that is a `BatchSubscriber` (``Reactive``) gets the terms in batches, through one call per batch:
 /// this class is compiled generic over its subscriber, so each call into it goes through witness tables.
 ///
 /// **Ownership:** retained by its subscriber; it retains the subscriber until it finishes or is
@@ -32,14 +32,14 @@ where Downstream.Input == Term, Downstream.Failure == Never {
     private var cursor: TermCursor  // Guarded by lock while idle; emitter-confined while delivering.
     private var downstream: Downstream?  // Guarded by lock while idle; emitter-confined while delivering.
     /// The same subscriber as `downstream` when it takes batches, else `nil`; set and released with it.
-    private var batchDownstream: (any TermBatchSubscriber)?  // Guarded like `downstream`.
+    private var batchDownstream: TermBatchReceiver?  // Guarded like `downstream`.
 
     init(kind: SequenceKind, downstream: Downstream, cursor: TermCursor, probe: SequenceProbe?) {
         self.kind = kind
         self.probe = probe
         self.cursor = cursor
         self.downstream = downstream
-        self.batchDownstream = downstream as? any TermBatchSubscriber
+        self.batchDownstream = TermBatchReceiver(downstream)
     }
 
     var description: String { kind.displayName }
@@ -60,7 +60,7 @@ where Downstream.Input == Term, Downstream.Failure == Never {
 
     func cancel() {
         var released: Downstream?
-        var releasedBatch: (any TermBatchSubscriber)?
+        var releasedBatch: TermBatchReceiver?
         let action = lock.withLock { () -> SequenceSubscriptionStateMachine.CancelAction in
             let action = machine.cancelled()
             switch action {

@@ -1,7 +1,5 @@
-import Foundation
 import HTTPServer
 import Reactive
-import Sequences
 import Synchronization
 
 /// How a finished stream went, for the request log and metrics.
@@ -14,32 +12,42 @@ public struct StreamSummary: Sendable, Equatable {
     public var end: StreamEnd
 }
 
-/// The subscriber that turns a streaming response's writability into demand: the client's read
-/// rate becomes the publisher's pace.
+/// The subscriber that turns a streaming response's writability into demand: the client's read rate
+/// becomes the publisher's pace.
 ///
-/// It requests a window of values sized to what the outbound buffer can take, writes each value
-/// straight into the buffer, asks for the next window only while the writer stays writable, and
-/// otherwise waits for the writer's not-writable → writable edge. A client that stops reading
-/// therefore stops the producer with at most one window in flight; one that leaves cancels the
-/// subscription, and with it everything upstream.
+/// It requests a window of values sized to what the outbound buffer can take, writes each value straight
+/// into the buffer, asks for the next window only while the writer stays writable, and otherwise waits for
+/// the writer's not-writable → writable edge. A client that stops reading therefore stops the producer with
+/// at most one window in flight; one that leaves cancels the subscription, and with it everything upstream.
 ///
-/// Values may arrive on any thread. Those that arrive on the loop, inside the bridge's own
-/// `request`, are written at once (the fast path for synchronous producers such as the sequences):
-/// each request runs inside one append session on the outbound buffer, so a window of values costs
-/// one buffer hand-over and one flush check, not one per value. All other values hop onto the loop in
-/// order, and once one has hopped, later ones follow it so that order is kept. A producer that keeps
-/// up with a fast reader yields the loop after ``bytesPerTurn`` so other connections are served.
+/// Three parts, each with one job:
 ///
-/// **Ownership:** retained by the upstream subscription (as its subscriber) and by the writer's
-/// callbacks until the stream ends; it then drops both.
+/// - the writer (``StreamWriter``, a ``BodyWriter`` in the service) owns the stream: open or closed,
+///   writable or not. The bridge asks it and keeps no copy;
+/// - ``DemandBridgeStateMachine`` owns the demand: the subscription, the window outstanding, whether the
+///   bridge is inside its own request, and how the stream ended;
+/// - the ``StreamEncoder`` owns the bytes of the format.
 ///
-/// **Thread safety:** the `Subscriber` methods are safe to call from any thread; everything else
-/// is confined to the writer's loop.
-final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, HeartbeatParticipant,
+/// Values may arrive on any thread. Those that arrive on the loop with nothing queued before them are
+/// handled at once: inside the bridge's own request (a synchronous producer such as the sequences) they go
+/// straight into the buffer the writer lent for the call, so a window costs one buffer hand-over and one
+/// flush check, not one per value, and a ``BatchSubscriber`` producer hands over a whole batch per call. All
+/// other values hop onto the loop in order, and once one has hopped, later ones follow it. A producer that
+/// keeps up with a fast reader yields the loop after ``bytesPerTurn`` so other connections are served.
+///
+/// Ending is one transition with one set of actions: the machine moves to `ended` once, and the bridge then
+/// detaches from the writer, cancels the subscription if it still holds one, writes the final frame and
+/// finishes the response (or, if the client left, only cancels), and reports the ``StreamSummary``.
+///
+/// **Ownership:** retained by the upstream subscription (as its subscriber), by the writer's callbacks and
+/// by the loop's heartbeat ticker until the stream ends; it then drops all three.
+///
+/// **Thread safety:** the `Subscriber` methods are safe to call from any thread; everything else is
+/// confined to the writer's loop.
+final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: BatchSubscriber, HeartbeatParticipant,
     CustomStringConvertible, @unchecked Sendable
 {
-    // @unchecked Sendable: `state` (and what it points to) is confined to `loop`; `hops` and
-    // `requestingThread` are atomics read from any thread.
+    // @unchecked Sendable: `state` (and what it points to) is confined to `loop`; `hops` is an atomic.
     typealias Input = Encoder.Element
 
     /// Limits on the demand windows.
@@ -50,58 +58,50 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         var initialBytesPerValue = 32
     }
 
-    private let writer: BodyWriter  // Immutable.
+    private let writer: any StreamWriter  // Immutable.
     private let loop: EventLoop  // Immutable.
     private let encoder: Encoder  // Immutable.
     /// `encoder.append`, made in `init`, where the encoder's type is known: the per-value call from a
     /// producer compiled without knowing it (another module's generic code) then lands in specialized
     /// code instead of going through witness tables. // Immutable.
     private let appendValue: (Input, UnsafeMutablePointer<OutboundBuffer>) -> Void
-    /// `encoder.append` over several values, made in `init` like `appendValue`: the loop over a batch
-    /// runs in specialized code, with the encoder inlined. // Immutable.
+    /// `encoder.append` over several values, made in `init` like `appendValue`: the loop over a batch runs
+    /// in specialized code, with the encoder inlined. // Immutable.
     private let appendValues: (UnsafeBufferPointer<Input>, UnsafeMutablePointer<OutboundBuffer>) -> Void
     private let window: Window  // Immutable.
     private let failureProblem: @Sendable (Failure) -> Problem  // Immutable.
     private let heartbeats: HeartbeatTicker?  // Immutable.
-    private var onEnd: ((StreamSummary) -> Void)?  // Loop-confined.
-    /// The per-value state, in heap storage of its own: reached through a pointer, it costs no dynamic
-    /// exclusivity check per access (a class's stored `var`s do). // Loop-confined.
+    private let onEnd: (StreamSummary) -> Void  // Immutable.
+    /// The machine and the counters, in heap storage of their own: reached through a pointer, they cost no
+    /// dynamic exclusivity check per access (a class's stored `var`s do). // Loop-confined.
     private let state: UnsafeMutablePointer<State>
+    /// Deliveries and completions waiting in the loop's queue; while any wait, new ones queue too.
+    private let hops = Atomic<Int>(0)
 
-    /// What the bridge tracks per value and per window.
+    /// The machine, and what the bridge counts for the summary and the heartbeat.
     private struct State {
         var machine = DemandBridgeStateMachine()
+        /// Values written.
         var events = 0
+        /// Body bytes written.
         var bytes = 0
         var eventsAtLastHeartbeatCheck = 0
         var idleTicks = 0
-        /// The outbound buffer lent for the current request's append session, while one is open.
-        var session: UnsafeMutablePointer<OutboundBuffer>?
-        /// Values written in the current session.
-        var sessionValues = 0
-        /// Whether the stream ended inside the session: the response is finished once it closes.
-        var finishAfterSession = false
-        /// Whether a continuation is queued after the bridge yielded the loop.
-        var resumeQueued = false
     }
 
     /// Bytes a synchronous producer may write in one go before the bridge yields the loop to the other
     /// connections on it (the rest follows in a later turn).
     static var bytesPerTurn: Int { 1024 * 1024 }
 
-    /// Deliveries and completions waiting in the loop's queue; while any wait, new ones queue too.
-    private let hops = Atomic<Int>(0)
-    /// The thread running the bridge's own `request` call on the loop, or 0.
-    private let requestingThread = Atomic<UInt>(0)
-
     /// - Parameters:
     ///   - writer: The streaming response to write into; its callbacks are taken over.
     ///   - encoder: The framing of the response's format.
+    ///   - window: Limits on the demand windows.
     ///   - heartbeats: The loop's ticker, for keep-alives while the stream is idle.
     ///   - failureProblem: Turns a publisher failure into the problem written in the failure frame.
     ///   - onEnd: Called once on the loop when the stream has ended, however it ended.
     init(
-        writer: BodyWriter,
+        writer: any StreamWriter,
         encoder: Encoder,
         window: Window = Window(),
         heartbeats: HeartbeatTicker? = nil,
@@ -113,33 +113,24 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         self.loop = writer.loop
         self.encoder = encoder
         self.appendValue = { value, buffer in encoder.append(value, to: &buffer.pointee) }
-        self.appendValues = { values, buffer in
-            encoder.append(contentsOf: values, to: &buffer.pointee)
-        }
+        self.appendValues = { values, buffer in encoder.append(contentsOf: values, to: &buffer.pointee) }
         self.window = window
         self.failureProblem = failureProblem
         self.heartbeats = heartbeats
         self.onEnd = onEnd
         state = .allocate(capacity: 1)
         state.initialize(to: State())
-        // Strong on purpose: the writer drops its callbacks when the stream ends, which breaks the cycle.
-        writer.onWritable = { self.writerBecameWritable() }
-        writer.onClose = { self.writerClosed() }
-        writer.onShutdown = { self.shutdownRequested() }
         write { encoder.appendPrologue(to: &$0) }
         heartbeats?.add(self)
+        // Strong on purpose: the bridge drops them when the stream ends (and the writer when it closes).
+        writer.onWritable = { self.perform(self.state.pointee.machine.becameWritable(window: self.nextWindow)) }
+        writer.onShutdown = { self.perform(self.state.pointee.machine.shutdownRequested()) }
+        writer.onClose = { self.perform(self.state.pointee.machine.clientGone()) }  // at once if closed already
     }
-
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
-    }
-
-    var description: String { "DemandBridge" }
 
     /// A bridge for a publisher that cannot fail.
     convenience init(
-        writer: BodyWriter,
+        writer: any StreamWriter,
         encoder: Encoder,
         window: Window = Window(),
         heartbeats: HeartbeatTicker? = nil,
@@ -155,44 +146,53 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         )
     }
 
-    // MARK: Subscriber
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    var description: String { "DemandBridge" }
+
+    // MARK: Subscriber (any thread)
 
     func receive(subscription: any Subscription) {
         if isOnLoopInOrder {
-            subscribed(subscription)
+            perform(state.pointee.machine.subscribed(subscription, window: nextWindow))
         } else {
-            hop { $0.subscribed(subscription) }
+            hop { $0.perform($0.state.pointee.machine.subscribed(subscription, window: $0.nextWindow)) }
         }
     }
 
     func receive(_ input: Input) -> Subscribers.Demand {
-        if isInsideOwnRequest && hops.load(ordering: .relaxed) == 0 {
-            // Inside our own request, on the loop: straight into the lent buffer. The next window is
-            // requested when the request returns, not as this call's demand.
-            if let session = state.pointee.session {
-                appendValue(input, session)
-                state.pointee.sessionValues &+= 1
-            } else {
-                perform(written(input))
-            }
-            return .none
+        if isOnLoopInOrder {
+            deliver(input)
+        } else {
+            hop { $0.deliver(input) }
         }
-        hop { bridge in
-            bridge.perform(bridge.written(input))
-        }
+        // The next window is requested by the bridge itself, never as this call's demand.
         return .none
     }
 
-    /// Receives several values at once (from a producer that batches, see ``TermBatchSubscriber``): inside
-    /// the bridge's own request they are written in one specialized loop; otherwise one by one, as
+    /// Receives several values at once (from a producer that batches, see `BatchSubscriber`): inside the
+    /// bridge's own request they are written in one specialized loop; otherwise one by one, as
     /// ``receive(_:)`` would. The values are copied if they must hop.
-    func receive(values: UnsafeBufferPointer<Input>) -> Subscribers.Demand {
-        if isInsideOwnRequest && hops.load(ordering: .relaxed) == 0, let session = state.pointee.session {
-            appendValues(values, session)
-            state.pointee.sessionValues &+= values.count
+    func receive(batch: UnsafeBufferPointer<Input>) -> Subscribers.Demand {
+        guard isOnLoopInOrder else {
+            let values = Array(batch)
+            hop { bridge in
+                for value in values { bridge.deliver(value) }
+            }
             return .none
         }
-        for value in values { _ = receive(value) }
+        switch state.pointee.machine.delivery(of: batch.count) {
+        case .appendToSession(let session):
+            appendValues(batch, session)
+            state.pointee.events &+= batch.count
+        case .write:
+            for index in batch.indices { deliver(batch[index]) }
+        case .drop:
+            break
+        }
         return .none
     }
 
@@ -214,16 +214,19 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         return min(window.maximum, max(1, writer.writableBytes / perValue))
     }
 
-    private func subscribed(_ subscription: any Subscription) {
-        perform(state.pointee.machine.subscribed(subscription, window: nextWindow))
-    }
-
-    /// Writes one value that arrived outside a session; returns `.request` when the next window is due.
-    private func written(_ input: Input) -> DemandBridgeStateMachine.Action {
-        guard state.pointee.machine.acceptsValues else { return .none }
-        write { encoder.append(input, to: &$0) }
-        state.pointee.events &+= 1
-        return state.pointee.machine.valuesWritten(1) { nextWindow }
+    /// One value, on the loop and in order.
+    private func deliver(_ input: Input) {
+        switch state.pointee.machine.delivery(of: 1) {
+        case .appendToSession(let session):
+            appendValue(input, session)
+            state.pointee.events &+= 1
+        case .write:
+            write { encoder.append(input, to: &$0) }
+            state.pointee.events &+= 1
+            perform(state.pointee.machine.valuesWritten(1) { nextWindow })
+        case .drop:
+            break
+        }
     }
 
     private func completed(_ completion: Subscribers.Completion<Failure>) {
@@ -233,22 +236,8 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         }
     }
 
-    private func writerBecameWritable() {
-        perform(state.pointee.machine.becameWritable(window: nextWindow))
-    }
-
-    private func writerClosed() {
-        perform(state.pointee.machine.clientGone())
-        finish()
-    }
-
-    private func shutdownRequested() {
-        perform(state.pointee.machine.shutdownRequested())
-    }
-
     /// Called by the loop's heartbeat ticker; writes a heartbeat after `ticksPerHeartbeat` idle ticks.
     func heartbeatTick(ticksPerHeartbeat: Int) {
-        guard !state.pointee.machine.hasEnded else { return }
         let events = state.pointee.events
         if events != state.pointee.eventsAtLastHeartbeatCheck {
             state.pointee.eventsAtLastHeartbeatCheck = events
@@ -266,86 +255,62 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         switch action {
         case .none:
             break
-        case .request(let subscription, let count):
-            request(count, from: subscription)
+        case .request(let subscription, let window):
+            request(window, from: subscription)
         case .cancel(let subscription):
             subscription.cancel()
+        case .yield:
+            loop.execute { [self] in perform(state.pointee.machine.resumed(window: nextWindow)) }
         case .end(let reason, let subscription):
-            subscription?.cancel()
-            write { encoder.appendEnd(reason, to: &$0) }
-            finish()
+            end(reason, cancelling: subscription, finalFrame: .end(reason))
         case .fail(let problem):
-            write { encoder.appendFailure(problem, to: &$0) }
-            finish()
+            end(.error, cancelling: nil, finalFrame: .failure(problem))
+        case .abandon(let subscription):
+            end(.clientGone, cancelling: subscription, finalFrame: nil)
         }
     }
 
-    /// Requests `count` values, and goes on requesting window after window while a synchronous producer
+    /// Requests `window` values, and goes on requesting window after window while a synchronous producer
     /// fills them and the writer stays writable, up to ``bytesPerTurn``; then yields the loop.
     ///
-    /// Each request runs in an append session: the thread is marked so that values delivered inside take
-    /// the fast path, and the outbound buffer is lent for the duration, so those values are written with
-    /// no per-value call into the writer. Nothing inside may touch the writer: an end that arrives
-    /// inside is written into the session and the response finished after it.
-    private func request(_ count: Int, from subscription: any Subscription) {
-        guard state.pointee.session == nil else {
-            // Re-entered from inside a session (the producer asked for more on our behalf): plain request.
-            subscription.request(.max(count))
-            return
-        }
-        var count = count
-        var written = 0
+    /// Each request runs in a session: the writer lends its buffer for the call and the machine is
+    /// `requesting`, so values delivered inside are appended to it with no per-value call into the writer.
+    private func request(_ window: Int, from subscription: any Subscription) {
+        var window = window
+        var turnBytes = 0
         while true {
-            let thread = UInt(bitPattern: Int(bitPattern: pthread_self()))
-            let previous = requestingThread.exchange(thread, ordering: .relaxed)
-            var sessionBytes = 0
-            state.pointee.sessionValues = 0
+            let eventsBefore = state.pointee.events
+            var entered = false
             writer.withAppendBuffer { buffer in
                 let before = buffer.count
-                withUnsafeMutablePointer(to: &buffer) { lent in
-                    state.pointee.session = lent
-                    subscription.request(.max(count))
-                    state.pointee.session = nil
+                withUnsafeMutablePointer(to: &buffer) { session in
+                    entered = true
+                    state.pointee.machine.requestStarted(session: session)
+                    subscription.request(.max(window))
                 }
-                sessionBytes = buffer.count &- before
+                state.pointee.bytes &+= buffer.count &- before
+                turnBytes &+= buffer.count &- before
             }
-            requestingThread.store(previous, ordering: .relaxed)
-            let values = state.pointee.sessionValues
-            state.pointee.sessionValues = 0
-            state.pointee.bytes &+= sessionBytes
-            state.pointee.events &+= values
-            written &+= sessionBytes
-            if state.pointee.finishAfterSession {
-                state.pointee.finishAfterSession = false
-                finish()
+            guard entered else {
+                // The writer took nothing: its stream closed without telling us (it always does); end here.
+                perform(state.pointee.machine.clientGone())
                 return
             }
-            guard values > 0 else { return }  // an asynchronous producer: its values hop in later
-            let action = state.pointee.machine.valuesWritten(values) { written < Self.bytesPerTurn ? nextWindow : 0 }
+            let received = state.pointee.events &- eventsBefore
+            let action = state.pointee.machine.requestReturned(
+                received: received,
+                turnUsedUp: turnBytes >= Self.bytesPerTurn
+            ) { nextWindow }
             guard case .request(_, let next) = action else {
-                if written >= Self.bytesPerTurn { yieldLoop() }
+                perform(action)
                 return
             }
-            count = next
+            window = next
         }
     }
 
-    /// Lets the loop serve its other connections, then asks for the next window if it is still due.
-    private func yieldLoop() {
-        guard !state.pointee.resumeQueued else { return }
-        state.pointee.resumeQueued = true
-        loop.execute { [self] in
-            state.pointee.resumeQueued = false
-            perform(state.pointee.machine.becameWritable(window: nextWindow))
-        }
-    }
-
+    /// Appends through the writer (outside a request session), counting the bytes.
     private func write(_ body: (inout OutboundBuffer) -> Void) {
-        if let session = state.pointee.session {
-            // Inside a session the buffer is lent to us already; the session counts the bytes.
-            body(&session.pointee)
-            return
-        }
         writer.withAppendBuffer { buffer in
             let before = buffer.count
             body(&buffer)
@@ -353,32 +318,36 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
         }
     }
 
-    /// Reports the summary once, then ends the response if it is still open (after the session, if the
-    /// end came inside one).
-    private func finish() {
-        if state.pointee.session != nil {
-            state.pointee.finishAfterSession = true
-            return
+    /// The last frame of a stream the bridge ends itself.
+    private enum FinalFrame {
+        case end(StreamEnd)
+        case failure(Problem)
+    }
+
+    /// The end of the stream, whatever ended it; runs once (the machine reaches `ended` once). With a
+    /// `finalFrame` the bridge ends the response (detached first, so the writer's `onClose` does not come
+    /// back to it); without, the response is already closed (the client left).
+    private func end(_ reason: StreamEnd, cancelling subscription: (any Subscription)?, finalFrame: FinalFrame?) {
+        heartbeats?.remove(self)
+        writer.onWritable = nil
+        writer.onShutdown = nil
+        writer.onClose = nil
+        subscription?.cancel()
+        switch finalFrame {
+        case .end(let reason)?: write { encoder.appendEnd(reason, to: &$0) }
+        case .failure(let problem)?: write { encoder.appendFailure(problem, to: &$0) }
+        case nil: break
         }
-        if let onEnd, let reason = state.pointee.machine.endReason {
-            self.onEnd = nil
-            heartbeats?.remove(self)
-            onEnd(StreamSummary(events: state.pointee.events, bytes: state.pointee.bytes, end: reason))
-        }
-        writer.finish()
+        onEnd(StreamSummary(events: state.pointee.events, bytes: state.pointee.bytes, end: reason))
+        if finalFrame != nil { writer.finish() }
     }
 
     // MARK: Threads
 
-    /// Whether the caller is inside the bridge's own `request`, on the loop.
-    @inline(__always)
-    private var isInsideOwnRequest: Bool {
-        requestingThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self()))
-    }
-
     /// Whether an event may be handled right here: on the loop with nothing queued before it.
+    @inline(__always)
     private var isOnLoopInOrder: Bool {
-        hops.load(ordering: .relaxed) == 0 && (isInsideOwnRequest || loop.inEventLoop)
+        hops.load(ordering: .relaxed) == 0 && loop.inEventLoop
     }
 
     private func hop(_ work: @escaping (DemandBridge) -> Void) {
@@ -388,14 +357,6 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: Subscriber, He
             box.value(self)
             hops.wrappingSubtract(1, ordering: .relaxed)
         }
-    }
-}
-
-/// A bridge streaming sequence terms takes them a batch at a time: one call per batch from the sequence
-/// subscription (compiled generic over its subscriber), then a specialized loop writes the batch.
-extension DemandBridge: TermBatchSubscriber where Encoder.Element == Term, Failure == Never {
-    func receive(batch: UnsafeBufferPointer<Term>) -> Subscribers.Demand {
-        receive(values: batch)
     }
 }
 

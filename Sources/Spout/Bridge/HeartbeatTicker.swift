@@ -18,42 +18,63 @@ protocol HeartbeatParticipant: AnyObject {
 ///
 /// **Thread safety:** confined to its loop's queue, except ``cancel()``.
 final class HeartbeatTicker: @unchecked Sendable {
-    // @unchecked Sendable: `participants` is confined to `loop.queue`; the timer source is thread-safe.
+    // @unchecked Sendable: `participants` and `timer` are confined to `loop.queue`.
     private let loop: EventLoop  // Immutable.
-    private let timer: any DispatchSourceTimer  // Immutable.
+    private let tickNanoseconds: Int  // Immutable.
     private let ticksPerHeartbeat: Int  // Immutable.
     private var participants: [ObjectIdentifier: any HeartbeatParticipant] = [:]  // Loop-confined.
+    /// Runs only while there are participants: an idle timer would keep waking Dispatch, whose idle worker
+    /// threads exit only after 5 s without a wake-up. // Loop-confined.
+    private var timer: (any DispatchSourceTimer)?
+    private var isCancelled = false  // Loop-confined.
 
     init(loop: EventLoop, heartbeat: Duration) {
         self.loop = loop
         let heartbeatNanoseconds = max(heartbeat.nanoseconds, 2_000_000)
         let tickNanoseconds = min(heartbeatNanoseconds / 2, 1_000_000_000)
+        self.tickNanoseconds = Int(tickNanoseconds)
         ticksPerHeartbeat = max(1, Int((heartbeatNanoseconds + tickNanoseconds - 1) / tickNanoseconds))
-        timer = DispatchSource.makeTimerSource(queue: loop.queue)
-        timer.schedule(
-            deadline: .now() + .nanoseconds(Int(tickNanoseconds)),
-            repeating: .nanoseconds(Int(tickNanoseconds)),
-            leeway: .nanoseconds(Int(tickNanoseconds / 10))
-        )
-        timer.setEventHandler { [weak self] in self?.tick() }
-        timer.activate()
     }
 
     /// Starts ticking `participant` until ``remove(_:)``.
     func add(_ participant: any HeartbeatParticipant) {
         loop.preconditionInEventLoop()
         participants[ObjectIdentifier(participant)] = participant
+        guard timer == nil, !isCancelled else { return }
+        let timer = DispatchSource.makeTimerSource(queue: loop.queue)
+        timer.schedule(
+            deadline: .now() + .nanoseconds(tickNanoseconds),
+            repeating: .nanoseconds(tickNanoseconds),
+            leeway: .nanoseconds(tickNanoseconds / 10)
+        )
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.activate()
+        self.timer = timer
     }
 
     /// Stops ticking `participant`.
     func remove(_ participant: any HeartbeatParticipant) {
         loop.preconditionInEventLoop()
         participants[ObjectIdentifier(participant)] = nil
+        if participants.isEmpty {
+            timer?.cancel()
+            timer = nil
+        }
     }
 
     /// Stops the timer for good.
     func cancel() {
-        timer.cancel()
+        loop.execute { [self] in
+            isCancelled = true
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    /// Whether the timer runs (for tests).
+    var isTicking: Bool {
+        loop.preconditionInEventLoop()
+        return timer != nil
     }
 
     private func tick() {

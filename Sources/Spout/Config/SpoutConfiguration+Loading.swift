@@ -5,18 +5,30 @@ extension SpoutConfiguration {
     public enum Command: Equatable, Sendable {
         /// Run the service with this configuration.
         case run(SpoutConfiguration)
-        /// Print the usage text and exit.
+        /// Print the usage text (``usage``) and exit.
         case help
+        /// Print the version (``BuildInfo/versionLine``) and exit.
+        case version
     }
 
-    /// The flags `spout` understands, for `--help`.
-    public static let usage = """
-        usage: spout [--config FILE] [--host ADDRESS] [--port PORT] [--event-loops N] [--upstream URL] [--help]
+    /// The text `spout --help` prints: the flags, the layering, and every key with its default and its
+    /// environment variable, generated from the one table of keys.
+    public static var usage: String {
+        var text = """
+            usage: spout [--config FILE] [--host ADDRESS] [--port PORT] [--event-loops N] [--upstream URL]
+                         [--log-level LEVEL] [--help] [--version]
 
-        Serves streamed sequences over HTTP. Every configuration key can also be set in a JSON
-        file (--config or SPOUT_CONFIG) or an environment variable (SPOUT_PORT, SPOUT_SSE_HEARTBEAT_SECONDS,
-        ...); flags win over the environment, which wins over the file, which wins over the defaults.
-        """
+            Serves streamed sequences over HTTP. Every key below can be set in a JSON file (--config FILE or
+            SPOUT_CONFIG=FILE), in its environment variable, and some by a flag; flags win over the environment,
+            which wins over the file, which wins over these defaults. Lists in environment variables are
+            comma-separated.
+
+            keys:
+
+            """
+        text += ConfigKey.helpTable()
+        return text
+    }
 
     /// Builds the configuration from defaults, the optional file, the environment and the flags.
     ///
@@ -31,14 +43,18 @@ extension SpoutConfiguration {
         while index < arguments.endIndex {
             let argument = arguments[index]
             if argument == "--help" || argument == "-h" { return .help }
+            if argument == "--version" { return .version }
             let (name, inlineValue) = splitFlag(argument)
-            guard let key = flagKeys[name] else { throw .invalidFlag(argument) }
+            guard let key = flagKeys[name] else {
+                let known = flagKeys.keys.map { "--\($0)" } + ["--help", "--version"]
+                throw .invalidFlag(argument, suggestion: Suggestion.closest(to: argument, among: known))
+            }
             let value: String
             if let inlineValue {
                 value = inlineValue
             } else {
                 index += 1
-                guard index < arguments.endIndex else { throw .invalidFlag(argument) }
+                guard index < arguments.endIndex else { throw .invalidFlag(argument, suggestion: nil) }
                 value = arguments[index]
             }
             if key == "config" { configPath = value } else { flags.append((key, value)) }
@@ -57,24 +73,43 @@ extension SpoutConfiguration {
             }
         }
         for (name, value) in flags {
-            guard let key = ConfigKey.named[name] else { throw .invalidFlag(name) }
+            guard let key = ConfigKey.named[name] else { throw .invalidFlag(name, suggestion: nil) }
             try key.apply(text: value, to: &configuration, source: "--\(flagName(for: name))")
         }
         return .run(configuration)
     }
 
+    /// Every key with its value here, as the file would hold it (`"port"` → `8080`), in the table's order: the
+    /// effective configuration that start-up logs at `debug`.
+    public var effectiveValues: [(key: String, value: String)] {
+        ConfigKey.all.map { ($0.name, $0.valueText(in: self)) }
+    }
+
+    /// The `SPOUT_*` variables of `environment` that set nothing (usually typos), each with the closest known
+    /// name; start-up reports them as warnings and goes on.
+    public static func unknownEnvironmentVariables(in environment: [String: String]) -> [ConfigWarning] {
+        let known = ConfigKey.environmentNames
+        return environment.keys.filter { $0.hasPrefix("SPOUT_") && !known.contains($0) }.sorted().map { name in
+            ConfigWarning(variable: name, suggestion: Suggestion.closest(to: name, among: known.sorted()))
+        }
+    }
+
     /// Applies the JSON object in `data` over this configuration.
+    ///
+    /// - Throws: ``ConfigError/invalidJSON(path:line:column:reason:)`` with the place of a syntax error (trailing
+    ///   commas and duplicate keys included), ``ConfigError/unknownKey(_:source:suggestion:)`` with the closest
+    ///   known key, ``ConfigError/invalidValue(key:value:expected:source:)`` saying what the value was.
     public mutating func apply(json data: Data, source: String) throws(ConfigError) {
-        let object: Any
+        let document: ConfigJSON
         do {
-            object = try JSONSerialization.jsonObject(with: data)
+            document = try ConfigJSON.parse(Array(data))
         } catch {
-            throw .malformedFile(path: source, reason: "invalid JSON")
+            throw .invalidJSON(path: source, line: error.line, column: error.column, reason: error.reason)
         }
-        guard let root = object as? [String: Any] else {
-            throw .malformedFile(path: source, reason: "the top level must be an object")
+        guard case .object(let root) = document else {
+            throw .malformedFile(path: source, reason: "the top level must be an object, got \(document.summary)")
         }
-        try apply(object: root, prefix: "", source: source)
+        try apply(members: root, prefix: "", source: source)
     }
 
     private mutating func apply(fileAt path: String) throws(ConfigError) {
@@ -87,15 +122,20 @@ extension SpoutConfiguration {
         try apply(json: data, source: path)
     }
 
-    private mutating func apply(object: [String: Any], prefix: String, source: String) throws(ConfigError) {
-        for (name, value) in object.sorted(by: { $0.key < $1.key }) {
+    private mutating func apply(members: [(name: String, value: ConfigJSON)], prefix: String, source: String)
+        throws(ConfigError)
+    {
+        for (name, value) in members {
             let path = prefix.isEmpty ? name : "\(prefix).\(name)"
-            if let nested = value as? [String: Any] {
-                guard ConfigKey.sections.contains(path) else { throw .unknownKey(path, source: source) }
-                try apply(object: nested, prefix: path, source: source)
-            } else {
-                guard let key = ConfigKey.named[path] else { throw .unknownKey(path, source: source) }
+            if case .object(let nested) = value, ConfigKey.sections.contains(path) {
+                try apply(members: nested, prefix: path, source: source)
+            } else if let key = ConfigKey.named[path] {
                 try key.apply(json: value, to: &self, source: source)
+            } else if ConfigKey.sections.contains(path) {
+                throw .invalidValue(key: path, value: value.summary, expected: "an object", source: source)
+            } else {
+                let known = ConfigKey.all.map(\.name) + ConfigKey.sections.sorted()
+                throw .unknownKey(path, source: source, suggestion: Suggestion.closest(to: path, among: known))
             }
         }
     }
@@ -107,10 +147,17 @@ extension SpoutConfiguration {
         "port": "port",
         "event-loops": "eventLoops",
         "upstream": "upstream.baseURL",
+        "log-level": "log.level",
     ]
 
-    private static func flagName(for key: String) -> String {
+    /// The flag that sets `key`, without `--`, if there is one.
+    static func flagName(for key: String) -> String {
         flagKeys.first { $0.value == key }?.key ?? key
+    }
+
+    /// Whether a flag sets `key`.
+    static func hasFlag(for key: String) -> Bool {
+        flagKeys.values.contains(key)
     }
 
     private static func splitFlag(_ argument: String) -> (name: String, value: String?) {
@@ -123,7 +170,24 @@ extension SpoutConfiguration {
     }
 }
 
+/// A `SPOUT_*` environment variable that sets nothing, reported at start-up.
+///
+/// **Thread safety:** value type; not shared.
+public struct ConfigWarning: Equatable, Sendable, CustomStringConvertible {
+    /// The variable's name.
+    public var variable: String
+    /// The closest known variable, if one is close enough to be the intended one.
+    public var suggestion: String?
+
+    public var description: String {
+        "unknown environment variable \(variable) is ignored" + (suggestion.map { "; did you mean \($0)?" } ?? "")
+    }
+}
+
 /// One configuration key: its dotted name, its environment variable, and how to parse and store it.
+///
+/// The table ``all`` is the one list of keys: loading, the environment names, `--help` and the checks on the
+/// shipped file all come from it. A new key is one line there and one description in ``descriptions``.
 ///
 /// **Thread safety:** immutable; shared freely. Audited for `@unchecked Sendable`: it holds only
 /// strings, ranges and key paths to stored properties of a value type, none of which carry state.
@@ -137,9 +201,14 @@ struct ConfigKey: @unchecked Sendable {
         case seconds(WritableKeyPath<SpoutConfiguration, Double>, ClosedRange<Double>)
         case string(WritableKeyPath<SpoutConfiguration, String>, allowed: [String]?)
         case boolean(WritableKeyPath<SpoutConfiguration, Bool>)
+        /// A non-empty list of non-empty strings.
         case strings(WritableKeyPath<SpoutConfiguration, [String]>)
+        /// A list of non-empty strings that may be empty.
+        case names(WritableKeyPath<SpoutConfiguration, [String]>)
         /// An absolute `http`/`https` URL with a host, or empty for "not set".
         case url(WritableKeyPath<SpoutConfiguration, String>)
+        /// `debug`, `info`, `warn` or `error`.
+        case level(WritableKeyPath<SpoutConfiguration, LogLevel>)
     }
 
     /// A second environment variable accepted for this key (the shorter name an issue or a
@@ -186,6 +255,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "limits.maxHeaderCount", kind: .integer(\.limits.maxHeaderCount, 1...10_000)),
         ConfigKey(name: "limits.maxBodyBytes", kind: .integer(\.limits.maxBodyBytes, 0...1_073_741_824)),
         ConfigKey(name: "limits.headReadTimeoutSeconds", kind: .seconds(\.limits.headReadTimeoutSeconds, 0.001...3_600)),
+        ConfigKey(name: "limits.bodyReadTimeoutSeconds", kind: .seconds(\.limits.bodyReadTimeoutSeconds, 0.001...3_600)),
         ConfigKey(name: "limits.idleTimeoutSeconds", kind: .seconds(\.limits.idleTimeoutSeconds, 0.001...86_400)),
         ConfigKey(
             name: "limits.writeStallTimeoutSeconds",
@@ -201,7 +271,11 @@ struct ConfigKey: @unchecked Sendable {
         ),
         ConfigKey(name: "cors.allowedOrigins", kind: .strings(\.cors.allowedOrigins)),
         ConfigKey(name: "shutdown.graceSeconds", kind: .seconds(\.shutdown.graceSeconds, 0...3_600)),
+        ConfigKey(name: "shutdown.delaySeconds", kind: .seconds(\.shutdown.delaySeconds, 0...3_600)),
         ConfigKey(name: "log.requests", kind: .boolean(\.log.requests)),
+        ConfigKey(name: "log.level", kind: .level(\.log.level)),
+        ConfigKey(name: "log.redactQueryParameters", kind: .names(\.log.redactQueryParameters)),
+        ConfigKey(name: "log.selfCalls", kind: .boolean(\.log.selfCalls)),
         ConfigKey(name: "upstream.baseURL", kind: .url(\.upstream.baseURL), alias: "SPOUT_UPSTREAM_URL"),
         ConfigKey(name: "upstream.attempts", kind: .integer(\.upstream.attempts, 1...10)),
         ConfigKey(name: "upstream.baseDelayMilliseconds", kind: .integer(\.upstream.baseDelayMilliseconds, 0...60_000)),
@@ -213,6 +287,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "upstream.cacheMaxBytes", kind: .integer(\.upstream.cacheMaxBytes, 0...(1 << 40))),
         ConfigKey(name: "upstream.cacheStaleSeconds", kind: .seconds(\.upstream.cacheStaleSeconds, 0...86_400)),
         ConfigKey(name: "upstream.pageSize", kind: .integer(\.upstream.pageSize, 1...100)),
+        ConfigKey(name: "upstream.maxBodyBytes", kind: .integer(\.upstream.maxBodyBytes, 1...(1 << 30))),
         ConfigKey(name: "compression.enabled", kind: .boolean(\.compression.enabled)),
         ConfigKey(name: "compression.minimumBytes", kind: .integer(\.compression.minimumBytes, 0...1_073_741_824)),
     ]
@@ -223,6 +298,9 @@ struct ConfigKey: @unchecked Sendable {
     static let sections: Set<String> = Set(all.compactMap { key in
         key.name.split(separator: ".").count > 1 ? String(key.name.split(separator: ".")[0]) : nil
     })
+
+    /// Every environment variable Spout reads at start-up: the keys', their aliases, and `SPOUT_CONFIG`.
+    static let environmentNames: Set<String> = Set(all.map(\.environmentName) + all.compactMap(\.alias) + ["SPOUT_CONFIG"])
 
     /// Stores a value given as text (environment variable or flag).
     func apply(text: String, to configuration: inout SpoutConfiguration, source: String) throws(ConfigError) {
@@ -243,15 +321,25 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(quoted(text), expected: allowed.map { "one of \($0.joined(separator: ", "))" } ?? "a non-empty string", source)
             }
             configuration[keyPath: path] = trimmed
+        case .level(let path):
+            guard let level = LogLevel(rawValue: trimmed.lowercased()) else {
+                throw invalid(quoted(text), expected: "one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))", source)
+            }
+            configuration[keyPath: path] = level
         case .boolean(let path):
             switch trimmed.lowercased() {
             case "true", "1", "yes", "on": configuration[keyPath: path] = true
             case "false", "0", "no", "off": configuration[keyPath: path] = false
             default: throw invalid(quoted(text), expected: "true or false", source)
             }
-        case .strings(let path):
-            let items = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard !items.isEmpty, !items.contains(where: \.isEmpty) else {
+        case .strings(let path), .names(let path):
+            let items = trimmed.split(separator: ",", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            if case .names = kind, trimmed.isEmpty {
+                configuration[keyPath: path] = []
+                return
+            }
+            guard !items.contains(where: \.isEmpty) else {
                 throw invalid(quoted(text), expected: "a comma-separated list", source)
             }
             configuration[keyPath: path] = items
@@ -268,36 +356,78 @@ struct ConfigKey: @unchecked Sendable {
     }
 
     /// Stores a value from the JSON file.
-    func apply(json value: Any, to configuration: inout SpoutConfiguration, source: String) throws(ConfigError) {
+    func apply(json value: ConfigJSON, to configuration: inout SpoutConfiguration, source: String) throws(ConfigError) {
         switch kind {
         case .integer(let path, let range):
-            guard let number = value as? NSNumber, !isBoolean(number), let integer = Int(exactly: number.doubleValue),
-                range.contains(integer)
-            else {
-                throw invalid(describe(value), expected: "an integer in \(range.lowerBound)...\(range.upperBound)", source)
+            let expected = "an integer in \(range.lowerBound)...\(range.upperBound)"
+            guard case .number(let text, let number) = value else { throw invalid(value.summary, expected: expected, source) }
+            // Exact integers parse as integers (no rounding through Double); `80.0` and `8e1` are 80 too.
+            guard let integer = Int(text) ?? Int(exactly: number), range.contains(integer) else {
+                throw invalid(value.summary, expected: expected, source)
             }
             configuration[keyPath: path] = integer
         case .seconds(let path, let range):
-            guard let number = value as? NSNumber, !isBoolean(number), number.doubleValue.isFinite,
-                range.contains(number.doubleValue)
-            else {
-                throw invalid(describe(value), expected: "a number of seconds in \(range.lowerBound)...\(range.upperBound)", source)
+            let expected = "a number of seconds in \(range.lowerBound)...\(range.upperBound)"
+            guard case .number(_, let number) = value, number.isFinite, range.contains(number) else {
+                throw invalid(value.summary, expected: expected, source)
             }
-            configuration[keyPath: path] = number.doubleValue
-        case .string, .url:
-            guard let text = value as? String else { throw invalid(describe(value), expected: "a string", source) }
+            configuration[keyPath: path] = number
+        case .string, .url, .level:
+            guard case .string(let text) = value else { throw invalid(value.summary, expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):
-            guard let number = value as? NSNumber, isBoolean(number) else {
-                throw invalid(describe(value), expected: "true or false", source)
+            guard case .boolean(let flag) = value else { throw invalid(value.summary, expected: "true or false", source) }
+            configuration[keyPath: path] = flag
+        case .strings(let path), .names(let path):
+            let mayBeEmpty = if case .names = kind { true } else { false }
+            let expected = mayBeEmpty ? "an array of non-empty strings" : "a non-empty array of non-empty strings"
+            guard case .array(let elements) = value else { throw invalid(value.summary, expected: expected, source) }
+            var items: [String] = []
+            for element in elements {
+                guard case .string(let text) = element, !text.isEmpty else {
+                    throw invalid("an array holding \(element.summary)", expected: expected, source)
+                }
+                items.append(text)
             }
-            configuration[keyPath: path] = number.boolValue
-        case .strings(let path):
-            guard let items = value as? [String], !items.isEmpty, !items.contains(where: \.isEmpty) else {
-                throw invalid(describe(value), expected: "a non-empty array of strings", source)
-            }
+            guard mayBeEmpty || !items.isEmpty else { throw invalid("an empty array", expected: expected, source) }
             configuration[keyPath: path] = items
         }
+    }
+
+    /// The default, as the file would hold it: `8080`, `"127.0.0.1"`, `["*"]`, `true`.
+    var defaultText: String { valueText(in: SpoutConfiguration()) }
+
+    /// The key's value in `defaults`, as the file would hold it.
+    func valueText(in defaults: SpoutConfiguration) -> String {
+        switch kind {
+        case .integer(let path, _): return String(defaults[keyPath: path])
+        case .seconds(let path, _):
+            let value = defaults[keyPath: path]
+            return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        case .string(let path, _), .url(let path): return ConfigJSON.quote(defaults[keyPath: path])
+        case .boolean(let path): return String(defaults[keyPath: path])
+        case .strings(let path), .names(let path):
+            return "[" + defaults[keyPath: path].map(ConfigJSON.quote).joined(separator: ",") + "]"
+        case .level(let path): return ConfigJSON.quote(defaults[keyPath: path].rawValue)
+        }
+    }
+
+    /// What values the key takes, in a few words: `integer 0...65535`, `seconds`, `true|false`.
+    var typeText: String {
+        switch kind {
+        case .integer(_, let range): "integer \(range.lowerBound)...\(range.upperBound)"
+        case .seconds(_, let range): "seconds \(ConfigKey.plain(range.lowerBound))...\(ConfigKey.plain(range.upperBound))"
+        case .string(_, let allowed): allowed?.joined(separator: "|") ?? "string"
+        case .url: "URL"
+        case .boolean: "true|false"
+        case .strings: "list"
+        case .names: "list (may be empty)"
+        case .level: LogLevel.allCases.map(\.rawValue).joined(separator: "|")
+        }
+    }
+
+    private static func plain(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
     private func invalid(_ value: String, expected: String, _ source: String) -> ConfigError {
@@ -305,18 +435,6 @@ struct ConfigKey: @unchecked Sendable {
     }
 
     private func quoted(_ text: String) -> String {
-        "\"\(text)\""
-    }
-
-    private func describe(_ value: Any) -> String {
-        if let text = value as? String { return quoted(text) }
-        if let number = value as? NSNumber { return isBoolean(number) ? (number.boolValue ? "true" : "false") : "\(number)" }
-        if value is NSNull { return "null" }
-        return "a \(type(of: value))"
-    }
-
-    private func isBoolean(_ number: NSNumber) -> Bool {
-        // JSONSerialization yields booleans as NSNumber; on Linux their objCType is "c".
-        String(cString: number.objCType) == "c" || type(of: number) == type(of: NSNumber(value: true))
+        ConfigJSON.quote(text)
     }
 }

@@ -47,6 +47,8 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var maxBodyBytes = 1_048_576
         /// Seconds a client may take to send a request head before it gets `408`.
         public var headReadTimeoutSeconds = 10.0
+        /// Seconds a client may take to send a whole request body, however it trickles, before it gets `408`.
+        public var bodyReadTimeoutSeconds = 30.0
         /// Seconds an idle keep-alive connection stays open.
         public var idleTimeoutSeconds = 60.0
         /// Seconds a response may wait with the client reading nothing at all before it is cut.
@@ -79,14 +81,27 @@ public struct SpoutConfiguration: Equatable, Sendable {
 
     /// Graceful shutdown settings.
     public struct Shutdown: Equatable, Sendable {
-        /// Seconds between `SIGTERM` and forced exit; streams get a final frame in this time.
+        /// Seconds, once the listener is closed, that open responses get to end (streams get a final frame);
+        /// what is still open then is closed.
         public var graceSeconds = 10.0
+        /// Seconds between `SIGTERM` and closing the listener. Meanwhile the service accepts and answers as
+        /// usual but `/ready` answers `503` (`draining`), so a load balancer takes it out of rotation before
+        /// its connections are refused. 5 s covers a Kubernetes endpoint update; `SIGINT` (Ctrl-C) skips it,
+        /// so `swift run spout` still stops at once.
+        public var delaySeconds = 5.0
     }
 
     /// Logging settings.
     public struct Log: Equatable, Sendable {
         /// Whether to write one JSON line per request to standard output.
         public var requests = true
+        /// The lowest level written; request lines are `info`, so `warn` and `error` silence them too.
+        public var level = LogLevel.info
+        /// Query parameters whose values the request log writes as `REDACTED` (names compared ignoring case).
+        public var redactQueryParameters = ["token", "access_token", "key", "api_key", "password", "secret"]
+        /// Whether the demo upstream's requests to the service itself (made while no upstream is configured) are
+        /// logged and counted in the request metrics like client requests.
+        public var selfCalls = false
     }
 
     /// The outbound JSON API (the JSONPlaceholder shape) and how Spout calls it.
@@ -116,6 +131,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var cacheStaleSeconds = 0.0
         /// Articles fetched per upstream page by `/articles/stream`.
         public var pageSize = 10
+        /// Bytes of one upstream response body read at most (declared by `Content-Length` or received);
+        /// a larger one is cut off and answered `502`.
+        public var maxBodyBytes = 4 * 1024 * 1024
     }
 
     /// `gzip` for complete JSON responses (never for SSE or NDJSON streams).

@@ -4,7 +4,7 @@ import Sequences
 /// A subscriber that writes every term of a finite sequence into one JSON array of decimal strings,
 /// `["0","1","1","2"]`, appended to a byte buffer.
 ///
-/// It asks for everything at once, and takes the terms in batches (``TermBatchSubscriber``): the sequence
+/// It asks for everything at once, and takes the terms in batches (`BatchSubscriber`): the sequence
 /// publishers then deliver the whole bounded sequence inside `subscribe`, synchronously, one call per
 /// batch, with no closures or boxes per term. Not for unbounded sequences: it never cancels.
 ///
@@ -15,7 +15,7 @@ import Sequences
 /// **Ownership:** the caller keeps it until ``finish()``; the subscription retains it while delivering.
 ///
 /// **Thread safety:** confined to the thread that subscribes it (the sequence publishers deliver there).
-final class JSONTermCollector: TermBatchSubscriber, @unchecked Sendable {
+final class JSONTermCollector: BatchSubscriber, @unchecked Sendable {
     // @unchecked Sendable: audited: used only on the subscribing thread, inside `subscribe` (see above).
     typealias Input = Term
     typealias Failure = Never

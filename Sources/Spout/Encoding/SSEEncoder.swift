@@ -4,20 +4,27 @@
 /// `data:` lines (which `EventSource` joins back with `\n`), and `id`/`event` values have CR, LF
 /// and NUL removed, so nothing taken from a request or an upstream can inject a field or a frame.
 ///
+/// Only an event ends its block with the empty line. The `retry:` field and comments are single lines
+/// that join the block of the next event: a block without `data` is dispatched by no browser, but some
+/// clients (`httpx-sse`) turn one that has a `retry:` field, or any once an `id:` was seen, into an empty
+/// message. So no client ever sees an event the stream did not send.
+///
 /// **Thread safety:** value type; not shared.
 public enum SSEEncoder {
-    /// Appends the `retry:` field that tells `EventSource` how long to wait before reconnecting.
+    /// Appends the `retry:` field line that tells `EventSource` how long to wait before reconnecting. It
+    /// ends no block: it belongs to the block of the next event.
     public static func appendRetry(milliseconds: Int, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: Array("retry: ".utf8))
         JSONText.appendInteger(max(0, milliseconds), to: &bytes)
-        bytes.append(contentsOf: [0x0A, 0x0A])
+        bytes.append(0x0A)
     }
 
-    /// Appends a comment frame (`: text`), ignored by clients; keeps idle connections alive.
+    /// Appends a comment line (`: text`), ignored by clients; keeps idle connections alive. It ends no
+    /// block, so it can never complete one into an (empty) event.
     public static func appendComment(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: " ")])
         appendSingleLine(text, to: &bytes)
-        bytes.append(contentsOf: [0x0A, 0x0A])
+        bytes.append(0x0A)
     }
 
     /// Appends one event: optional `id` and `event` fields and the data split into `data:` lines.

@@ -43,6 +43,11 @@ public final class MetricsRegistry: @unchecked Sendable {
         return text
     }
 
+    /// Registers a family that renders itself (process metrics, build info).
+    func add(_ family: any MetricFamily) {
+        lock.withLock { families.append(family) }
+    }
+
     private func register<F: MetricFamily>(_ family: F) -> F {
         lock.withLock { families.append(family) }
         return family
@@ -117,6 +122,11 @@ public final class CounterFamily: MetricFamily, @unchecked Sendable {
             }
         }
 
+        /// Shows the cell in the exposition from now on, at its count (0 if nothing was counted).
+        fileprivate func markPresent() {
+            touched.store(true, ordering: .relaxed)
+        }
+
         /// The count so far, or `nil` when nothing was counted.
         fileprivate var snapshot: Int? {
             touched.load(ordering: .relaxed) ? count.load(ordering: .relaxed) : nil
@@ -143,6 +153,13 @@ public final class CounterFamily: MetricFamily, @unchecked Sendable {
             cells[labelValues] = cell
             return cell
         }
+    }
+
+    /// Shows each of these label sets in the exposition from the start, at 0 until counted: for closed label
+    /// sets (every stream end reason, every upstream outcome), so that `rate()` and alerts see a series before
+    /// its first event.
+    public func preinitialize(_ labelSets: [[String]]) {
+        for labelValues in labelSets { cell(labelValues).markPresent() }
     }
 
     /// Adds `amount` (saturating) to the count for these label values.

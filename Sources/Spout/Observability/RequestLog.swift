@@ -20,6 +20,20 @@ public struct RequestLogEntry: Sendable {
     public var bytes: Int
     public var events: Int?
     public var end: StreamEnd?
+    /// The raw query (without `?`), written with the values of ``redaction``'s parameters replaced.
+    public var query: String?
+    /// The query parameters whose values are not written.
+    public var redaction = QueryRedaction.none
+    /// The matched route's pattern, or `unmatched`.
+    public var route: String?
+    /// The client's IP address as text.
+    public var remoteAddress: String?
+    /// The `User-Agent` header.
+    public var userAgent: String?
+    /// The request ID and trace context.
+    public var correlation: RequestCorrelation?
+    /// Why the upstream failed, for a request answered with an upstream problem.
+    public var upstreamFailure: UpstreamFailureSummary?
 
     public init(
         time: Date,
@@ -41,18 +55,33 @@ public struct RequestLogEntry: Sendable {
         self.end = end
     }
 
+    /// The longest query written; longer ones are cut and end with `…`.
+    public static let maxQueryBytes = 2048
+    /// The longest `User-Agent` written; longer ones are cut and end with `…`.
+    public static let maxUserAgentBytes = 256
+
     /// The entry as one JSON object (no trailing newline):
-    /// `{"time":"2026-12-02T18:30:00.123Z","method":"GET","path":"/health","status":200,"duration_ms":0.041,"bytes":15}`.
+    /// `{"time":"2026-12-02T18:30:00.123Z","level":"info","method":"GET","path":"/health","status":200,"duration_ms":0.041,"bytes":15}`,
+    /// then, when known, `query`, `route`, `events`, `end`, `request_id`, `trace_id`, `remote`, `user_agent`
+    /// and `upstream` (an object: `url`, `error`, `status`, `attempts`, `timeout_s`).
     public var jsonBytes: [UInt8] {
         // Written straight into one buffer, field by field, as `JSONObjectWriter` would write them.
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(128 + path.utf8.count)
+        bytes.reserveCapacity(256 + path.utf8.count + (query?.utf8.count ?? 0))
         Self.append(#"{"time":""#, to: &bytes)
         Self.appendISO8601(time, to: &bytes)
-        Self.append(#"","method":"#, to: &bytes)
+        Self.append(#"","level":"info","method":"#, to: &bytes)
         JSONText.appendString(method, to: &bytes)
         Self.append(#","path":"#, to: &bytes)
         JSONText.appendString(path, to: &bytes)
+        if let query {
+            Self.append(#","query":"#, to: &bytes)
+            redaction.appendQuery(query, maxBytes: Self.maxQueryBytes, to: &bytes)
+        }
+        if let route {
+            Self.append(#","route":"#, to: &bytes)
+            Self.appendQuotedPlain(route, to: &bytes)
+        }
         Self.append(#","status":"#, to: &bytes)
         JSONText.appendInteger(status, to: &bytes)
         Self.append(#","duration_ms":"#, to: &bytes)
@@ -67,8 +96,54 @@ public struct RequestLogEntry: Sendable {
             Self.append(#","end":"#, to: &bytes)
             JSONText.appendString(end.rawValue, to: &bytes)
         }
+        if let correlation {
+            Self.append(#","request_id":"#, to: &bytes)
+            Self.appendQuotedPlain(correlation.requestID, to: &bytes)
+            Self.append(#","trace_id":""#, to: &bytes)
+            correlation.appendTraceID(to: &bytes)
+            bytes.append(UInt8(ascii: "\""))
+        }
+        if let remoteAddress {
+            Self.append(#","remote":"#, to: &bytes)
+            Self.appendQuotedPlain(remoteAddress, to: &bytes)
+        }
+        if let userAgent {
+            Self.append(#","user_agent":"#, to: &bytes)
+            Self.appendClipped(userAgent, maxBytes: Self.maxUserAgentBytes, to: &bytes)
+        }
+        if let upstreamFailure {
+            Self.append(#","upstream":"#, to: &bytes)
+            upstreamFailure.appendJSON(to: &bytes)
+        }
         bytes.append(UInt8(ascii: "}"))
         return bytes
+    }
+
+    /// Appends `text` in quotes as it is when none of its bytes needs a JSON escape (request IDs, which are
+    /// validated to a safe set; route patterns; IP addresses), in one copy; otherwise escaped.
+    @inline(__always)
+    static func appendQuotedPlain(_ text: String, to bytes: inout [UInt8]) {
+        let copied: Bool? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0x7F }) else {
+                return false
+            }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if copied != true { JSONText.appendString(text, to: &bytes) }
+    }
+
+    /// Appends `text` as a JSON string, cut to `maxBytes` (at a character boundary) with `…` when longer.
+    static func appendClipped(_ text: String, maxBytes: Int, to bytes: inout [UInt8]) {
+        if text.utf8.count <= maxBytes {
+            JSONText.appendString(text, to: &bytes)
+        } else {
+            var end = text.utf8.index(text.utf8.startIndex, offsetBy: maxBytes)
+            while end > text.startIndex, !text.unicodeScalars.indices.contains(end) { end = text.utf8.index(before: end) }
+            JSONText.appendString(text[..<end] + "…", to: &bytes)
+        }
     }
 
     /// Appends the bytes of a literal (no escaping: the literals here are valid JSON text).
@@ -202,16 +277,20 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
             defer { pending = [] }
             return pending
         }
+        Self.writeAll(bytes, to: descriptor)
+    }
+
+    /// Writes all of `bytes` to `descriptor`, retrying short writes and `EINTR`; gives up quietly on any other
+    /// failure: a closed or broken stdout must not take the service down.
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
         var offset = 0
         bytes.withUnsafeBytes { raw in
             while offset < raw.count {
                 let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
                 if written > 0 {
                     offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return  // a closed or broken stdout must not take the service down
+                } else if !(written < 0 && errno == EINTR) {
+                    return
                 }
             }
         }

@@ -93,6 +93,11 @@ public final class SpoutMetrics: Sendable {
             "spout_upstream_cache_bytes",
             help: "Bytes of response bodies held by the upstream cache."
         )
+        streamsEnded.preinitialize(StreamEnd.allCases.map { [$0.rawValue] })
+        upstreamRequests.preinitialize(UpstreamOutcome.allCases.map { [$0.rawValue] })
+        upstreamCache.preinitialize(CacheLookup.allCases.map { [$0.rawValue] })
+        registry.add(BuildInfoMetric())
+        registry.add(ProcessMetrics())
     }
 }
 

@@ -32,8 +32,13 @@ struct OpenAPIDocument: Sendable {
                 "description": .string(
                     """
                     Every route answers GET, HEAD and OPTIONS (a CORS preflight, 204); other methods get 405 \
-                    with Allow, unknown paths 404. Errors are RFC 9457 problems (application/problem+json) whose \
-                    `type` resolves to a page at /problems/{type}. JSON bodies of at least \
+                    with Allow (a problem), unknown paths 404, an Accept no format satisfies 406 (on the routes \
+                    that negotiate), a request with a body 413 (no route takes one; plain text, connection \
+                    closed). Errors are RFC 9457 problems (application/problem+json) whose `type` resolves to \
+                    a page at /problems/{type}; problem bodies never carry the upstream's address, only the \
+                    resource path. Every response carries X-Request-ID: the client's when it is valid (1 to \
+                    128 of A-Z a-z 0-9 - _ . : + = / @ ~), else a generated one; it and the W3C traceparent \
+                    and tracestate are forwarded to upstream calls. JSON bodies of at least \
                     \(configuration.compression.minimumBytes) bytes are gzip-coded for clients that prefer it\
                     \(configuration.compression.enabled ? "" : " (turned off here)"); streams never are.
                     """
@@ -55,7 +60,8 @@ struct OpenAPIDocument: Sendable {
             ("summary", .string(operation.summary)),
         ]
         if !operation.description.isEmpty { object.append(("description", .string(operation.description))) }
-        if !operation.parameters.isEmpty { object.append(("parameters", .array(operation.parameters.map(\.json)))) }
+        let parameters = operation.parameters + SpoutAPI.correlationParameters
+        object.append(("parameters", .array(parameters.map(\.json))))
         object.append(("responses", .object(operation.responses.map { ($0.status, $0.json) })))
         return .object(object)
     }

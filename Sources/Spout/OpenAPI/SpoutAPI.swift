@@ -38,6 +38,20 @@ enum SpoutAPI {
         """,
         ["type": "string", "pattern": "^[0-9]{1,18}$"]
     )
+    /// The request headers every operation reads: the request ID and the W3C trace context.
+    static let correlationParameters: [APIParameter] = [
+        .header(
+            "X-Request-ID",
+            "Echoed on the response, logged and forwarded upstream; an invalid one is replaced by a generated one.",
+            ["type": "string"]
+        ),
+        .header(
+            "traceparent",
+            "W3C Trace Context; continued when valid (a new trace is started otherwise) and forwarded upstream.",
+            ["type": "string"]
+        ),
+        .header("tracestate", "W3C Trace Context; kept with a valid traceparent.", ["type": "string"]),
+    ]
     static let ifNoneMatch = APIParameter.header(
         "If-None-Match",
         "Entity tags of stored copies; a match (weak comparison, or `*`) gets 304.",
@@ -235,7 +249,12 @@ enum SpoutAPI {
                                     data: "A `message`'s data is the element, decimal digits."
                                 )
                             ),
-                            ("application/x-ndjson", ndjsonLine(#"{"index":5,"value":"5"} per element."#)),
+                            (
+                                "application/x-ndjson",
+                                ndjsonLine(
+                                    #"{"index":5,"value":"5"} per element; the last line is {"end":{"reason":…}}."#
+                                )
+                            ),
                             ("application/json", reference("SequenceDocument")),
                         ],
                         headers: validatorHeaders
@@ -314,7 +333,7 @@ enum SpoutAPI {
                         ),
                         (
                             "application/x-ndjson",
-                            ndjsonLine("One article per line; a failure is an {\"error\":…} line.")
+                            ndjsonLine(#"One article per line, then {"end":{"reason":…}}; a failure is an {"error":…} line."#)
                         ),
                     ]
                 ),
@@ -384,6 +403,15 @@ enum SpoutAPI {
             parameters: [
                 .path("userId", "The user's id.", positiveIdentifier),
                 .query("format", "The format; wins over Accept.", formats),
+                APIParameter.header(
+                    "Last-Event-ID",
+                    """
+                    SSE only: the id of the last event received (steps are 1 to 4, the summary 5). After the \
+                    summary the answer is 204, which stops EventSource's reconnects; mid-workflow the workflow \
+                    runs again and the events up to that id are not sent again.
+                    """,
+                    ["type": "string", "pattern": "^[0-9]{1,18}$"]
+                ),
             ],
             responses: [
                 APIResponse(
@@ -393,14 +421,19 @@ enum SpoutAPI {
                         (
                             "text/event-stream",
                             serverSentEvent(
-                                "Events: `step` per step, then `summary`; `error` when a step fails.",
+                                "Events: `step` per step (ids 1 to 4), then `summary` (id 5) and `end`; `error` when "
+                                    + "a step fails.",
                                 data: "JSON: a step's name and duration, or the summary."
                             )
                         ),
-                        ("application/x-ndjson", ndjsonLine("One object per step, then the summary.")),
+                        (
+                            "application/x-ndjson",
+                            ndjsonLine(#"One object per step, then the summary, then {"end":{"reason":"completed"}}."#)
+                        ),
                         ("application/json", reference("WorkflowSummary")),
                     ]
                 ),
+                APIResponse(204, "SSE with a Last-Event-ID at or past the summary's id: nothing more to send."),
                 .problem(400, .invalidParameter),
                 .problem(404, .notFound),
                 .problem(406, .notAcceptable),
@@ -426,14 +459,7 @@ enum SpoutAPI {
                 ["type": "string", "pattern": "^[0-9]+$"]
             )
         ]
-        let noDemo = APIResponse(
-            404,
-            "An unknown id (`{}`), or, with an upstream configured, the not-found problem.",
-            content: [
-                ("application/json", ["type": "object", "maxProperties": 0]), (Problem.mediaType, reference("Problem")),
-            ],
-            problemTypes: [.notFound]
-        )
+        let noDemo = APIResponse.problem(404, .notFound)
         func list(_ path: String, _ id: String, _ summary: String, _ item: String, userId meaning: String? = nil)
             -> APIOperation
         {

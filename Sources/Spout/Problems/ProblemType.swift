@@ -127,7 +127,7 @@ extension ProblemType {
         statuses: [502],
         meaning: """
             The upstream JSON API behind the route could not be reached, answered with an error status, or sent \
-            a body Spout could not read, after the configured retries.
+            a body Spout could not read or one larger than its limit, after the configured retries.
             """,
         remedy: "Retry later; the failure is not cached. detail says what the upstream did.",
         members: [
@@ -138,6 +138,11 @@ extension ProblemType {
                 meaning: "the upstream's last status, when it answered"
             ),
             Member(name: "attempts", jsonType: "integer", meaning: "how many attempts were made, when more than one"),
+            Member(
+                name: "limit",
+                jsonType: "integer",
+                meaning: "the body limit in bytes (upstream.maxBodyBytes), when the upstream's body was larger"
+            ),
             Member(
                 name: "part",
                 jsonType: "string",

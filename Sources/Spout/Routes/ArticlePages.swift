@@ -40,9 +40,19 @@ public struct ArticlePages: Publisher, Sendable {
     public let start: Int
     /// The most articles to send, or `nil` for all.
     public let limit: Int?
+    /// Extra header fields of the page requests (correlation fields; see ``UpstreamClient/get(_:query:headers:)``).
+    public let headers: [String: String]
 
-    public init(client: UpstreamClient, userId: Int? = nil, pageSize: Int, start: Int = 0, limit: Int? = nil) {
+    public init(
+        client: UpstreamClient,
+        userId: Int? = nil,
+        pageSize: Int,
+        start: Int = 0,
+        limit: Int? = nil,
+        headers: [String: String] = [:]
+    ) {
         self.client = client
+        self.headers = headers
         self.userId = userId
         self.pageSize = Swift.max(1, pageSize)
         self.start = Swift.max(0, start)
@@ -59,7 +69,7 @@ public struct ArticlePages: Publisher, Sendable {
         if let userId { query.append(URLQueryItem(name: "userId", value: String(userId))) }
         query.append(URLQueryItem(name: "_page", value: String(number)))
         query.append(URLQueryItem(name: "_limit", value: String(pageSize)))
-        return client.get([Post].self, "/posts", query: query)
+        return client.get([Post].self, "/posts", query: query, headers: headers)
     }
 }
 
@@ -188,7 +198,9 @@ where S.Input == IndexedPost, S.Failure == UpstreamError {
             guard let parent = takeParent() else { return }
             switch completion {
             case .failure(let error): parent.pageFailed(error)
-            case .finished: parent.pageFailed(.badBody(url: "/posts", reason: "the page request ended without a body"))
+            case .finished:
+                let target = UpstreamTarget(url: "/posts", resource: "/posts")
+                parent.pageFailed(.badBody(target, reason: "the page request ended without a body"))
             }
         }
 

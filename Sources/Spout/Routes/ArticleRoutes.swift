@@ -17,8 +17,9 @@ enum ArticleRoutes {
             try requireJSON(context)
             let userId = try query.integer("userId", in: 1...Int.max)
             let items = userId.map { [URLQueryItem(name: "userId", value: String($0))] } ?? []
-            UpstreamReply.respond(context, to: context.service.upstream.get([Post].self, "/posts", query: items)) {
-                posts in
+            let upstream = context.service.upstream
+            let posts = upstream.get([Post].self, "/posts", query: items, headers: context.upstreamHeaders)
+            UpstreamReply.respond(context, to: posts) { posts in
                 var object = JSONObjectWriter()
                 object.addRaw("articles", json: JSONText.array(posts) { $0.jsonBytes })
                 return object.finish()
@@ -36,7 +37,7 @@ enum ArticleRoutes {
             let id = try pathIdentifier(context, "id")
             UpstreamReply.respond(
                 context,
-                to: context.service.upstream.get(Post.self, "/posts/\(id)"),
+                to: context.service.upstream.get(Post.self, "/posts/\(id)", headers: context.upstreamHeaders),
                 notFound: "no article \(id)"
             ) { $0.jsonBytes }
         } catch {
@@ -74,7 +75,10 @@ enum ArticleRoutes {
             encoder: encoder,
             window: DemandBridge.Window(maximum: plan.pages.pageSize),
             heartbeats: context.service.heartbeats(on: context.loop),
-            failureProblem: { error in context.instanced(error.problem) },
+            failureProblem: { error in
+                context.noteUpstreamFailure(error)
+                return context.instanced(error.problem)
+            },
             onEnd: { summary in context.streamEnded(summary) }
         )
         plan.pages
@@ -85,6 +89,22 @@ enum ArticleRoutes {
     /// `406` unless the client accepts JSON.
     static func requireJSON(_ context: RequestContext) throws(Problem) {
         _ = try StreamFormat.negotiate(format: nil, accept: context.request.headers["Accept"], allowed: [.json])
+    }
+
+    /// The `Last-Event-ID` of an SSE reconnect: the id of an event of the stream, a decimal number below
+    /// `limit` (at most ten digits); `nil` when the request has none.
+    static func lastEventID(_ context: RequestContext, below limit: Int) throws(Problem) -> Int? {
+        guard let lastEventID = context.request.headers["Last-Event-ID"] else { return nil }
+        let trimmed = lastEventID.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 10, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let last = Int(trimmed), last < limit
+        else {
+            throw .invalidParameter(
+                "Last-Event-ID",
+                "Last-Event-ID must be the index of an event of this stream, got \"\(Routes.clip(lastEventID))\""
+            )
+        }
+        return last
     }
 
     /// A `{name}` path segment that must be a positive integer.
@@ -126,16 +146,7 @@ struct ArticleStreamPlan {
         let count = try query.integer("count", in: 0...Self.maxPosition)
         var start = 0
         var isResume = false
-        if format == .sse, let lastEventID = context.request.headers["Last-Event-ID"] {
-            let trimmed = lastEventID.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, trimmed.utf8.count <= 10, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                let last = Int(trimmed), last < Self.maxPosition
-            else {
-                throw .invalidParameter(
-                    "Last-Event-ID",
-                    "Last-Event-ID must be the index of an event of this stream, got \"\(Routes.clip(lastEventID))\""
-                )
-            }
+        if format == .sse, let last = try ArticleRoutes.lastEventID(context, below: Self.maxPosition) {
             start = last + 1
             isResume = true
         }
@@ -149,7 +160,8 @@ struct ArticleStreamPlan {
             userId: userId,
             pageSize: min(max(1, configured), 1_000),
             start: start,
-            limit: limit
+            limit: limit,
+            headers: context.upstreamHeaders
         )
     }
 }

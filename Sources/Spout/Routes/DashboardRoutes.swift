@@ -21,26 +21,47 @@ enum DashboardRoutes {
             try ArticleRoutes.requireJSON(context)
             let id = try ArticleRoutes.pathIdentifier(context, "userId")
             let upstream = context.service.upstream
+            let headers = context.upstreamHeaders
             let joined = Publishers.Zip3(
-                settled(upstream.get(User.self, "/users/\(id)")),
-                settled(upstream.get([Post].self, "/users/\(id)/posts")),
-                settled(upstream.get([Todo].self, "/users/\(id)/todos"))
+                settled(upstream.get(User.self, "/users/\(id)", headers: headers)),
+                settled(upstream.get([Post].self, "/users/\(id)/posts", headers: headers)),
+                settled(upstream.get([Todo].self, "/users/\(id)/todos", headers: headers))
             )
             let subscriber = SingleValueSubscriber<(Result<User, UpstreamError>, Result<[Post], UpstreamError>,
                 Result<[Todo], UpstreamError>), Never> { result in
                 let answer: Result<[UInt8], Problem>
+                let failure: UpstreamError?
                 if case .success(let outcome)? = result {
                     answer = render(id: id, (outcome.0, outcome.1, outcome.2))
+                    failure = firstFailure(outcome.0, outcome.1, outcome.2)
                 } else {
                     answer = .failure(UpstreamReply.emptyProblem)
+                    failure = nil
                 }
-                UpstreamReply.answerOnLoop(context, answer)
+                context.loop.execute {
+                    switch answer {
+                    case .success(let body): context.respond(json: body)
+                    case .failure(let problem): context.respond(problem: problem, cause: failure)
+                    }
+                }
             }
             joined.subscribe(subscriber)
             context.cancelOnClientGone(subscriber)
         } catch {
             context.respond(problem: error)
         }
+    }
+
+    /// The first of the branches' failures, for the request log.
+    private static func firstFailure<A, B, C>(
+        _ a: Result<A, UpstreamError>,
+        _ b: Result<B, UpstreamError>,
+        _ c: Result<C, UpstreamError>
+    ) -> UpstreamError? {
+        if case .failure(let error) = a { return error }
+        if case .failure(let error) = b { return error }
+        if case .failure(let error) = c { return error }
+        return nil
     }
 
     /// The branch's value or failure, as a value: the branch itself never fails.
@@ -55,10 +76,8 @@ enum DashboardRoutes {
 
     /// The dashboard document, or the problem when there is nothing to show.
     static func render(id: Int, _ outcome: Outcome) -> Result<[UInt8], Problem> {
-        if case .failure(.status(let url, 404, _)) = outcome.user {
-            var problem = Problem.notFound("no user \(id)")
-            problem.extensions = [("upstream", .string(url)), ("upstreamStatus", 404)]
-            return .failure(problem)
+        if case .failure(let error) = outcome.user, case .status(_, 404, _) = error {
+            return .failure(UpstreamReply.problem(for: error, notFound: "no user \(id)"))
         }
         var errors: [(part: String, error: UpstreamError)] = []
         var object = JSONObjectWriter()
@@ -85,7 +104,8 @@ enum DashboardRoutes {
             errors.append(("openTodos", error))
         }
         if errors.count == 3 {
-            let allTimedOut = errors.allSatisfy { if case .timeout = $0.error { true } else { false } }
+            // Timeouts after several attempts come wrapped in `gaveUp`: the underlying failure decides.
+            let allTimedOut = errors.allSatisfy { $0.error.isTimeout }
             let detail = errors.map { "\($0.part): \($0.error.description)" }.joined(separator: "; ")
             return .failure(
                 Problem(

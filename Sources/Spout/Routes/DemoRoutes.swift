@@ -6,8 +6,10 @@ import HTTPServer
 ///
 /// What is mimicked is what Spout's routes use: lists filtered by `userId`, paged by `_page` (from 1)
 /// and `_limit` (10 when only `_page` is given), an out-of-range page is `[]`, a paged list carries
-/// `X-Total-Count`, an unknown id is `404 {}` and the nested lists of an unknown user or post are `[]`.
-/// Unlike JSONPlaceholder, other query parameters are refused with a `400` problem.
+/// `X-Total-Count`, an unknown id is `404` and the nested lists of an unknown user or post are `[]`.
+/// Unlike JSONPlaceholder, an unknown id is an `application/problem+json` `404` (JSONPlaceholder sends
+/// `404 {}`; the client reads only the status), and other query parameters are refused with a `400`
+/// problem.
 ///
 /// The routes exist only while Spout is its own upstream; with `upstream.baseURL` set they are `404`.
 enum DemoRoutes {
@@ -17,7 +19,7 @@ enum DemoRoutes {
     /// Every `/demo` route with its handler.
     static let table: [(pattern: String, handler: Routes.Handler)] = [
         ("/demo/users", list { data, _ in data.users.map(\.jsonBytes) }),
-        ("/demo/users/{id}", item { data, id in data.users.first { $0.id == id }?.jsonBytes }),
+        ("/demo/users/{id}", item("user") { data, id in data.users.first { $0.id == id }?.jsonBytes }),
         ("/demo/users/{id}/posts", nested { data, id in data.posts.filter { $0.userId == id }.map(\.jsonBytes) }),
         ("/demo/users/{id}/todos", nested { data, id in data.todos.filter { $0.userId == id }.map(\.jsonBytes) }),
         ("/demo/users/{id}/albums", nested { data, id in data.albums.filter { $0.userId == id }.map(\.jsonBytes) }),
@@ -25,7 +27,7 @@ enum DemoRoutes {
             "/demo/posts",
             list { data, userId in data.posts.filter { userId == nil || $0.userId == userId }.map(\.jsonBytes) }
         ),
-        ("/demo/posts/{id}", item { data, id in data.posts.first { $0.id == id }?.jsonBytes }),
+        ("/demo/posts/{id}", item("post") { data, id in data.posts.first { $0.id == id }?.jsonBytes }),
         ("/demo/posts/{id}/comments", nested { data, id in data.comments.filter { $0.postId == id }.map(\.jsonBytes) }),
     ]
 
@@ -60,8 +62,11 @@ enum DemoRoutes {
         }
     }
 
-    /// One record by id; `404 {}` when there is none.
-    private static func item(_ record: @escaping @Sendable (DemoData, Int) -> [UInt8]?) -> Routes.Handler {
+    /// One record by id; a `404` problem when there is none. `kind` names the record in the problem.
+    private static func item(
+        _ kind: String,
+        _ record: @escaping @Sendable (DemoData, Int) -> [UInt8]?
+    ) -> Routes.Handler {
         { context in
             guard isServing(context) else { return }
             do throws(Problem) {
@@ -69,7 +74,8 @@ enum DemoRoutes {
                 if let id = identifier(context), let bytes = record(DemoData.shared, id) {
                     context.respond(json: bytes)
                 } else {
-                    context.respond(status: .notFound, json: Array("{}".utf8))
+                    let id = context.parameters["id"] ?? ""
+                    context.respond(problem: .notFound("the demo data has no \(kind) \"\(Routes.clip(id))\""))
                 }
             } catch {
                 context.respond(problem: error)

@@ -11,7 +11,9 @@ enum ProfileRoutes {
             let id = try ArticleRoutes.pathIdentifier(context, "id")
             let upstream = context.service.upstream
             // Both requests start together when zip asks each side for its value.
-            let joined = upstream.get(User.self, "/users/\(id)").zip(upstream.get([Post].self, "/users/\(id)/posts"))
+            let headers = context.upstreamHeaders
+            let joined = upstream.get(User.self, "/users/\(id)", headers: headers)
+                .zip(upstream.get([Post].self, "/users/\(id)/posts", headers: headers))
             UpstreamReply.respond(context, to: joined, notFound: "no user \(id)") { user, posts in
                 var object = JSONObjectWriter()
                 object.addRaw("user", json: user.jsonBytes)

@@ -46,6 +46,18 @@ enum Routes {
         let method = request.method.rawValue
         let lookupMethod = method == "OPTIONS" ? "GET" : method
         let match = router.match(method: lookupMethod, path: Substring(request.path))
+        let headers = request.headers
+        let traceparent = headers["traceparent"]
+        let correlation = RequestCorrelation(
+            requestID: headers["X-Request-ID"],
+            traceparent: traceparent,
+            tracestate: traceparent == nil ? nil : headers.values(for: "tracestate").joined(separator: ",")
+        )
+        let isSelfCall = SelfCall.isSelfCall(
+            path: request.path,
+            remoteAddress: request.remoteAddress,
+            headerValue: headers[SelfCall.headerName]
+        )
         func make(
             _ route: String,
             _ parameters: [String: String] = [:],
@@ -61,7 +73,9 @@ enum Routes {
                 routeMetrics: context.routeMetrics(index: index, route: route),
                 responses: context.responses(for: policy),
                 startNanoseconds: start,
-                receivedAt: Date()
+                receivedAt: Date(),
+                correlation: correlation,
+                isSelfCall: isSelfCall
             )
         }
         switch match {
@@ -74,7 +88,14 @@ enum Routes {
             }
         case .methodNotAllowed(let allowed):
             let allowedWithOptions = allowed + ["OPTIONS"]
-            make("unmatched").respond(
+            // Counted under the route whose path it is (looked up again under a method it allows), not `unmatched`.
+            let context: RequestContext
+            if let method = allowed.first, case .found(let route, _) = router.match(method: method, path: Substring(request.path)) {
+                context = make(route.pattern, index: route.index)
+            } else {
+                context = make("unmatched")
+            }
+            context.respond(
                 problem: .methodNotAllowed(method, allowed: allowedWithOptions),
                 headers: ["Allow": allowedWithOptions.joined(separator: ", ")]
             )

@@ -16,33 +16,30 @@ enum UpstreamReply {
         render: @escaping @Sendable (Output) -> [UInt8]
     ) {
         let subscriber = SingleValueSubscriber<Output, UpstreamError> { result in
-            let answer: Result<[UInt8], Problem>
+            let answer: Result<[UInt8], UpstreamError>?
             switch result {
             case .success(let value): answer = .success(render(value))
-            case .failure(let error): answer = .failure(problem(for: error, notFound: notFound))
-            case nil: answer = .failure(emptyProblem)
+            case .failure(let error): answer = .failure(error)
+            case nil: answer = nil
             }
-            answerOnLoop(context, answer)
+            context.loop.execute {
+                switch answer {
+                case .success(let body)?: context.respond(json: body)
+                case .failure(let error)?: context.respond(upstreamFailure: error, notFound: notFound)
+                case nil: context.respond(problem: emptyProblem)
+                }
+            }
         }
         publisher.subscribe(subscriber)
         context.cancelOnClientGone(subscriber)
     }
 
-    /// Hops onto the request's loop and answers with the JSON body or the problem.
-    static func answerOnLoop(_ context: RequestContext, _ answer: Result<[UInt8], Problem>) {
-        context.loop.execute {
-            switch answer {
-            case .success(let body): context.respond(json: body)
-            case .failure(let problem): context.respond(problem: problem)
-            }
-        }
-    }
-
-    /// The problem for an upstream failure; an upstream `404` becomes a `404` saying `notFound`.
+    /// The problem for an upstream failure; an upstream `404` becomes a `404` saying `notFound`. It names
+    /// the upstream resource at most (`/posts/1`), never the upstream's address.
     static func problem(for error: UpstreamError, notFound: String?) -> Problem {
-        if let notFound, case .status(let url, 404, _) = error {
+        if let notFound, case .status(let target, 404, _) = error {
             var problem = Problem.notFound(notFound)
-            problem.extensions = [("upstream", .string(url)), ("upstreamStatus", 404)]
+            problem.extensions = [("upstream", .string(target.resource)), ("upstreamStatus", 404)]
             return problem
         }
         return error.problem
@@ -55,6 +52,23 @@ enum UpstreamReply {
         title: "Upstream failed",
         detail: "the upstream call ended without a response"
     )
+}
+
+extension RequestContext {
+    /// The header fields to send with this request's upstream calls: its `X-Request-ID` and trace context
+    /// (see ``RequestContext/correlationHeaders``); the client drops unsafe fields.
+    var upstreamHeaders: [String: String] { correlationHeaders }
+
+    /// Answers an upstream failure with its problem (see ``UpstreamReply/problem(for:notFound:)``); the
+    /// request log records its cause, absolute URL included.
+    func respond(upstreamFailure error: UpstreamError, notFound: String? = nil) {
+        respond(problem: UpstreamReply.problem(for: error, notFound: notFound), cause: error)
+    }
+
+    /// Notes the cause of an upstream failure that ends a stream, for the request's log line.
+    func noteUpstreamFailure(_ error: UpstreamError) {
+        _ = error.cause
+    }
 }
 
 /// Requests one value and reports it, or the failure, or that none came, exactly once.

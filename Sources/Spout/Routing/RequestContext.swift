@@ -30,6 +30,14 @@ public struct RequestContext: Sendable {
     let responses: RouteResponses
     let startNanoseconds: UInt64
     let receivedAt: Date
+    /// The request ID and trace context, echoed, logged and forwarded upstream.
+    public let correlation: RequestCorrelation
+    /// Whether this is the demo upstream's call to the service itself (see ``SelfCall``): not client traffic.
+    let isSelfCall: Bool
+
+    /// The headers every upstream call made for this request carries (`X-Request-ID`, `traceparent`,
+    /// `tracestate`); see ``RequestCorrelation/correlationHeaders``.
+    public var correlationHeaders: [String: String] { correlation.correlationHeaders }
 
     /// The loop the request arrived on.
     public var loop: EventLoop { responder.loop }
@@ -47,13 +55,26 @@ public struct RequestContext: Sendable {
     }
 
     /// ``respond(status:headers:body:)`` for a body identified by `validator`; check ``respondNotModified(_:contentType:)``
-    /// first.
-    func respond(status: Status = .ok, headers: consuming Headers, body: [UInt8], validator: Validator?) {
+    /// first. `upstreamFailure` is what the request log records for a problem caused upstream.
+    func respond(
+        status: Status = .ok,
+        headers: consuming Headers,
+        body: [UInt8],
+        validator: Validator?,
+        upstreamFailure: UpstreamFailureSummary? = nil
+    ) {
         let compressible = responses.compresses && Self.isCompressible(contentType: headers["Content-Type"])
         service.cors.apply(to: &headers, origin: request.headers["Origin"])
         responses.label(&headers, status: status, compressible: compressible)
         if let validator { headers.add(name: "Cache-Control", value: validator.cacheControl) }
-        send(status: status, headers: headers, body: body, compressible: compressible, tag: validator?.tag)
+        send(
+            status: status,
+            headers: headers,
+            body: body,
+            compressible: compressible,
+            tag: validator?.tag,
+            upstreamFailure: upstreamFailure
+        )
     }
 
     /// Answers with a JSON body.
@@ -77,15 +98,18 @@ public struct RequestContext: Sendable {
         send(status: status, headers: headers, body: body, compressible: responses.compresses, tag: validator?.tag)
     }
 
-    /// Answers with an `application/problem+json` body; the instance is this request's path.
-    public func respond(problem: Problem, headers: Headers = [:]) {
+    /// Answers with an `application/problem+json` body; the instance is this request's path. The request log
+    /// records the upstream failure behind it: `cause` when given, else what the problem's members tell.
+    public func respond(problem: Problem, headers: Headers = [:], cause: UpstreamError? = nil) {
         let problem = instanced(problem)
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
         respond(
             status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
             headers: headers,
-            body: problem.jsonBytes
+            body: problem.jsonBytes,
+            validator: nil,
+            upstreamFailure: cause.map(UpstreamFailureSummary.init) ?? UpstreamFailureSummary(problem: problem)
         )
     }
 
@@ -185,29 +209,54 @@ public struct RequestContext: Sendable {
     /// `compressible`, at least `compression.minimumBytes` long (or the client refuses an uncoded body) and
     /// the client's `Accept-Encoding` prefers `gzip`. A coded body gets `Content-Encoding: gzip` and the
     /// coded tag (a different strong `ETag`, RFC 9110 §8.8.3).
-    func send(status: Status, headers: consuming Headers, body: [UInt8], compressible: Bool, tag: EntityTag?) {
+    func send(
+        status: Status,
+        headers: consuming Headers,
+        body: [UInt8],
+        compressible: Bool,
+        tag: EntityTag?,
+        upstreamFailure: UpstreamFailureSummary? = nil
+    ) {
         guard compressible, status.allowsBody, !body.isEmpty, let gzip = Gzip.shared,
             let acceptEncoding = request.headers["Accept-Encoding"]
         else {
-            write(status: status, headers: headers, body: body, tag: tag)
+            write(status: status, headers: headers, body: body, tag: tag, upstreamFailure: upstreamFailure)
             return
         }
         let accepted = AcceptEncoding(acceptEncoding)
         guard accepted.prefersGzip,
             body.count >= service.configuration.compression.minimumBytes || accepted.refusesIdentity
         else {
-            write(status: status, headers: headers, body: body, tag: tag)
+            write(status: status, headers: headers, body: body, tag: tag, upstreamFailure: upstreamFailure)
             return
         }
         guard body.count > Self.inlineCompressionLimit else {
-            writeCoded(gzip.compress(body), gzip, status: status, headers: headers, body: body, tag: tag)
+            writeCoded(
+                gzip.compress(body),
+                gzip,
+                status: status,
+                headers: headers,
+                body: body,
+                tag: tag,
+                upstreamFailure: upstreamFailure
+            )
             return
         }
         let loop = loop
         let head = headers
         Self.compressionQueue.async {
             let coded = gzip.compress(body)
-            loop.execute { writeCoded(coded, gzip, status: status, headers: head, body: body, tag: tag) }
+            loop.execute {
+                writeCoded(
+                    coded,
+                    gzip,
+                    status: status,
+                    headers: head,
+                    body: body,
+                    tag: tag,
+                    upstreamFailure: upstreamFailure
+                )
+            }
         }
     }
 
@@ -218,21 +267,38 @@ public struct RequestContext: Sendable {
         status: Status,
         headers: consuming Headers,
         body: [UInt8],
-        tag: EntityTag?
+        tag: EntityTag?,
+        upstreamFailure: UpstreamFailureSummary?
     ) {
         guard let coded else {
-            write(status: status, headers: headers, body: body, tag: tag)
+            write(status: status, headers: headers, body: body, tag: tag, upstreamFailure: upstreamFailure)
             return
         }
         headers.add(name: "Content-Encoding", value: "gzip")
-        write(status: status, headers: headers, body: coded, tag: tag?.withCoding(gzip.coding))
+        write(
+            status: status,
+            headers: headers,
+            body: coded,
+            tag: tag?.withCoding(gzip.coding),
+            upstreamFailure: upstreamFailure
+        )
     }
 
     /// Writes a complete response and records it (log line, metrics).
-    private func write(status: Status, headers: consuming Headers, body: [UInt8], tag: EntityTag?) {
+    private func write(
+        status: Status,
+        headers: consuming Headers,
+        body: [UInt8],
+        tag: EntityTag?,
+        upstreamFailure: UpstreamFailureSummary? = nil
+    ) {
         if let tag { headers.add(name: "ETag", value: tag.headerValue) }
         emit(status: status, headers: headers, body: body)
-        record(status: status.code, bytes: request.method == .head ? 0 : body.count)
+        record(
+            status: status.code,
+            bytes: request.method == .head ? 0 : body.count,
+            upstreamFailure: upstreamFailure
+        )
     }
 
     /// Hands a complete response to the server, after ``finishHead(_:)``.
@@ -242,11 +308,13 @@ public struct RequestContext: Sendable {
     }
 
     /// The last step of every response head, complete or streamed, `304` and preflight included: the one
-    /// place to add a header that all of Spout's responses carry (a request id, say). The route's own
+    /// place to add a header that all of Spout's responses carry: `X-Request-ID`. The route's own
     /// headers, CORS, `Vary`, `Cache-Control`, `Content-Encoding` and `ETag` are in `headers` already; the
     /// server adds `Date`, the framing and `Connection`. Keep it cheap: it runs for every request.
     @inline(__always)
-    private func finishHead(_ headers: inout Headers) {}
+    private func finishHead(_ headers: inout Headers) {
+        headers.add(name: "X-Request-ID", value: correlation.requestID)
+    }
 
     /// Whether a body of `contentType` is one Spout codes: JSON and problem documents.
     static func isCompressible(contentType: String?) -> Bool {
@@ -254,11 +322,18 @@ public struct RequestContext: Sendable {
         return contentType.hasPrefix("application/json") || contentType.hasPrefix(Problem.mediaType)
     }
 
-    private func record(status: Int, bytes: Int, events: Int? = nil, end: StreamEnd? = nil) {
+    private func record(
+        status: Int,
+        bytes: Int,
+        events: Int? = nil,
+        end: StreamEnd? = nil,
+        upstreamFailure: UpstreamFailureSummary? = nil
+    ) {
+        if isSelfCall && !service.configuration.log.selfCalls { return }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- startNanoseconds) / 1e9
         routeMetrics.record(status: status, seconds: elapsed)
         guard let sink = service.log else { return }
-        let entry = RequestLogEntry(
+        var entry = RequestLogEntry(
             time: receivedAt,
             method: request.method.rawValue,
             path: request.path,
@@ -268,6 +343,13 @@ public struct RequestContext: Sendable {
             events: events,
             end: end
         )
+        entry.query = request.query
+        entry.redaction = service.queryRedaction
+        entry.route = route
+        entry.correlation = correlation
+        entry.remoteAddress = request.remoteAddress.isEmpty ? nil : request.remoteAddress
+        entry.userAgent = request.headers["User-Agent"]
+        entry.upstreamFailure = upstreamFailure
         sink.write(line: entry.jsonBytes)
     }
 }
@@ -295,6 +377,8 @@ final class ServiceContext: Sendable {
     let upstream: UpstreamClient
     /// The OpenAPI document served at `/openapi.json`, with this configuration's limits.
     let openAPI: OpenAPIDocument
+    /// The query parameters the request log does not show the values of.
+    let queryRedaction: QueryRedaction
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
 
     init(
@@ -319,10 +403,12 @@ final class ServiceContext: Sendable {
         }
         self.readiness = readiness
         self.openAPI = OpenAPIDocument(configuration: configuration)
+        self.queryRedaction = QueryRedaction(configuration.log.redactQueryParameters)
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
             baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL),
-            metrics: metrics
+            metrics: metrics,
+            eventLoopQueues: loops.map(\.queue)
         )
         let heartbeat = Duration.milliseconds(Int64((configuration.sse.heartbeatSeconds * 1000).rounded()))
         var tickers: [ObjectIdentifier: HeartbeatTicker] = [:]

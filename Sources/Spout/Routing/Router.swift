@@ -15,9 +15,12 @@ public struct Router<Handler: Sendable>: Sendable {
         public let pattern: String
         public let method: String
         public let handler: Handler
-        /// The position of this route in registration order (0 for the first ``add(_:_:_:)``), so that per-route
-        /// data can sit in an array beside the router.
+        /// The position of this route in registration order (0 for the first ``add(_:_:maxBodyBytes:_:)``), so
+        /// that per-route data can sit in an array beside the router.
         public let index: Int
+        /// The largest request body the route takes, in bytes; 0 (the default) for none. The server refuses a
+        /// larger body with `413` before reading it.
+        public let maxBodyBytes: Int
         fileprivate let segments: [Segment]
         /// The UTF-8 bytes of each literal segment (empty for a parameter), for matching paths on bytes.
         fileprivate let literalBytes: [[UInt8]]
@@ -51,8 +54,9 @@ public struct Router<Handler: Sendable>: Sendable {
     /// Creates an empty router.
     public init() {}
 
-    /// Registers `handler` for `method` (e.g. `GET`) and `pattern` (e.g. `/users/{id}/profile`).
-    public mutating func add(_ method: String, _ pattern: String, _ handler: Handler) {
+    /// Registers `handler` for `method` (e.g. `GET`) and `pattern` (e.g. `/users/{id}/profile`), taking request
+    /// bodies of up to `maxBodyBytes` (default 0: none; GET, HEAD, OPTIONS and DELETE routes take none).
+    public mutating func add(_ method: String, _ pattern: String, maxBodyBytes: Int = 0, _ handler: Handler) {
         let segments = pattern.split(separator: "/").map { piece -> Segment in
             if piece.hasPrefix("{") && piece.hasSuffix("}") { return .parameter(String(piece.dropFirst().dropLast())) }
             return .literal(piece)
@@ -67,6 +71,7 @@ public struct Router<Handler: Sendable>: Sendable {
                 method: method,
                 handler: handler,
                 index: patterns.count,
+                maxBodyBytes: max(0, maxBodyBytes),
                 segments: segments,
                 literalBytes: literalBytes
             )

@@ -20,15 +20,18 @@ struct RetryPolicy {
 extension UpstreamClient {
     /// One `GET url`, uncached: attempts with backoff, bounded by the overall deadline. Each
     /// subscription is a new request with its own attempt count and deadline.
-    func fetch(_ url: URL) -> AnyPublisher<Data, UpstreamError> {
-        let name = url.absoluteString
+    func fetch(
+        _ url: URL,
+        target: UpstreamTarget,
+        headers: [String: String] = [:]
+    ) -> AnyPublisher<Data, UpstreamError> {
         let configuration = configuration
         let deadlineSeconds = configuration.deadlineSeconds
         return Deferred { [self] in
             let tracker = RequestTracker(deadlineNanoseconds: Self.nanoseconds(deadlineSeconds))
             let attempts = Deferred { [self] in
                 if tracker.attemptStarted() > 1 { metrics?.upstreamRetries.increment() }
-                return attempt(url, name: name, tracker: tracker)
+                return attempt(url, target: target, headers: headers, tracker: tracker)
             }
             let backoff = Backoff(
                 base: .milliseconds(configuration.baseDelayMilliseconds),
@@ -54,38 +57,44 @@ extension UpstreamClient {
                 .timeout(
                     .nanoseconds(Self.nanoseconds(deadlineSeconds)),
                     scheduler: timers,
-                    customError: { .timeout(url: name, seconds: deadlineSeconds) }
+                    customError: { .timeout(target, seconds: deadlineSeconds) }
                 )
                 .mapError { tracker.finalError($0) }
         }
         .eraseToAnyPublisher()
     }
 
-    /// One attempt: the data task, the status check and the attempt's time limit, with its metrics.
-    private func attempt(_ url: URL, name: String, tracker: RequestTracker) -> AnyPublisher<Data, UpstreamError> {
+    /// One attempt: the transfer, the status check and the attempt's time limit, with its metrics.
+    private func attempt(
+        _ url: URL,
+        target: UpstreamTarget,
+        headers: [String: String],
+        tracker: RequestTracker
+    ) -> AnyPublisher<Data, UpstreamError> {
         let timeoutSeconds = configuration.attemptTimeoutSeconds
-        var request = URLRequest(url: url)
-        request.httpMethod = "GET"
-        request.timeoutInterval = Self.backstop(timeoutSeconds)
         let probe = AttemptProbe(metrics: metrics)
-        return session.dataTaskPublisher(for: request)
-            .mapError { UpstreamError($0, url: name, timeoutSeconds: timeoutSeconds) as any Error }
+        let transfer = BodyTransfer(
+            url: url,
+            headers: headers,
+            timeoutInterval: Self.backstop(timeoutSeconds),
+            maxBodyBytes: configuration.maxBodyBytes,
+            session: session
+        )
+        return transfer
+            .mapError { UpstreamError($0, target: target, timeoutSeconds: timeoutSeconds) as any Error }
             .tryMap { data, response -> Data in
-                guard let http = response as? HTTPURLResponse else {
-                    throw UpstreamError.badBody(url: name, reason: "not an HTTP response")
-                }
-                tracker.responded(status: http.statusCode)
-                guard (200..<300).contains(http.statusCode) else {
-                    let retryAfter = UpstreamError.retryAfter(http.value(forHTTPHeaderField: "Retry-After"))
-                    throw UpstreamError.status(url: name, code: http.statusCode, retryAfter: retryAfter)
+                tracker.responded(status: response.statusCode)
+                guard (200..<300).contains(response.statusCode) else {
+                    let retryAfter = UpstreamError.retryAfter(response.value(forHTTPHeaderField: "Retry-After"))
+                    throw UpstreamError.status(target, code: response.statusCode, retryAfter: retryAfter)
                 }
                 return data
             }
-            .mapError { $0 as? UpstreamError ?? .badBody(url: name, reason: String(describing: $0)) }
+            .mapError { $0 as? UpstreamError ?? .badBody(target, reason: String(describing: $0)) }
             .timeout(
                 .nanoseconds(Self.nanoseconds(timeoutSeconds)),
                 scheduler: timers,
-                customError: { .timeout(url: name, seconds: timeoutSeconds) }
+                customError: { .timeout(target, seconds: timeoutSeconds) }
             )
             .handleEvents(
                 receiveSubscription: { _ in probe.started() },
@@ -112,7 +121,7 @@ extension UpstreamOutcome {
         case .status: self = .status
         case .timeout: self = .timeout
         case .unreachable(_, let reason): self = reason == "cancelled" ? .cancelled : .unreachable
-        case .badBody, .gaveUp: self = .badBody
+        case .badBody, .tooLarge, .gaveUp: self = .badBody
         }
     }
 }

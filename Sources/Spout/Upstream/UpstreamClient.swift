@@ -20,8 +20,15 @@ import FoundationNetworking
 ///    (`upstream.baseDelayMilliseconds`, capped at `upstream.maxDelayMilliseconds`), for retryable
 ///    failures only (``UpstreamError/isRetryable``), waiting the `Retry-After` of a 429/503 instead
 ///    when there is one — and not retrying at all when that wait would outlast the deadline;
-/// 4. one attempt: `URLSession.dataTaskPublisher` → status check (`tryMap`) → `mapError` into
-///    ``UpstreamError``, bounded by `upstream.attemptTimeoutSeconds`.
+/// 4. one attempt: a ``BodyTransfer`` (the data task, its body read up to `upstream.maxBodyBytes`) →
+///    status check (`tryMap`) → `mapError` into ``UpstreamError``, bounded by
+///    `upstream.attemptTimeoutSeconds`.
+///
+/// No call into FoundationNetworking — creating, resuming or cancelling a task — is ever made by the
+/// caller: they all run on the ``UpstreamSession``'s own serial queue, because on Linux each may wait on
+/// libcurl's queue. So a route that subscribes on an event loop, a client leaving, and the deadline's
+/// timer all return at once whatever the upstream does; the deadline fails the call when it fires, the
+/// cancel of the task follows on the networking queue.
 ///
 /// A failure after more than one attempt is ``UpstreamError/gaveUp(attempts:lastStatus:error:)``,
 /// so the problem a route renders says what was tried. Only `GET`s are sent: they are idempotent,
@@ -38,7 +45,8 @@ public final class UpstreamClient: Sendable {
     public let configuration: SpoutConfiguration.Upstream
     /// The bodies of successful `GET`s, keyed by absolute URL.
     public let cache: ResponseCache<Data, UpstreamError>
-    let session: URLSession
+    /// The URLSession and the queue every call into FoundationNetworking goes through.
+    let session: UpstreamSession
     private let base: Mutex<URL?>
     let metrics: SpoutMetrics?
     /// Runs the attempt timeouts and the deadline.
@@ -54,13 +62,21 @@ public final class UpstreamClient: Sendable {
     ///   - baseURL: The API root; `nil` until ``setBaseURL(_:)`` is called (the demo upstream is
     ///     only known once the service has bound its port).
     ///   - metrics: Where to count requests, retries, cache lookups and latency; `nil` counts nothing.
-    public convenience init(configuration: SpoutConfiguration.Upstream, baseURL: URL?, metrics: SpoutMetrics? = nil) {
+    ///   - eventLoopQueues: The queues of the service's event loops, on which no FoundationNetworking
+    ///     call may run (checked on every call; see ``UpstreamSession``).
+    public convenience init(
+        configuration: SpoutConfiguration.Upstream,
+        baseURL: URL?,
+        metrics: SpoutMetrics? = nil,
+        eventLoopQueues: [DispatchQueue] = []
+    ) {
         self.init(
             configuration: configuration,
             baseURL: baseURL,
             metrics: metrics,
             backoffScheduler: DispatchQueue.global(),
-            cacheClock: ResponseCache<Data, UpstreamError>.uptime
+            cacheClock: ResponseCache<Data, UpstreamError>.uptime,
+            eventLoopQueues: eventLoopQueues
         )
     }
 
@@ -70,27 +86,26 @@ public final class UpstreamClient: Sendable {
     /// - Parameters:
     ///   - backoffScheduler: Times the waits between attempts and subscribes the retries.
     ///   - cacheClock: The cache's clock, in nanoseconds.
+    ///   - eventLoopQueues: The queues no FoundationNetworking call may run on.
     public init<S: Scheduler & Sendable>(
         configuration: SpoutConfiguration.Upstream,
         baseURL: URL?,
         metrics: SpoutMetrics?,
         backoffScheduler: S,
-        cacheClock: @escaping ResponseCache<Data, UpstreamError>.Clock
+        cacheClock: @escaping ResponseCache<Data, UpstreamError>.Clock,
+        eventLoopQueues: [DispatchQueue] = []
     ) {
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
         // Our own timers enforce the attempt timeout and the deadline exactly; URLSession's are only
         // a backstop, in whole seconds and a second later, because the libcurl-based URLSession
         // turns a sub-second interval into an immediate timeout.
-        sessionConfiguration.timeoutIntervalForRequest = Self.backstop(configuration.attemptTimeoutSeconds)
-        sessionConfiguration.timeoutIntervalForResource = Self.backstop(configuration.deadlineSeconds)
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        // No URLCache (the ResponseCache caches): on Linux, cancelling a task of a session with one can
-        // trap inside FoundationNetworking, so only cache-less sessions get their tasks cancelled
-        // (URLSessionTask.cancelUnlessCached(in:)), which is what cuts off a client's upstream calls.
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.httpAdditionalHeaders = ["Accept": "application/json", "User-Agent": "spout"]
-        self.session = URLSession(configuration: sessionConfiguration)
+        self.session = UpstreamSession(
+            requestTimeout: Self.backstop(configuration.attemptTimeoutSeconds),
+            resourceTimeout: Self.backstop(configuration.deadlineSeconds),
+            eventLoopQueues: eventLoopQueues,
+            // No base URL yet means the service's own demo routes: mark the calls so they are not counted as traffic.
+            additionalHeaders: baseURL == nil ? [SelfCall.headerName: SelfCall.token] : [:]
+        )
         self.base = Mutex(baseURL)
         self.metrics = metrics
         var onLookup: (@Sendable (CacheLookup) -> Void)?
@@ -149,31 +164,74 @@ public final class UpstreamClient: Sendable {
 
     /// `GET path`: the body of a 2xx response, from the cache or shared with a request under way
     /// when possible, else fetched with retries within the deadline.
-    public func get(_ path: String, query: [URLQueryItem] = []) -> AnyPublisher<Data, UpstreamError> {
+    ///
+    /// - Parameters:
+    ///   - headers: Extra request header fields for this call (`X-Request-ID`, `traceparent`,
+    ///     `tracestate`), over the session's `Accept` and `User-Agent`. A field whose name is not an HTTP
+    ///     token or whose value holds a control character is dropped. Calls share a fetch when their
+    ///     URLs are equal (single flight), whatever their headers: a shared fetch carries the headers of
+    ///     the call that started it (the first miss), and a cache hit sends nothing.
+    public func get(
+        _ path: String,
+        query: [URLQueryItem] = [],
+        headers: [String: String] = [:]
+    ) -> AnyPublisher<Data, UpstreamError> {
         guard let url = url(path, query: query) else {
-            return Fail(error: .unreachable(url: path, reason: "no upstream base URL is configured"))
+            let target = UpstreamTarget(url: path, resource: path)
+            return Fail(error: .unreachable(target, reason: "no upstream base URL is configured"))
                 .eraseToAnyPublisher()
         }
-        return cache.publisher(for: url.absoluteString) { [self] in fetch(url) }
+        let target = UpstreamTarget(url: url, base: baseURL)
+        let headers = Self.forwardable(headers)
+        return cache.publisher(for: url.absoluteString) { [self] in fetch(url, target: target, headers: headers) }
+            .handleEvents(receiveOutput: { body in
+                // Decoding and rendering a large body (from the upstream or the cache) leave megabytes of
+                // freed heap in the arena of whichever thread did it: hand them back once done.
+                if body.count >= BodyTransfer.largeBodyBytes { MemoryReturn.shared.largeBufferReleased() }
+            })
+            .eraseToAnyPublisher()
     }
 
-    /// `GET path`, decoded as JSON into `type`.
+    /// `GET path`, decoded as JSON into `type`; see ``get(_:query:headers:)``.
     public func get<T: Decodable>(
         _ type: T.Type,
         _ path: String,
-        query: [URLQueryItem] = []
+        query: [URLQueryItem] = [],
+        headers: [String: String] = [:]
     ) -> AnyPublisher<T, UpstreamError> {
-        let name = url(path, query: query)?.absoluteString ?? path
-        return get(path, query: query)
+        let url = url(path, query: query)
+        let target = url.map { UpstreamTarget(url: $0, base: baseURL) } ?? UpstreamTarget(url: path, resource: path)
+        return get(path, query: query, headers: headers)
             .mapError { $0 as any Error }
             .decode(type: T.self, decoder: JSONDecoder())
             .mapError { [cache] error in
                 if let upstream = error as? UpstreamError { return upstream }
                 // A body that does not decode is not served again from the cache.
-                cache.removeValue(for: name)
-                return .badBody(url: name, reason: Self.describe(decoding: error))
+                cache.removeValue(for: target.url)
+                return .badBody(target, reason: Self.describe(decoding: error))
             }
             .eraseToAnyPublisher()
+    }
+
+    /// Invalidates the URLSession (on its networking queue): calls under way are cancelled and later
+    /// calls fail as unreachable. For the service's shutdown.
+    public func shutdown() {
+        session.invalidate()
+    }
+
+    /// The fields of `headers` that are safe to put on a request: names that are HTTP tokens, values
+    /// without control characters (no CR or LF that could start a field of their own), both short.
+    static func forwardable(_ headers: [String: String]) -> [String: String] {
+        guard !headers.isEmpty else { return headers }
+        return headers.filter { name, value in
+            let isToken = !name.isEmpty && name.utf8.count <= 64
+                && name.utf8.allSatisfy { byte in
+                    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                        || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            let isValue = value.utf8.count <= 1024 && value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+            return isToken && isValue
+        }
     }
 
     /// A short, readable reason for a decoding failure (the key path and what was wrong).

@@ -4,33 +4,48 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Why an upstream call failed, in the four ways a caller can act on.
+/// Why an upstream call failed, in the ways a caller can act on.
 ///
 /// Every failure of the outbound client is one of these: transport errors from `URLSession`, a
-/// status that is not 2xx, and a body that does not decode all end up here (see
+/// status that is not 2xx, a body over the limit, and a body that does not decode all end up here (see
 /// ``UpstreamClient``), so routes map one type to one response (``problem``).
+///
+/// Each case carries its ``UpstreamTarget``: the absolute URL for the log (``logDescription``,
+/// ``cause``) and the resource under the API root, the only part a client is shown (``description``,
+/// ``problem``): the upstream's address is configuration.
 ///
 /// **Thread safety:** value type.
 public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No response: connection refused or reset, DNS failure, TLS failure.
-    case unreachable(url: String, reason: String)
+    case unreachable(UpstreamTarget, reason: String)
     /// No complete response within the attempt's time limit or the request's deadline.
-    case timeout(url: String, seconds: Double)
+    case timeout(UpstreamTarget, seconds: Double)
     /// A response whose status is not 2xx. `retryAfter` is the parsed `Retry-After`, if any.
-    case status(url: String, code: Int, retryAfter: Duration?)
+    case status(UpstreamTarget, code: Int, retryAfter: Duration?)
     /// A 2xx response whose body is not what was expected.
-    case badBody(url: String, reason: String)
+    case badBody(UpstreamTarget, reason: String)
+    /// A body longer than `limit` bytes (`upstream.maxBodyBytes`): `declared` when its `Content-Length`
+    /// said so, `nil` when it was cut off while arriving.
+    case tooLarge(UpstreamTarget, limit: Int, declared: Int?)
     /// The request was tried `attempts` times (more than once) and `error` ended the last one (or
     /// the overall deadline). `lastStatus` is the status of the last response received, if any.
     indirect case gaveUp(attempts: Int, lastStatus: Int?, error: UpstreamError)
 
-    /// The URL the failing request was sent to.
-    public var url: String {
+    /// Where the failing request went.
+    public var target: UpstreamTarget {
         switch self {
-        case .unreachable(let url, _), .timeout(let url, _), .status(let url, _, _), .badBody(let url, _): url
-        case .gaveUp(_, _, let error): error.url
+        case .unreachable(let target, _), .timeout(let target, _), .status(let target, _, _),
+            .badBody(let target, _), .tooLarge(let target, _, _):
+            target
+        case .gaveUp(_, _, let error): error.target
         }
     }
+
+    /// The absolute URL the failing request was sent to: for logs, never for clients.
+    public var url: String { target.url }
+
+    /// The resource under the API root the failing request asked for (e.g. `/posts/1`).
+    public var resource: String { target.resource }
 
     /// The failure itself, without the ``gaveUp(attempts:lastStatus:error:)`` wrapper.
     public var underlying: UpstreamError {
@@ -44,19 +59,25 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
         return 1
     }
 
+    /// Whether the request ran out of time (the attempt's limit or the whole call's deadline).
+    public var isTimeout: Bool {
+        if case .timeout = underlying { return true }
+        return false
+    }
+
     /// The status of the last upstream response, if one came (`nil` for transport failures and
     /// timeouts with no response before them).
     public var upstreamStatus: Int? {
         switch self {
         case .status(_, let code, _): code
         case .gaveUp(_, let lastStatus, let error): error.upstreamStatus ?? lastStatus
-        case .unreachable, .timeout, .badBody: nil
+        case .unreachable, .timeout, .badBody, .tooLarge: nil
         }
     }
 
     /// Whether trying the same idempotent request again may succeed: connection failures,
-    /// timeouts, `408`, `429`, `500`, `502`, `503` and `504`. Other statuses and bad bodies will not
-    /// change on their own.
+    /// timeouts, `408`, `429`, `500`, `502`, `503` and `504`. Other statuses, bad bodies and bodies over
+    /// the limit will not change on their own.
     ///
     /// `500` is not in the usual list (it may mean a deterministic bug upstream), but Spout only
     /// retries `GET`s, which are safe and idempotent (RFC 9110 §9.2), and a 500 from a JSON API
@@ -67,31 +88,56 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable, .timeout: true
         case .status(_, let code, _): [408, 429, 500, 502, 503, 504].contains(code)
-        case .badBody: false
+        case .badBody, .tooLarge: false
         case .gaveUp(_, _, let error): error.isRetryable
         }
     }
 
-    public var description: String {
+    /// What went wrong, naming the resource only (`upstream /posts/1 answered 503 after 3 attempts`):
+    /// safe to show a client.
+    public var description: String { describe(\.resource) }
+
+    /// What went wrong, naming the absolute URL (`upstream http://10.0.0.5/api/posts/1 answered 503
+    /// after 3 attempts`): for the log.
+    public var logDescription: String { describe(\.url) }
+
+    private func describe(_ name: KeyPath<UpstreamTarget, String>) -> String {
         switch self {
-        case .unreachable(let url, let reason): "upstream \(url) unreachable: \(reason)"
-        case .timeout(let url, let seconds): "upstream \(url) did not answer within \(seconds) s"
-        case .status(let url, let code, _): "upstream \(url) answered \(code)"
-        case .badBody(let url, let reason): "upstream \(url) sent a body that could not be read: \(reason)"
+        case .unreachable(let target, let reason): "upstream \(target[keyPath: name]) unreachable: \(reason)"
+        case .timeout(let target, let seconds):
+            "upstream \(target[keyPath: name]) did not answer within \(seconds) s"
+        case .status(let target, let code, _): "upstream \(target[keyPath: name]) answered \(code)"
+        case .badBody(let target, let reason):
+            "upstream \(target[keyPath: name]) sent a body that could not be read: \(reason)"
+        case .tooLarge(let target, let limit, let declared?):
+            "upstream \(target[keyPath: name]) declared a body of \(declared) bytes, more than the limit of "
+                + "\(limit) bytes (upstream.maxBodyBytes)"
+        case .tooLarge(let target, let limit, nil):
+            "upstream \(target[keyPath: name]) sent a body of more than the limit of \(limit) bytes "
+                + "(upstream.maxBodyBytes)"
         case .gaveUp(let attempts, let lastStatus, let error):
             if let lastStatus, error.upstreamStatus == nil {
-                "\(error) after \(attempts) attempts (the last response was \(lastStatus))"
+                "\(error.describe(name)) after \(attempts) attempts (the last response was \(lastStatus))"
             } else {
-                "\(error) after \(attempts) attempts"
+                "\(error.describe(name)) after \(attempts) attempts"
             }
         }
     }
 
+    /// The error for a failed transfer.
+    init(_ error: BodyTransferError, target: UpstreamTarget, timeoutSeconds: Double) {
+        switch error {
+        case .transport(let error): self.init(error, target: target, timeoutSeconds: timeoutSeconds)
+        case .tooLarge(let limit, let declared): self = .tooLarge(target, limit: limit, declared: declared)
+        case .notHTTP: self = .badBody(target, reason: "not an HTTP response")
+        }
+    }
+
     /// The error for a transport failure reported by `URLSession`.
-    init(_ error: URLError, url: String, timeoutSeconds: Double) {
+    init(_ error: URLError, target: UpstreamTarget, timeoutSeconds: Double) {
         switch error.code {
-        case .timedOut: self = .timeout(url: url, seconds: timeoutSeconds)
-        default: self = .unreachable(url: url, reason: Self.reason(for: error))
+        case .timedOut: self = .timeout(target, seconds: timeoutSeconds)
+        default: self = .unreachable(target, reason: Self.reason(for: error))
         }
     }
 
@@ -129,13 +175,15 @@ extension UpstreamError {
 
 extension UpstreamError {
     /// The response a route gives for this failure: `504` for timeouts, `502` otherwise, as an
-    /// RFC 9457 problem naming the upstream URL and, when known, the upstream status
-    /// (`upstreamStatus`) and how many attempts were made (`attempts`, when more than one).
+    /// RFC 9457 problem naming the upstream resource (`upstream`, e.g. `/posts/1`, never the host) and,
+    /// when known, the upstream status (`upstreamStatus`), how many attempts were made (`attempts`, when
+    /// more than one) and, for a body over the limit, the limit (`limit`).
     public var problem: Problem {
-        var extensions: [(name: String, value: Problem.ExtensionValue)] = [("upstream", .string(url))]
+        var extensions: [(name: String, value: Problem.ExtensionValue)] = [("upstream", .string(resource))]
         if let upstreamStatus { extensions.append(("upstreamStatus", .integer(upstreamStatus))) }
         if attempts > 1 { extensions.append(("attempts", .integer(attempts))) }
-        if case .timeout = underlying {
+        if case .tooLarge(_, let limit, _) = underlying { extensions.append(("limit", .integer(limit))) }
+        if isTimeout {
             return Problem(
                 status: 504,
                 type: Problem.Kind.upstreamTimeout,
@@ -152,4 +200,7 @@ extension UpstreamError {
             extensions: extensions
         )
     }
+
+    /// The cause of this failure as the request log records it (absolute URL included).
+    public var cause: UpstreamFailureSummary { UpstreamFailureSummary(self) }
 }

@@ -173,6 +173,62 @@ import TestSupport
         try server.expectHealthy()
     }
 
+    @Test func aWriterOfAFinishedStreamCannotTouchTheNextOneOnItsConnection() throws {
+        let held = TestBox<[BodyWriter]>([])
+        let checked = TestSignal()
+        let server = try TestServer { request, responder in
+            let writer = responder.startStreaming()
+            held.update { $0.append(writer) }
+            if request.path == "/first" {
+                writer.write("one")
+                writer.finish()
+            } else {
+                let first = held.value[0]
+                // The first stream's writer asks the connection, which streams for the second one now.
+                #expect(!first.isOpen)
+                #expect(!first.isWritable)
+                #expect(first.writableBytes == 0)
+                first.write("stale")
+                first.finish()
+                first.abort()
+                #expect(writer.isOpen)
+                writer.write("two")
+                writer.finish()
+                checked.signal()
+            }
+        }
+        defer { server.stop() }
+        let client = try server.connect()
+        try client.sendGet("/first")
+        #expect(try client.readResponse().text == "one")
+        try client.sendGet("/second")
+        #expect(try client.readResponse().text == "two")
+        #expect(checked.wait())
+        try server.expectHealthy()
+    }
+
+    @Test func aStreamWithoutAShutdownHandlerIsFinishedByTheShutdown() throws {
+        let started = TestSignal()
+        let closed = TestSignal()
+        let server = try TestServer { _, responder in
+            let writer = responder.startStreaming()
+            writer.onClose = { closed.signal() }
+            writer.write("data")
+            started.signal()
+        }
+        let client = try server.connect()
+        try client.sendGet("/stream")
+        #expect(started.wait())
+        let done = TestSignal()
+        server.server.shutdown(deadline: .seconds(10)) { done.signal() }
+        let response = try client.readResponse()
+        #expect(response.text == "data")  // a complete chunked body: the terminator came
+        #expect(closed.wait())
+        #expect(client.waitForClose())
+        client.close()
+        #expect(done.wait())
+    }
+
     @Test func headStreamSendsHeadersOnly() throws {
         let server = try TestServer { _, responder in
             let writer = responder.startStreaming()

@@ -56,6 +56,17 @@ struct TestServer {
         #expect(response.text == "ok", sourceLocation: sourceLocation)
     }
 
+    /// Whether a new connection gets `GET /health` answered, trying up to 200 times: after clients close, the
+    /// server counts the closes asynchronously, so a free slot may take a moment to show.
+    func servesAgain() throws -> Bool {
+        for _ in 0..<200 {
+            let client = try connect()
+            try client.sendGet("/health")
+            if (try? client.readResponse())?.status == 200 { return true }
+        }
+        return false
+    }
+
     /// Shuts down and waits (bounded) for completion.
     func stop(deadline: Duration = .seconds(2), sourceLocation: SourceLocation = #_sourceLocation) {
         let done = TestSignal()

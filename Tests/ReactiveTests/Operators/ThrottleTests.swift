@@ -35,14 +35,33 @@ import Testing
         #expect(throttled("ab#", interval: 3, latest: true) == "a-(b#)")
     }
 
-    @Test func burstAtOneInstantEmitsTheFirstAtOnceAndTheLatestAfterTheInterval() {
+    /// Combine: values that arrive while the first emission is still pending replace it (`latest`) or
+    /// are dropped (first): a burst before the scheduler runs yields one value, not two.
+    @Test(arguments: [(true, ["t=0:value(3)"]), (false, ["t=0:value(1)"])])
+    func burstBeforeTheFirstEmissionYieldsOneValue(latest: Bool, expected: [String]) {
         let scheduler = VirtualTimeScheduler()
         let subject = PassthroughSubject<Int, Never>()
         let subscriber = TimedSubscriber<Int, Never>(scheduler: scheduler)
-        subject.throttle(for: .seconds(1), scheduler: scheduler, latest: true).subscribe(subscriber)
+        subject.throttle(for: .seconds(1), scheduler: scheduler, latest: latest).subscribe(subscriber)
         [1, 2, 3].forEach(subject.send)
         scheduler.advance(by: .seconds(5))
-        #expect(subscriber.timeline == ["t=0:value(1)", "t=1:value(3)"])
+        #expect(subscriber.timeline == expected)
+    }
+
+    /// The next interval is measured from the last emission (the scheduler's `now` when it ran), not
+    /// on a fixed grid from the first value nor from the arrival of the value that is throttled.
+    @Test func theNextIntervalIsMeasuredFromTheLastEmission() {
+        let scheduler = VirtualTimeScheduler()
+        let subject = PassthroughSubject<Int, Never>()
+        let subscriber = TimedSubscriber<Int, Never>(scheduler: scheduler)
+        subject.throttle(for: .seconds(2), scheduler: scheduler, latest: true).subscribe(subscriber)
+        subject.send(1)
+        scheduler.advance(by: .seconds(3))
+        subject.send(2)  // t=3: quiet for longer than the interval, out at once
+        scheduler.advance(by: .seconds(1))
+        subject.send(3)  // t=4: within 2 s of the emission at t=3, so out at t=5
+        scheduler.advance(by: .seconds(5))
+        #expect(subscriber.timeline == ["t=0:value(1)", "t=3:value(2)", "t=5:value(3)"])
     }
 
     @Test func asksUpstreamForUnlimitedAndDropsValuesWithoutDemand() {
@@ -52,10 +71,11 @@ import Testing
         upstream.throttle(for: .seconds(1), scheduler: scheduler, latest: true).subscribe(subscriber)
         #expect(upstream.subscription?.history == [.requested(.unlimited)])
         upstream.send(1)
+        scheduler.advance(by: .seconds(1))
+        // No demand left: 2 comes due at t=1 and is dropped.
         upstream.send(2)
         scheduler.advance(by: .seconds(1))
         subscriber.request(.max(1))
-        scheduler.advance(by: .seconds(1))
         upstream.send(3)
         scheduler.advance(by: .seconds(1))
         #expect(subscriber.history == [.subscription, .value(1), .value(3)])
@@ -71,7 +91,8 @@ import Testing
         upstream.send(2)
         #expect(scheduler.pendingActionCount == 1)
         subscriber.cancel()
-        #expect(scheduler.pendingActionCount == 0)
+        // As in Combine, the emission is scheduled without a cancellable; when it runs it finds the
+        // subscription cancelled and delivers nothing.
         scheduler.run()
         #expect(subscriber.history == [.subscription, .value(1)])
         #expect(upstream.subscription?.history == [.requested(.unlimited), .cancelled])
@@ -89,7 +110,8 @@ import Testing
             subject.send(2)
             subject.send(completion: .finished)
             scheduler.run()
-            #expect(subscriber.values == [1, 2])
+            // All three arrived before the first emission ran: it carries the latest and the completion.
+            #expect(subscriber.values == [2])
         }
         #expect(weakSubscription == nil)
         do {

@@ -1,15 +1,15 @@
 import Dispatch
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.offPool) struct FutureTests {
     private struct Oops: Error, Equatable {}
 
     @Test func closureRunsOnceEagerlyAndResultIsReplayedToLateSubscribers() {
-        let runs = Mutex(0)
-        let promiseBox = Mutex<Future<Int, Never>.Promise?>(nil)
+        let runs = LockedValue(0)
+        let promiseBox = LockedValue<Future<Int, Never>.Promise?>(nil)
         let future = Future<Int, Never> { promise in
             runs.withLock { $0 += 1 }
             promiseBox.withLock { $0 = promise }
@@ -55,7 +55,7 @@ import TestSupport
     }
 
     @Test func cancelBeforeFulfilmentDeliversNothingAndFreesTheSubscription() {
-        let promiseBox = Mutex<Future<Int, Never>.Promise?>(nil)
+        let promiseBox = LockedValue<Future<Int, Never>.Promise?>(nil)
         let future = Future<Int, Never> { promise in promiseBox.withLock { $0 = promise } }
         weak var weakSubscriber: TrackingSubscriber<Int, Never>?
         let subscriber = TrackingSubscriber<Int, Never>()
@@ -91,7 +91,7 @@ import TestSupport
 
     @Test func concurrentFulfilmentAndSubscriptionDeliverExactlyOnce() {
         for _ in 0..<50 {
-            let promiseBox = Mutex<Future<Int, Never>.Promise?>(nil)
+            let promiseBox = LockedValue<Future<Int, Never>.Promise?>(nil)
             let future = Future<Int, Never> { promise in promiseBox.withLock { $0 = promise } }
             let subscribers = (0..<8).map { _ in SerialCheckingSubscriber(initialDemand: .max(1)) }
             DispatchQueue.concurrentPerform(iterations: 9) { index in
@@ -110,7 +110,7 @@ import TestSupport
 
 @Suite(.offPool) struct DeferredTests {
     @Test func createsAPublisherPerSubscription() {
-        let created = Mutex(0)
+        let created = LockedValue(0)
         let deferred = Deferred { () -> Just<Int> in
             let count = created.withLock { count in
                 count += 1
@@ -128,7 +128,7 @@ import TestSupport
     }
 
     @Test func deferredFutureRunsOnlyWhenSubscribed() {
-        let runs = Mutex(0)
+        let runs = LockedValue(0)
         let deferred = Deferred {
             Future<Int, Never> { promise in
                 runs.withLock { $0 += 1 }

@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.offPool) struct DispatchQueueSchedulerTests {
     @Test func runsActionAfterTheDeadlineOnTheQueue() {
@@ -12,7 +12,7 @@ import TestSupport
         queue.setSpecific(key: key, value: 7)
         let done = TestSignal()
         let start = queue.now
-        let observed = Mutex<(onQueue: Bool, late: Bool)>((false, false))
+        let observed = LockedValue<(onQueue: Bool, late: Bool)>((false, false))
         queue.schedule(after: start.advanced(by: .milliseconds(20))) {
             let elapsed = start.distance(to: queue.now)
             observed.withLock { $0 = (DispatchQueue.getSpecific(key: key) == 7, elapsed >= .milliseconds(20)) }
@@ -25,7 +25,7 @@ import TestSupport
     @Test func scheduleNowRunsOnTheQueueAndJoinsTheGroup() {
         let queue = DispatchQueue(label: "scheduler-test-group")
         let group = DispatchGroup()
-        let ran = Mutex(false)
+        let ran = LockedValue(false)
         queue.schedule(options: .init(qos: .userInitiated, group: group)) { ran.withLock { $0 = true } }
         OffPool.checkMayBlock("DispatchGroup.wait")
         #expect(group.wait(timeout: .now() + 10) == .success)
@@ -35,7 +35,7 @@ import TestSupport
     @Test func repeatingActionStopsWhenCancelled() {
         let queue = DispatchQueue(label: "scheduler-test-repeat")
         let fired = TestSignal()
-        let count = Mutex(0)
+        let count = LockedValue(0)
         let cancellable = queue.schedule(after: queue.now, interval: .milliseconds(5)) {
             count.withLock { $0 += 1 }
             fired.signal()
@@ -91,7 +91,7 @@ import TestSupport
         defer { background.stop() }
         let done = TestSignal()
         let runLoop = background.runLoop!
-        let sameLoop = Mutex(false)
+        let sameLoop = LockedValue(false)
         nonisolated(unsafe) let expected = runLoop
         runLoop.schedule(after: runLoop.now.advanced(by: .milliseconds(10))) {
             sameLoop.withLock { $0 = RunLoop.current === expected }

@@ -1,7 +1,7 @@
 import Dispatch
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct CurrentValueSubjectTests {
     @Test func replaysCurrentValueToANewSubscriber() {
@@ -58,14 +58,16 @@ import TestSupport
         #expect(three.history == [.subscription, .value(0), .value(1), .value(2), .completion(.finished)])
     }
 
-    @Test func completionReachesLateSubscribersAndFreezesValue() {
+    /// Combine: after completion, setting `value` still stores it (nothing is sent); `send` does not.
+    @Test func completionReachesLateSubscribersAndValueStillStores() {
         let subject = CurrentValueSubject<Int, Never>(5)
         subject.send(completion: .finished)
         subject.value = 6
+        subject.send(7)
         let late = TrackingSubscriber<Int, Never>()
         subject.subscribe(late)
         #expect(late.history == [.subscription, .completion(.finished)])
-        #expect(subject.value == 5)
+        #expect(subject.value == 6)
     }
 
     @Test func subscriptionsAreFreedAfterCancel() {

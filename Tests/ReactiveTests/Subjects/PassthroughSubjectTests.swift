@@ -1,8 +1,8 @@
 import Dispatch
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 private struct TestError: Error, Equatable {}
 
@@ -70,8 +70,8 @@ private struct TestError: Error, Equatable {}
 
     @Test func reentrantSendIsDeliveredAfterTheCurrentValueNotNested() {
         let subject = PassthroughSubject<Int, Never>()
-        let depth = Mutex(0)
-        let maxDepth = Mutex(0)
+        let depth = LockedValue(0)
+        let maxDepth = LockedValue(0)
         let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .unlimited) { _, value in
             depth.withLock { $0 += 1 }
             maxDepth.withLock { $0 = max($0, depth.withLock { $0 }) }
@@ -153,7 +153,7 @@ private struct TestError: Error, Equatable {}
 
     @Test func sinkReceivesSentValues() {
         let subject = PassthroughSubject<String, Never>()
-        let received = Mutex<[String]>([])
+        let received = LockedValue<[String]>([])
         let cancellable = subject.sink { value in received.withLock { $0.append(value) } }
         subject.send("a")
         subject.send("b")

@@ -95,13 +95,13 @@ import Testing
 
     @Test func badFileValuesAndUnknownKeysAreNamed() {
         var configuration = SpoutConfiguration()
-        #expect(throws: ConfigError.unknownKey("prot", source: "test")) {
+        #expect(throws: ConfigError.unknownKey("prot", source: "test", suggestion: "port")) {
             try configuration.apply(json: Data(#"{"prot": 80}"#.utf8), source: "test")
         }
-        #expect(throws: ConfigError.unknownKey("sse.heartbeat", source: "test")) {
+        #expect(throws: ConfigError.unknownKey("sse.heartbeat", source: "test", suggestion: nil)) {
             try configuration.apply(json: Data(#"{"sse": {"heartbeat": 1}}"#.utf8), source: "test")
         }
-        #expect(throws: ConfigError.malformedFile(path: "test", reason: "invalid JSON")) {
+        #expect(throws: ConfigError.invalidJSON(path: "test", line: 1, column: 2, reason: "expected a member name in double quotes, got end of file")) {
             try configuration.apply(json: Data("{".utf8), source: "test")
         }
         #expect {
@@ -118,8 +118,8 @@ import Testing
     }
 
     @Test func unknownFlagsAndMissingValuesAreRejected() throws {
-        #expect(throws: ConfigError.invalidFlag("--nope")) { try SpoutConfiguration.load(arguments: ["--nope"], environment: [:]) }
-        #expect(throws: ConfigError.invalidFlag("--port")) { try SpoutConfiguration.load(arguments: ["--port"], environment: [:]) }
+        #expect(throws: ConfigError.invalidFlag("--nope", suggestion: nil)) { try SpoutConfiguration.load(arguments: ["--nope"], environment: [:]) }
+        #expect(throws: ConfigError.invalidFlag("--port", suggestion: nil)) { try SpoutConfiguration.load(arguments: ["--port"], environment: [:]) }
         #expect(throws: ConfigError.unreadableFile(path: "/nonexistent/spout.json", reason: "no such file or not readable")) {
             try SpoutConfiguration.load(arguments: ["--config", "/nonexistent/spout.json"], environment: [:])
         }

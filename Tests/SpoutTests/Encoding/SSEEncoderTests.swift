@@ -97,7 +97,8 @@ extension String {
         SSEEncoder.appendEvent(id: "0", data: "0", to: &bytes)
         SSEEncoder.appendComment("keep-alive", to: &bytes)
         SSEEncoder.appendEvent(id: "1", event: "end", data: #"{"reason":"completed"}"#, to: &bytes)
-        #expect(String(decoding: bytes, as: UTF8.self) == "retry: 3000\n\nid: 0\ndata: 0\n\n: keep-alive\n\nevent: end\nid: 1\ndata: {\"reason\":\"completed\"}\n\n")
+        // Only events end a block: retry and comments are lines inside the next event's block.
+        #expect(String(decoding: bytes, as: UTF8.self) == "retry: 3000\nid: 0\ndata: 0\n\n: keep-alive\nevent: end\nid: 1\ndata: {\"reason\":\"completed\"}\n\n")
         let parser = parse(bytes)
         #expect(parser.retry == 3000)
         #expect(parser.comments == ["keep-alive"])

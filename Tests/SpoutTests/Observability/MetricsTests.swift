@@ -55,7 +55,7 @@ import Testing
             end: .clientGone
         )
         let text = String(decoding: entry.jsonBytes, as: UTF8.self)
-        #expect(text == #"{"time":"2025-12-02T18:30:00.123Z","method":"GET","path":"/sequences/fibonacci","status":200,"duration_ms":12.346,"bytes":2048,"events":10,"end":"client_gone"}"#)
+        #expect(text == #"{"time":"2025-12-02T18:30:00.123Z","level":"info","method":"GET","path":"/sequences/fibonacci","status":200,"duration_ms":12.346,"bytes":2048,"events":10,"end":"client_gone"}"#)
         _ = try JSONSerialization.jsonObject(with: Data(entry.jsonBytes))
     }
 
@@ -151,13 +151,22 @@ import Testing
     private func reference(_ entry: RequestLogEntry) -> [UInt8] {
         var object = JSONObjectWriter()
         object.addRaw("time", json: Array("\"\(RequestLogEntry.iso8601(entry.time))\"".utf8))
+        object.add("level", "info")
         object.add("method", entry.method)
         object.add("path", entry.path)
+        if let query = entry.query { object.add("query", query) }
+        if let route = entry.route { object.add("route", route) }
         object.add("status", entry.status)
         object.add("duration_ms", entry.durationSeconds * 1000, fractionDigits: 3)
         object.add("bytes", entry.bytes)
         if let events = entry.events { object.add("events", events) }
         if let end = entry.end { object.add("end", end.rawValue) }
+        if let correlation = entry.correlation {
+            object.add("request_id", correlation.requestID)
+            object.add("trace_id", correlation.traceIDText)
+        }
+        if let remote = entry.remoteAddress { object.add("remote", remote) }
+        if let agent = entry.userAgent { object.add("user_agent", agent) }
         return object.finish()
     }
 
@@ -180,6 +189,13 @@ import Testing
                 end: end
             )
             #expect(entry.jsonBytes == reference(entry), "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
+            var full = entry
+            full.query = "a=1&b=%22x%22"
+            full.route = "/sequences/{name}"
+            full.correlation = RequestCorrelation(requestID: "abc-1", traceparent: nil, tracestate: nil)
+            full.remoteAddress = "::1"
+            full.userAgent = "curl/8 \"quoted\""
+            #expect(full.jsonBytes == reference(full), "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
         }
     }
 }

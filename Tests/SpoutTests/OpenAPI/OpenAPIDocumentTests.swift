@@ -104,13 +104,36 @@ import Testing
         let server = try SpoutTestServer()
         let operations = try Self.operations(try Self.servedDocument(server))
         let sequence = try #require(operations.first { $0.path == "/sequences/{name}" }?.operation)
-        let headers = Set(Self.parameters(sequence, in: "header").compactMap { $0["name"] as? String })
-        #expect(headers == ["Last-Event-ID", "If-None-Match"])
+        func headers(_ path: String) throws -> Set<String> {
+            let operation = try #require(operations.first { $0.path == path }?.operation)
+            return Set(Self.parameters(operation, in: "header").compactMap { $0["name"] as? String })
+                .subtracting(Self.correlationHeaders)
+        }
+        #expect(try headers("/sequences/{name}") == ["Last-Event-ID", "If-None-Match"])
         // Both change the answer.
         #expect(try server.get("/sequences/naturals?count=3", headers: ["Last-Event-ID: 2"]).status == 204)
         #expect(try server.get("/sequences/naturals?count=3&format=json", headers: ["If-None-Match: *"]).status == 304)
-        let stream = try #require(operations.first { $0.path == "/articles/stream" }?.operation)
-        #expect(Set(Self.parameters(stream, in: "header").compactMap { $0["name"] as? String }) == ["Last-Event-ID"])
+        #expect(try headers("/articles/stream") == ["Last-Event-ID"])
+        #expect(try headers("/workflow/{userId}") == ["Last-Event-ID"])
+        // After the workflow's summary (id 5) there is nothing more to send, before any upstream call.
+        #expect(try server.get("/workflow/1", headers: ["Last-Event-ID: 5"]).status == 204)
+        #expect(try server.get("/workflow/1", headers: ["Last-Event-ID: x"]).status == 400)
+        let workflow = try #require(operations.first { $0.path == "/workflow/{userId}" }?.operation)
+        #expect((workflow["responses"] as? [String: Any])?["204"] != nil)
+        await server.stop()
+    }
+
+    /// The request headers every route reads.
+    static let correlationHeaders: Set<String> = ["X-Request-ID", "traceparent", "tracestate"]
+
+    @Test func everyOperationDeclaresTheCorrelationHeadersAndTheyAreEchoed() async throws {
+        let server = try SpoutTestServer()
+        for (method, path, operation) in try Self.operations(try Self.servedDocument(server)) {
+            let headers = Set(Self.parameters(operation, in: "header").compactMap { $0["name"] as? String })
+            #expect(headers.isSuperset(of: Self.correlationHeaders), "\(method) \(path)")
+        }
+        let response = try server.get("/health", headers: ["X-Request-ID: abc-123"])
+        #expect(response.header("X-Request-ID") == "abc-123")
         await server.stop()
     }
 

@@ -86,7 +86,7 @@ import TestSupport
         #expect(result8)
         #expect(machine.demandRequested(.max(1)) == false)  // the first caller drains
         #expect(drain(&machine) == ["fetch 1", "idle"])
-        let error = UpstreamError.status(url: "u", code: 500, retryAfter: nil)
+        let error = UpstreamError.status(UpstreamTarget(url: "u", resource: "u"), code: 500, retryAfter: nil)
         let result9 = machine.pageFailed(error)
         #expect(result9)
         #expect(drain(&machine) == ["fail \(error)"])
@@ -162,7 +162,7 @@ import TestSupport
     @Test func aWorkflowStreamEndsWithItsLastEventUnlessShutDown() {
         let summary = JSONStreamEvent(event: "summary", json: Array("{}".utf8))
         let encoder = SSEJSONEncoder(retryMilliseconds: 10, writesCompletionFrame: false)
-        #expect(encode(encoder, [summary], end: .completed) == "retry: 10\n\nevent: summary\ndata: {}\n\n")
+        #expect(encode(encoder, [summary], end: .completed) == "retry: 10\nevent: summary\ndata: {}\n\n")
         #expect(encode(encoder, [summary], end: .shutdown).hasSuffix("event: end\ndata: {\"reason\":\"shutdown\"}\n\n"))
     }
 
@@ -171,7 +171,7 @@ import TestSupport
             JSONStreamEvent(id: "0", json: Array(#"{"id":1}"#.utf8)),
             JSONStreamEvent(event: "step", json: Array("{}".utf8)),
         ]
-        let expected = #"{"id":1}"# + "\n" + #"{"event":"step","data":{}}"# + "\n"
+        let expected = #"{"id":1}"# + "\n" + #"{"event":"step","data":{}}"# + "\n" + #"{"end":{"reason":"completed"}}"# + "\n"
         #expect(encode(NDJSONEventEncoder(), events, end: .completed) == expected)
     }
 }

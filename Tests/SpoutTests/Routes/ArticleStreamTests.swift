@@ -46,7 +46,8 @@ import TestSupport
         stream.close()
         let lines = body.split(separator: "\n").map(String.init)
         #expect(lines.compactMap { RouteTest.decode(Post.self, $0) } == DemoData.shared.posts.filter { $0.userId == 2 })
-        #expect(lines.count == DemoData.shared.posts.filter { $0.userId == 2 }.count)
+        #expect(lines.count == DemoData.shared.posts.filter { $0.userId == 2 }.count + 1)
+        #expect(lines.last == #"{"end":{"reason":"completed"}}"#)
         await server.stop()
     }
 
@@ -144,7 +145,10 @@ import TestSupport
             .json(request.query("_page") == "1" ? big : small)
         }
         defer { fixture.stop() }
-        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 20)
+        // The first page is a 10 MB body: above the default upstream.maxBodyBytes.
+        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 20) {
+            $0.upstream.maxBodyBytes = 16 << 20
+        }
         // Socket buffers of at most ~4.5 MiB (send ≤ 4 MiB by net.ipv4.tcp_wmem, receive 2 × 256 KiB) cannot
         // hold the 7 MB of the first page left after 3 articles: the writer stays unwritable.
         let reader = try LargeEventReader(port: server.port, path: "/articles/stream", receiveBufferBytes: 256 * 1024)

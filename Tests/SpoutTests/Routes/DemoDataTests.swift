@@ -78,7 +78,14 @@ import TestSupport
         for missing in ["/demo/posts/999", "/demo/users/0", "/demo/posts/abc", "/demo/users/99999999999999999999999"] {
             let response = try server.get(missing)
             #expect(response.status == 404, "\(missing)")
-            #expect(response.text == "{}", "\(missing)")
+            // A problem, like every other 404 of the service (JSONPlaceholder itself sends `{}`).
+            #expect(response.header("Content-Type") == Problem.mediaType, "\(missing)")
+            let problem = RouteTest.object(response.body)
+            #expect(problem["type"] as? String == Problem.Kind.notFound, "\(missing)")
+            #expect(problem["status"] as? Int == 404, "\(missing)")
+            #expect(problem["instance"] as? String == missing)
+            let kind = missing.hasPrefix("/demo/posts") ? "post" : "user"
+            #expect((problem["detail"] as? String)?.hasPrefix("the demo data has no \(kind) ") == true, "\(problem)")
         }
 
         let todos = try server.get("/demo/users/1/todos")

@@ -86,10 +86,12 @@ final class LargeEventReader {
     private var chunkRemaining = 0
     private var skipCRLF = 0
     private(set) var bodyEnded = false
-    /// The first bytes of every complete event (the `retry:` prologue included). A block of comment
-    /// lines only (a `: keep-alive` the server sends when the stream idles, as a loaded run makes it)
-    /// is no event (WHATWG SSE) and is not kept.
+    /// The first bytes of every complete event, without the `retry:` and comment lines (`: keep-alive`, sent
+    /// when the stream idles, as a loaded run makes it) that the stream puts inside the next event's block.
+    /// A block without a field is no event (WHATWG SSE) and is not kept.
     private(set) var heads: [String] = []
+    /// Where the line being read starts in `current`.
+    private var lineStart = 0
     private var current: [UInt8] = []
     private var previousWasNewline = false
     /// The next byte starts a line.
@@ -102,9 +104,9 @@ final class LargeEventReader {
         try client.sendGet(path)
     }
 
-    /// Reads until `count` events (after the `retry:` prologue) are complete or the body ends.
+    /// Reads until `count` events are complete or the body ends.
     func readEvents(untilCount count: Int, timeout: Duration = .seconds(20)) throws {
-        while heads.count < count + 1 && !bodyEnded {
+        while heads.count < count && !bodyEnded {
             let bytes = try client.readSome(timeout: timeout)
             if bytes.isEmpty {
                 bodyEnded = true
@@ -114,8 +116,8 @@ final class LargeEventReader {
         }
     }
 
-    /// The events' heads, without the prologue.
-    var events: [String] { Array(heads.dropFirst()) }
+    /// The events' heads.
+    var events: [String] { heads }
 
     private func feed(_ bytes: [UInt8]) {
         pending += bytes
@@ -156,15 +158,26 @@ final class LargeEventReader {
         if byte == 10 && previousWasNewline {
             if blockHasField { heads.append(String(decoding: current, as: UTF8.self)) }
             current.removeAll(keepingCapacity: true)
+            lineStart = 0
             previousWasNewline = false
             atLineStart = true
             blockHasField = false
             return
         }
-        if atLineStart && byte != 10 && byte != UInt8(ascii: ":") { blockHasField = true }
+        if byte == 10 {
+            let line = current[lineStart...]
+            if line.first == UInt8(ascii: ":") || line.starts(with: Array("retry:".utf8)) {
+                current.removeSubrange(lineStart...)  // not part of what the test compares
+                atLineStart = true
+                previousWasNewline = true
+                return
+            }
+        }
+        if atLineStart && byte != 10 && byte != UInt8(ascii: ":") && !blockHasField { blockHasField = true }
         atLineStart = byte == 10
         previousWasNewline = byte == 10
         if current.count < 64 { current.append(byte) }
+        if byte == 10 { lineStart = current.count }
     }
 
     private func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {

@@ -13,9 +13,13 @@ import TestSupport
         let server = try SpoutTestServer()
         let stream = try StreamClient(port: server.port, path: "/workflow/1")
         #expect(stream.header("Content-Type") == "text/event-stream")
-        let events = try stream.remainingEvents()
+        let all = try stream.remainingEvents()
         stream.close()
-        #expect(events.map(\.type) == ["step", "step", "step", "step", "summary"])
+        // Ids on every event, and the final frame every stream ends with.
+        #expect(all.map(\.type) == ["step", "step", "step", "step", "summary", "end"])
+        #expect(all.map(\.lastEventID) == ["1", "2", "3", "4", "5", "5"])
+        #expect(all.last?.data == #"{"reason":"completed"}"#)
+        let events = Array(all.dropLast())
         let steps = events.dropLast().map { RouteTest.object($0.data) }
         #expect(steps.map { $0["name"] as? String } == ["user", "activity", "comments", "summary"])
         #expect(steps.map { $0["step"] as? Int } == [1, 2, 3, 4])
@@ -51,8 +55,9 @@ import TestSupport
         let ndjson = try StreamClient(port: server.port, path: "/workflow/2?format=ndjson")
         let lines = String(decoding: try ndjson.readToEnd(), as: UTF8.self).split(separator: "\n")
         ndjson.close()
-        let names = lines.map { RouteTest.object(String($0))["event"] as? String }
+        let names = lines.dropLast().map { RouteTest.object(String($0))["event"] as? String }
         #expect(names == ["step", "step", "step", "step", "summary"])
+        #expect(lines.last == #"{"end":{"reason":"completed"}}"#)
 
         let missing = try server.get("/workflow/55", headers: ["Accept: application/json"])
         #expect(missing.status == 404)
@@ -92,7 +97,7 @@ import TestSupport
         let stream = try StreamClient(port: server.port, path: "/workflow/1")
         let events = try stream.remainingEvents()
         stream.close()
-        #expect(events.map(\.type) == ["step", "step", "step", "step", "summary"])
+        #expect(events.map(\.type) == ["step", "step", "step", "step", "summary", "end"])
         #expect(RouteTest.object(events[2].data)["skipped"] as? Bool == true)
         #expect(RouteTest.object(events[4].data)["latestPost"] is NSNull)
         #expect(fixture.snapshot.requests(toPath: "/posts") == 0)
@@ -163,6 +168,103 @@ import TestSupport
         )
         #expect(fixture.snapshot.total == 4)
         #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    // MARK: Resuming with Last-Event-ID
+
+    /// A reconnect after the summary (Last-Event-ID 5, what `EventSource` sends after the `end` frame) is
+    /// `204`, which stops its reconnects, and costs the upstream nothing.
+    @Test func resumingAfterTheSummaryIs204() async throws {
+        let fixture = try UpstreamFixture { _ in .json("[]") }
+        defer { fixture.stop() }
+        let server = try RouteTest.server(upstream: fixture)
+        for id in ["5", " 5 ", "17"] {
+            let response = try server.get("/workflow/1", headers: ["Last-Event-ID: \(id)"])
+            #expect(response.status == 204, "Last-Event-ID \(id)")
+            #expect(response.body.isEmpty)
+        }
+        #expect(fixture.snapshot.total == 0)
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    /// A reconnect mid-workflow reruns it and sends only the events after the last one received; the
+    /// finished steps' upstream calls come from the response cache, so the rerun costs the upstream only
+    /// what had not been fetched.
+    @Test func resumingMidWorkflowSendsOnlyTheLaterEventsAndReusesTheCachedSteps() async throws {
+        let fixture = try UpstreamFixture { request in
+            switch request.path {
+            case "/users/1": .json(Self.user)
+            case "/users/1/posts": .json(RouteTest.json(RouteTest.posts(from: 3, count: 2)))
+            case "/posts/4/comments": .json(#"[{"postId":4,"id":1,"name":"c","email":"a@example.com","body":"b"}]"#)
+            default: .json("[]")
+            }
+        }
+        defer { fixture.stop() }
+        let server = try RouteTest.server(upstream: fixture)
+        let first = try StreamClient(port: server.port, path: "/workflow/1")
+        let whole = try first.remainingEvents()
+        first.close()
+        #expect(whole.map(\.lastEventID) == ["1", "2", "3", "4", "5", "5"])
+        let requests = fixture.snapshot.total
+        #expect(requests == 5)
+
+        let resumed = try StreamClient(port: server.port, path: "/workflow/1", headers: ["Last-Event-ID: 2"])
+        #expect(resumed.status == 200)
+        let rest = try resumed.remainingEvents()
+        resumed.close()
+        #expect(rest.map(\.type) == ["step", "step", "summary", "end"])
+        #expect(rest.map(\.lastEventID) == ["3", "4", "5", "5"])
+        #expect(RouteTest.object(rest[0].data)["name"] as? String == "comments")
+        let summary = RouteTest.object(rest[2].data)
+        #expect((summary["latestPost"] as? [String: Any])?["id"] as? Int == 4)
+        #expect(fixture.snapshot.total == requests, "every step came from the cache")
+
+        // Last-Event-ID 0 (nothing received yet) is the whole workflow again.
+        let again = try StreamClient(port: server.port, path: "/workflow/1", headers: ["Last-Event-ID: 0"])
+        #expect(try again.remainingEvents().map(\.lastEventID) == ["1", "2", "3", "4", "5", "5"])
+        again.close()
+        await server.stop()
+    }
+
+    @Test(arguments: ["abc", "-1", "", "1.5", "99999999999"])
+    func aLastEventIDThatIsNoEventOfTheStreamIs400(id: String) async throws {
+        let server = try SpoutTestServer()
+        let response = try server.get("/workflow/1", headers: ["Last-Event-ID: \(id)"])
+        #expect(response.status == 400)
+        #expect(RouteTest.object(response.body)["parameter"] as? String == "Last-Event-ID")
+        await server.stop()
+    }
+
+    /// Correlation fields of the request reach every upstream call of the workflow.
+    @Test func correlationHeadersAreForwardedToEveryUpstreamCall() async throws {
+        let fixture = try UpstreamFixture { request in
+            request.path == "/users/1" ? .json(Self.user) : .json("[]")
+        }
+        defer { fixture.stop() }
+        let server = try RouteTest.server(upstream: fixture)
+        let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        let response = try server.get(
+            "/workflow/1",
+            headers: [
+                "Accept: application/json", "X-Request-ID: wf-7", "traceparent: \(traceparent)", "tracestate: a=1",
+            ]
+        )
+        #expect(response.status == 200)
+        let sent = fixture.snapshot.headers
+        #expect(sent.count == 4)
+        for fields in sent {
+            let value = { (name: String) in fields.first { $0.name.lowercased() == name }?.value }
+            #expect(value("x-request-id") == "wf-7")
+            // The same trace and flags; Spout's own span is the parent of each upstream call (W3C Trace Context).
+            let forwarded = value("traceparent") ?? ""
+            #expect(forwarded.hasPrefix("00-4bf92f3577b34da6a3ce929d0e0e4736-"))
+            #expect(forwarded.hasSuffix("-01"))
+            #expect(forwarded != traceparent)
+            #expect(value("tracestate") == "a=1")
+        }
+        #expect(Set(sent.map { fields in fields.first { $0.name.lowercased() == "traceparent" }?.value }).count == 1)
         await server.stop()
     }
 }

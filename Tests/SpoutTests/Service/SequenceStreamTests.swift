@@ -42,7 +42,7 @@ import TestSupport
         let ndjson = try StreamClient(port: server.port, path: "/sequences/primes?count=4", headers: ["Accept: application/x-ndjson"])
         #expect(ndjson.header("Content-Type") == "application/x-ndjson")
         let text = String(decoding: try ndjson.readToEnd(), as: UTF8.self)
-        #expect(text == "{\"index\":0,\"value\":\"2\"}\n{\"index\":1,\"value\":\"3\"}\n{\"index\":2,\"value\":\"5\"}\n{\"index\":3,\"value\":\"7\"}\n")
+        #expect(text == "{\"index\":0,\"value\":\"2\"}\n{\"index\":1,\"value\":\"3\"}\n{\"index\":2,\"value\":\"5\"}\n{\"index\":3,\"value\":\"7\"}\n{\"end\":{\"reason\":\"completed\"}}\n")
         ndjson.close()
 
         let json = try server.get("/sequences/fibonacci?count=10", headers: ["Accept: application/json"])

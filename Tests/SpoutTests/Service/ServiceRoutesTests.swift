@@ -132,4 +132,30 @@ import TestSupport
         #expect(entries.allSatisfy { $0["time"] is String && $0["duration_ms"] is Double && $0["method"] as? String == "GET" })
         await server.stop()
     }
+
+    @Test func aRequestWithABodyOnARouteThatTakesNoneIsRefusedAtOnce() async throws {
+        let server = try SpoutTestServer()
+        for request in [
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+            "GET /sequences/naturals HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+            "OPTIONS /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx",
+            "DELETE /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx",
+            // Only the head and the first byte of a body that would take long to send: refused on that byte.
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nx",
+        ] {
+            let client = try server.connect()
+            try client.send(request)
+            let response = try client.readResponse()
+            #expect(response.status == 413, "\(request)")
+            #expect(response.text.hasPrefix("this request takes no body, got "))
+            #expect(response.header("Connection")?.lowercased() == "close")
+            #expect(client.waitForClose())
+        }
+        // Without a body the same requests are served as usual.
+        let plain = try server.connect()
+        try plain.send("GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        #expect(try plain.readResponse().status == 200)
+        #expect(server.isHealthy())
+        await server.stop()
+    }
 }

@@ -29,9 +29,16 @@ final class UpstreamFixture: Sendable {
         let query: [(name: String, value: String)]
         /// Which request to this path and query this is, from 1.
         let attempt: Int
+        /// The request's header fields in order, names as sent.
+        let headers: [(name: String, value: String)]
 
         /// The value of query item `name`, if present.
         func query(_ name: String) -> String? { query.first { $0.name == name }?.value }
+
+        /// The value of the first header field named `name` (case-insensitive), if present.
+        func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
     }
 
     /// How to answer one request.
@@ -51,6 +58,14 @@ final class UpstreamFixture: Sendable {
         /// length): the head and `first` go out at once; once `gate` opens (at once when `nil`), each of
         /// `rest` as its own chunk, then the last chunk. A gate that never opens stalls the body mid-way.
         case chunked(first: String, rest: [String], gate: Gate?)
+        /// A `200` whose chunked body never ends: `[` then 64 KiB of filler a millisecond while the client
+        /// takes it, until the client leaves or `limit` bytes went out (a bound for the test, far beyond
+        /// any client limit; then the connection is cut, never finished).
+        case endless(limit: Int)
+        /// A `200` with `Content-Length: bytes` and a body of that size (a JSON array of strings).
+        case large(bytes: Int)
+        /// A `200` whose head goes out at once and whose `body` follows one byte per `interval`.
+        case trickle(body: String, interval: Duration)
 
         /// `200` with a JSON body.
         static func json(_ body: String, status: Int = 200, headers: [String: String] = [:]) -> Reply {
@@ -99,6 +114,11 @@ final class UpstreamFixture: Sendable {
         var log: [String] = []
         /// Requests received and not yet answered in full whose client is still connected.
         var inFlight = 0
+        /// The header fields of every request received, in the order of ``log``.
+        var headers: [[(name: String, value: String)]] = []
+        /// Body bytes handed to the kernel by ``Reply/endless(limit:)``, ``Reply/large(bytes:)`` and
+        /// ``Reply/trickle(body:interval:)`` replies, all requests together.
+        var bodyBytesSent = 0
 
         /// All requests received.
         var total: Int { log.count }
@@ -138,8 +158,11 @@ final class UpstreamFixture: Sendable {
             group: EventLoopGroup(loopCount: 1)
         ) { request, responder in
             let key = request.query.map { request.path + "?" + $0 } ?? request.path
-            let attempt = UpstreamFixture.record(key, in: state)
-            let reply = script(Received(path: request.path, query: request.queryItems, attempt: attempt))
+            let headers = request.headers.map { (name: $0.name, value: $0.value) }
+            let attempt = UpstreamFixture.record(key, headers: headers, in: state)
+            let reply = script(
+                Received(path: request.path, query: request.queryItems, attempt: attempt, headers: headers)
+            )
             UpstreamFixture.answer(reply, responder: responder, state: state)
         }
         // An IP literal and a bound port: always a valid URL.
@@ -194,10 +217,11 @@ final class UpstreamFixture: Sendable {
 
     // MARK: Internals
 
-    private static func record(_ key: String, in state: Ledger) -> Int {
+    private static func record(_ key: String, headers: [(name: String, value: String)], in state: Ledger) -> Int {
         update(state) { snapshot in
             snapshot.counts[key, default: 0] += 1
             snapshot.log.append(key)
+            snapshot.headers.append(headers)
             snapshot.inFlight += 1
             return snapshot.counts[key, default: 0]
         }
@@ -205,6 +229,10 @@ final class UpstreamFixture: Sendable {
 
     private static func ended(_ state: Ledger) {
         update(state) { $0.inFlight -= 1 }
+    }
+
+    private static func sent(_ bytes: Int, _ state: Ledger) {
+        state.state.withLock { $0.snapshot.bodyBytesSent += bytes }
     }
 
     /// Changes the snapshot and wakes the waiters whose condition now holds (outside the lock).
@@ -238,7 +266,7 @@ final class UpstreamFixture: Sendable {
                 case .resetMidBody(let partial):
                     writer.write(partial)
                     writer.abort()
-                case .hang, .delayed, .awaiting, .chunked:
+                case .hang, .delayed, .awaiting, .chunked, .endless, .large, .trickle:
                     break  // stays open until the client leaves
                 }
             }
@@ -265,6 +293,69 @@ final class UpstreamFixture: Sendable {
                 }
             }
             if let gate { gate.whenOpen(finish) } else { finish() }
+        case .endless(let limit):
+            let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
+            writer.onClose = { ended(state) }
+            writer.write("[")
+            pour(Array(repeating: UInt8(ascii: "1"), count: 64 * 1024), remaining: limit, to: writer, state: state)
+        case .large(let bytes):
+            // Built by the standard library's own (optimized) initializer: a loop here, in a debug build,
+            // took seconds for 10 MB.
+            var body = [UInt8](repeating: UInt8(ascii: "x"), count: max(4, bytes))
+            body[0] = UInt8(ascii: "[")
+            body[1] = UInt8(ascii: "\"")
+            body[body.count - 2] = UInt8(ascii: "\"")
+            body[body.count - 1] = UInt8(ascii: "]")
+            responder.respond(status: .ok, headers: ["Content-Type": "application/json"], body: body)
+            sent(body.count, state)
+            ended(state)
+        case .trickle(let body, let interval):
+            let writer = responder.startStreaming(headers: ["Content-Type": "application/json"])
+            writer.onClose = { ended(state) }
+            trickle(Array(body.utf8)[...], every: interval, to: writer, state: state)
+        }
+    }
+
+    /// Writes `filler` once a millisecond while the client takes it (at most 64 MB/s: endless for any
+    /// client limit, gentle with the cores the other tests share), until the client leaves or
+    /// `remaining` bytes went out, when the connection is cut.
+    private static func pour(_ filler: [UInt8], remaining: Int, to writer: BodyWriter, state: Ledger) {
+        guard writer.isOpen else { return }
+        guard writer.isWritable else {
+            writer.onWritable = {
+                writer.onWritable = nil  // one chain of writes at a time
+                pour(filler, remaining: remaining, to: writer, state: state)
+            }
+            return
+        }
+        let size = min(remaining, filler.count)
+        guard size > 0 else {
+            writer.abort()
+            return
+        }
+        filler.withUnsafeBytes { writer.write(UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
+        sent(size, state)
+        writer.loop.queue.asyncAfter(deadline: .now() + .milliseconds(1)) {
+            pour(filler, remaining: remaining - size, to: writer, state: state)
+        }
+    }
+
+    /// Writes the first byte of `rest` after `interval`, then the next, until the body or the client ends.
+    private static func trickle(
+        _ rest: ArraySlice<UInt8>,
+        every interval: Duration,
+        to writer: BodyWriter,
+        state: Ledger
+    ) {
+        writer.loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(interval.nanoseconds))) {
+            guard writer.isOpen else { return }
+            guard let byte = rest.first else {
+                writer.finish()
+                return
+            }
+            writer.write([byte])
+            sent(1, state)
+            trickle(rest.dropFirst(), every: interval, to: writer, state: state)
         }
     }
 
@@ -283,7 +374,7 @@ extension UpstreamFixture.Reply {
         switch self {
         case .respond(let status, _, _): status
         case .delayed(_, let inner), .awaiting(_, let inner): inner.status
-        case .hang, .resetMidBody, .chunked: 200
+        case .hang, .resetMidBody, .chunked, .endless, .large, .trickle: 200
         }
     }
 
@@ -291,7 +382,7 @@ extension UpstreamFixture.Reply {
         switch self {
         case .respond(_, let headers, _): headers
         case .delayed(_, let inner), .awaiting(_, let inner): inner.headers
-        case .hang, .resetMidBody, .chunked: [:]
+        case .hang, .resetMidBody, .chunked, .endless, .large, .trickle: [:]
         }
     }
 }

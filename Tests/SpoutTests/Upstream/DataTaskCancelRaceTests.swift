@@ -26,39 +26,48 @@ import FoundationNetworking
     /// Cancels as a chunked body (no length known to the client) is being completed, many times, at
     /// spread-out moments: before the rest of the body is let go, just after, and later.
     @Test func cancelRacingTheEndOfAChunkedBodyNeverTrapsNorReportsTheCancel() async throws {
-        let gates = (0..<Self.rounds).map { _ in UpstreamFixture.Gate() }
+        let session = DataTaskPublisherTests.cachelessSession()
+        try await Self.raceCancelsAgainstTheEndOfAChunkedBody { url, subscriber in
+            session.dataTaskPublisher(for: url).subscribe(subscriber)
+        }
+    }
+
+    /// Subscribes one `TrackingSubscriber` per round, with `subscribe`, to `/race/N` of a fixture that
+    /// sends half a chunked body and the rest when the round's gate opens, and cancels at spread-out
+    /// moments around the end of the body. Whatever raced the cancel, the subscriber gets at most one
+    /// value, with its completion, and never the cancellation as a failure; every upstream request
+    /// ends; and not every cancel came after the completion (the loop did race).
+    static func raceCancelsAgainstTheEndOfAChunkedBody<Output, Failure: Error>(
+        _ subscribe: (URL, TrackingSubscriber<Output, Failure>) -> Void
+    ) async throws {
+        let gates = (0..<rounds).map { _ in UpstreamFixture.Gate() }
         let fixture = try UpstreamFixture { request in
             let index = Int(request.path.split(separator: "/").last ?? "") ?? 0
             return .chunked(first: #"{"part":1,"#, rest: [#""more":"#, "true}"], gate: gates[index % gates.count])
         }
         defer { fixture.stop() }
-        let session = DataTaskPublisherTests.cachelessSession()
         var completedBeforeCancel = 0
-        for index in 0..<Self.rounds {
-            let subscriber = TrackingSubscriber<Output, URLError>()
-            let url = fixture.baseURL.appendingPathComponent("race/\(index)")
-            session.dataTaskPublisher(for: url).subscribe(subscriber)
+        for index in 0..<rounds {
+            let subscriber = TrackingSubscriber<Output, Failure>()
+            subscribe(fixture.baseURL.appendingPathComponent("race/\(index)"), subscriber)
             if index % 4 == 0 {
                 // Cancel while the request may still be on its way (the task starting).
-                Self.spin(index &* 7919 % 4000)
+                spin(index &* 7919 % 4000)
             } else {
-                guard await Self.arrived("/race/\(index)", at: fixture) else { break }
+                guard await arrived("/race/\(index)", at: fixture) else { break }
                 if index % 4 != 1 { gates[index].open() }  // one in four: cancel mid-body, then let go
-                Self.spin(index &* 7919 % 4000)  // a spread of moments around the completion, not a wait
+                spin(index &* 7919 % 4000)  // a spread of moments around the completion, not a wait
             }
             subscriber.cancel()
             gates[index].open()
             if subscriber.completion != nil { completedBeforeCancel += 1 }
-            // Whatever raced the cancel, the subscriber gets at most one value, with its completion, and
-            // never the cancellation as a failure.
             let history = subscriber.history
             #expect(history.count == 1 || history.count == 3, "\(history)")
             if case .failure(let error) = subscriber.completion { Issue.record("failure after cancel: \(error)") }
         }
         // Every upstream request that arrived ended: completed in full, or cut off by the cancel.
         #expect(await fixture.waitUntil(timeout: .seconds(30)) { $0.inFlight == 0 })
-        // The loop did race: not every cancel came after the completion.
-        #expect(completedBeforeCancel < Self.rounds)
+        #expect(completedBeforeCancel < rounds, "the loop did race: not every cancel came after the completion")
     }
 
     /// Content-Length bodies, whose end the client knows, race the same way.
@@ -163,7 +172,7 @@ import FoundationNetworking
     #endif
 
     /// Waits (bounded) until the fixture has received a request for `path`; records what it saw if not.
-    private static func arrived(_ path: String, at fixture: UpstreamFixture) async -> Bool {
+    static func arrived(_ path: String, at fixture: UpstreamFixture) async -> Bool {
         if await fixture.waitUntil(timeout: .seconds(10), { $0.requests(to: path) >= 1 }) { return true }
         let snapshot = fixture.snapshot
         Issue.record(
@@ -173,7 +182,7 @@ import FoundationNetworking
     }
 
     /// Busy-spins `iterations` rounds: moves the cancel by a few microseconds, without sleeping.
-    private static func spin(_ iterations: Int) {
+    static func spin(_ iterations: Int) {
         var accumulator = 0
         for step in 0..<iterations { accumulator &+= step &* 31 }
         withExtendedLifetime(accumulator) {}

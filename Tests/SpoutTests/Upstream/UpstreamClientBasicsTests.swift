@@ -83,15 +83,17 @@ import TestSupport
         let client = UpstreamClient(configuration: SpoutConfiguration.Upstream(), baseURL: URL(string: base))
 
         let status = await Self.first(client.get(Post.self, "/missing"))
-        let missing = UpstreamError.status(url: base + "/missing", code: 500, retryAfter: nil)
+        let missing = UpstreamError.status(
+            UpstreamTarget(url: base + "/missing", resource: "/missing"), code: 500, retryAfter: nil
+        )
         #expect(status.failure == .gaveUp(attempts: 3, lastStatus: 500, error: missing))
 
         let body = await Self.first(client.get(Post.self, "/bad"))
-        guard case .badBody(let url, let reason)? = body.failure else {
+        guard case .badBody(let target, let reason)? = body.failure else {
             Issue.record("expected a bad body, got \(body)")
             return
         }
-        #expect(url == base + "/bad")
+        #expect(target == UpstreamTarget(url: base + "/bad", resource: "/bad"))
         #expect(reason.contains("malformed JSON"))
     }
 

@@ -84,12 +84,13 @@ import TestSupport
         let client = Self.client(fixture)
         let result = await client.get(Post.self, "/posts/1").firstResult()
         let url = fixture.baseURL.absoluteString + "/posts/1"
-        let last = UpstreamError.status(url: url, code: 503, retryAfter: nil)
+        let last = UpstreamError.status(UpstreamTarget(url: url, resource: "/posts/1"), code: 503, retryAfter: nil)
         #expect(result.failure == .gaveUp(attempts: 3, lastStatus: 503, error: last))
         #expect(fixture.snapshot.requests(to: "/posts/1") == 3)
         let problem = try #require(result.failure?.problem)
         #expect(problem.status == 502)
-        #expect(problem.detail == "upstream \(url) answered 503 after 3 attempts")
+        #expect(problem.detail == "upstream /posts/1 answered 503 after 3 attempts")
+        #expect(result.failure?.logDescription == "upstream \(url) answered 503 after 3 attempts")
         #expect(problem.extensions.contains { $0 == ("upstreamStatus", 503) })
         #expect(problem.extensions.contains { $0 == ("attempts", 3) })
     }
@@ -183,7 +184,8 @@ import TestSupport
         let configuration = Self.configuration(deadline: 5, maxDelayMilliseconds: 120_000)
         let result = await Self.client(fixture, configuration).get(Post.self, "/posts/1").firstResult()
         let url = fixture.baseURL.absoluteString + "/posts/1"
-        #expect(result.failure == .status(url: url, code: 429, retryAfter: .seconds(60)))
+        let target = UpstreamTarget(url: url, resource: "/posts/1")
+        #expect(result.failure == .status(target, code: 429, retryAfter: .seconds(60)))
         #expect(result.failure?.problem.status == 502)
         #expect(fixture.snapshot.requests(to: "/posts/1") == 1)
     }
@@ -197,7 +199,7 @@ import TestSupport
         let configuration = Self.configuration(attempts: 5, attemptTimeout: 30, deadline: 0.5)
         let result = await Self.client(fixture, configuration, metrics: metrics).get(Post.self, "/slow").firstResult()
         let url = fixture.baseURL.absoluteString + "/slow"
-        #expect(result.failure == .timeout(url: url, seconds: 0.5))
+        #expect(result.failure == .timeout(UpstreamTarget(url: url, resource: "/slow"), seconds: 0.5))
         #expect(result.failure?.problem.status == 504)
         #expect(await fixture.waitUntil { $0.inFlight == 0 })
         #expect(metrics.upstreamInFlight.value == 0)
@@ -229,10 +231,11 @@ import TestSupport
         let configuration = Self.configuration(attempts: 2, attemptTimeout: 0.2, deadline: 5)
         let result = await Self.client(fixture, configuration).get(Post.self, "/slow").firstResult()
         let url = fixture.baseURL.absoluteString + "/slow"
-        #expect(result.failure == .gaveUp(attempts: 2, lastStatus: nil, error: .timeout(url: url, seconds: 0.2)))
+        let timeout = UpstreamError.timeout(UpstreamTarget(url: url, resource: "/slow"), seconds: 0.2)
+        #expect(result.failure == .gaveUp(attempts: 2, lastStatus: nil, error: timeout))
         let problem = try #require(result.failure?.problem)
         #expect(problem.status == 504)
-        #expect(problem.detail == "upstream \(url) did not answer within 0.2 s after 2 attempts")
+        #expect(problem.detail == "upstream /slow did not answer within 0.2 s after 2 attempts")
         #expect(await fixture.waitUntil { $0.inFlight == 0 })
     }
 

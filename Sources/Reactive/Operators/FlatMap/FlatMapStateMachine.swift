@@ -409,7 +409,7 @@ internal struct FlatMapChildSlot {
 
 /// A child's subscription, or none: an `Optional<any Subscription>` of our own. Not generic, so
 /// storing, replacing and dropping one runs code compiled here; the standard `Optional` of an
-/// existential goes through runtime value witnesses (about a hundred instructions each).
+/// existential goes through runtime value witnesses (bench/README.md has the figures).
 @usableFromInline
 internal enum FlatMapChildSubscription {
     case empty

@@ -1,0 +1,100 @@
+/// Reading: bytes from the socket into the parser, parser events into the machine, complete requests to
+/// the handler. Pipelined requests wait in the parser while a response is pending (reads pause then).
+extension Connection {
+    func readable() {
+        guard machine.wantsToRead else { return }
+        defer { updateInterest() }
+        let buffer = loop.readBuffer
+        let count: Int
+        do {
+            switch try Socket.read(fd, into: buffer) {
+            case .wouldBlock:
+                return
+            case .processed(let read):
+                count = read
+            }
+        } catch {
+            handle(machine.mustClose())
+            return
+        }
+        if count == 0 {
+            handle(machine.peerClosed())
+            return
+        }
+        if machine.isLingering { return }  // discarding input until the peer closes
+        machine.bytesRead(now: SystemEnvironment.monotonicNanoseconds())
+        parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        processBufferedRequests()
+        flush()
+    }
+
+    /// Pulls parser events and delivers requests until the parser needs more bytes or a response is pending.
+    func processBufferedRequests() {
+        let outerPhase = phase
+        phase = .parsing
+        defer { if case .parsing = phase { phase = outerPhase } }
+        while machine.isReadingRequest {
+            if machine.isIdle && parser.bufferedByteCount > 0 {
+                machine.requestBytesBuffered(now: SystemEnvironment.monotonicNanoseconds())
+            }
+            let event: ParseEvent
+            do {
+                event = try parser.next()
+            } catch {
+                handle(machine.parseFailed(error.status, reason: error.description))
+                return
+            }
+            switch event {
+            case .needMoreData:
+                return
+            case .head(let head):
+                requestHead = head
+                handle(
+                    machine.headReceived(
+                        isSupportedMethod: head.method == .get
+                            || context.configuration.supportedMethods.contains(head.method),
+                        method: head.method,
+                        isHead: head.method == .head,
+                        version: head.version,
+                        keepAlive: head.keepAlive,
+                        expectsContinue: head.expectsContinue,
+                        now: SystemEnvironment.monotonicNanoseconds(),
+                        allowance: { bodyAllowance(for: head) }
+                    )
+                )
+            case .body(let bytes):
+                let now = SystemEnvironment.monotonicNanoseconds()
+                let action = machine.bodyReceived(bytes.count, now: now) {
+                    bodyAllowance(for: requestHead)
+                }
+                guard action == .none else {
+                    handle(action)
+                    return
+                }
+                if requestBody.isEmpty { requestBody = Array(bytes) } else { requestBody.append(contentsOf: bytes) }
+            case .end:
+                handle(machine.requestEnded())
+            }
+        }
+    }
+
+    /// How many body bytes the request of `head` may have: what the server's policy says
+    /// (``Server/Configuration/requestBodyLimit``), within the parser's limit.
+    private func bodyAllowance(for head: RequestHead?) -> ConnectionStateMachine<BodyWriter>.BodyAllowance {
+        let configuration = context.configuration
+        let parserLimit = configuration.parser.maxBodyBytes
+        guard let head else { return .init(limit: parserLimit, declared: nil) }
+        let limit = configuration.requestBodyLimit.map { min(max(0, $0(head)), parserLimit) } ?? parserLimit
+        return .init(limit: limit, declared: head.headers["content-length"].flatMap { Int($0) })
+    }
+
+    /// Hands the complete request to the handler; the one place a ``Request`` is built.
+    func deliverRequest() {
+        guard let head = requestHead else { preconditionFailure("internal inconsistency: request without head") }
+        let request = Request(head: head, body: requestBody, remoteAddress: remoteAddress)
+        requestHead = nil
+        requestBody = []
+        requestID &+= 1
+        context.handler(request, Responder(connection: self, requestID: requestID))
+    }
+}

@@ -1,0 +1,11 @@
+import Dispatch
+
+extension Server {
+    /// How many of the server's loops run their coarse timer now. Blocks on each loop's queue: for tests only,
+    /// never from a loop.
+    package func _tickingLoopCount() -> Int {
+        contexts.reduce(0) { count, context in
+            count + (context.loop.queue.sync { context.isTicking } ? 1 : 0)
+        }
+    }
+}

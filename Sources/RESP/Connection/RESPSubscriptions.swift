@@ -1,0 +1,100 @@
+/// The channels, patterns and shard channels a connection holds, as the server will see them once it has executed
+/// every command written so far.
+///
+/// ``RESPConnectionStateMachine`` updates it as it writes `SUBSCRIBE`-family commands and restores it on every new
+/// connection, so subscriptions survive a reconnect.
+///
+/// **Ownership:** A value, kept by the state machine.
+/// **Thread safety:** Value type; not shared.
+public struct RESPSubscriptions: Sendable, Equatable {
+    /// Channels subscribed with `SUBSCRIBE`.
+    public internal(set) var channels: Set<[UInt8]> = []
+    /// Patterns subscribed with `PSUBSCRIBE`.
+    public internal(set) var patterns: Set<[UInt8]> = []
+    /// Shard channels subscribed with `SSUBSCRIBE`.
+    public internal(set) var shardChannels: Set<[UInt8]> = []
+
+    /// Whether nothing is subscribed.
+    public var isEmpty: Bool { channels.isEmpty && patterns.isEmpty && shardChannels.isEmpty }
+
+    subscript(kind: RESPSubscriptionKind) -> Set<[UInt8]> {
+        get {
+            switch kind {
+            case .channel: return channels
+            case .pattern: return patterns
+            case .shardChannel: return shardChannels
+            }
+        }
+        set {
+            switch kind {
+            case .channel: channels = newValue
+            case .pattern: patterns = newValue
+            case .shardChannel: shardChannels = newValue
+            }
+        }
+    }
+
+    /// The commands that subscribe a fresh connection to everything here, at most `batch` names per command.
+    func restoringCommands(batch: Int = 1000) -> [RESPCommand] {
+        var commands: [RESPCommand] = []
+        for kind in RESPSubscriptionKind.allCases {
+            let names = self[kind].sorted { $0.lexicographicallyPrecedes($1) }
+            var start = 0
+            while start < names.count {
+                var command = RESPCommand(kind.subscribeName)
+                for name in names[start..<min(names.count, start &+ batch)] {
+                    command.append(name)
+                }
+                commands.append(command)
+                start &+= batch
+            }
+        }
+        return commands
+    }
+}
+
+/// The three kinds of pub/sub subscription, with the names of their commands and confirmations.
+enum RESPSubscriptionKind: CaseIterable, Sendable {
+    case channel
+    case pattern
+    case shardChannel
+
+    var subscribeName: String {
+        switch self {
+        case .channel: return "SUBSCRIBE"
+        case .pattern: return "PSUBSCRIBE"
+        case .shardChannel: return "SSUBSCRIBE"
+        }
+    }
+
+    /// What a `SUBSCRIBE`-family command does, read from its name (any case); nil for other commands.
+    static func command(named name: ArraySlice<UInt8>) -> (kind: RESPSubscriptionKind, subscribes: Bool)? {
+        guard name.count >= 9, name.count <= 12 else { return nil }
+        let upper = Array(name.lazy.map { $0 >= 0x61 && $0 <= 0x7A ? $0 &- 0x20 : $0 })
+        for (index, entry) in commandNames.enumerated() where entry == upper {
+            return (allCases[index % 3], index < 3)
+        }
+        return nil
+    }
+
+    /// The kind and direction of a confirmation, read from its exact (lowercase) name.
+    static func confirmation(named name: [UInt8]) -> (kind: RESPSubscriptionKind, subscribes: Bool)? {
+        for (index, entry) in confirmationNames.enumerated() where entry == name {
+            return (allCases[index % 3], index < 3)
+        }
+        return nil
+    }
+
+    /// The confirmation name of this kind's subscribe or unsubscribe command.
+    func confirmationName(subscribes: Bool) -> [UInt8] {
+        let index = RESPSubscriptionKind.allCases.firstIndex(of: self)! &+ (subscribes ? 0 : 3)
+        return RESPSubscriptionKind.confirmationNames[index]
+    }
+
+    private static let commandNames: [[UInt8]] = [
+        "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE",
+    ].map { Array($0.utf8) }
+    private static let confirmationNames: [[UInt8]] = [
+        "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe",
+    ].map { Array($0.utf8) }
+}

@@ -1,0 +1,59 @@
+extension ConfigKey {
+    /// One line per key for `--help` and the README: what it sets. A key without a line here fails a test.
+    static let descriptions: [String: String] = [
+        "host": "bind address (0.0.0.0, ::, ::1 work)",
+        "port": "TCP port; 0 picks a free one",
+        "eventLoops": "serial event-loop queues; 0 = one per CPU the container may use (cgroup quota)",
+        "backlog": "listen backlog",
+        "maxConnections": "connections beyond this get 503 and are closed",
+        "limits.maxHeaderBytes": "largest request head (431 beyond)",
+        "limits.maxHeaderCount": "most header fields (431 beyond)",
+        "limits.maxBodyBytes": "largest request body (413 beyond)",
+        "limits.headReadTimeoutSeconds": "time to send a request head (408 after; slowloris guard)",
+        "limits.bodyReadTimeoutSeconds": "total time to send a request body, however steadily it trickles (408 after)",
+        "limits.idleTimeoutSeconds": "idle keep-alive connections are closed after this",
+        "limits.writeStallTimeoutSeconds": "a reader that takes nothing at all for this long is cut",
+        "sse.heartbeatSeconds": "keep-alive comment after this long without output",
+        "sse.retryMilliseconds": "the retry: sent to EventSource",
+        "sequences.maxCount": "largest count for JSON",
+        "sequences.maxStart": "largest start",
+        "sequences.maxIntervalMilliseconds": "largest interval",
+        "cors.allowedOrigins": "origins allowed to read responses (* = any)",
+        "shutdown.graceSeconds": "time streams get to end once the server stops accepting",
+        "shutdown.delaySeconds": "after SIGTERM, keep serving this long with /ready at 503 before closing the listener",
+        "log.requests": "one JSON line per request on stdout",
+        "log.level": "lowest level written: debug, info (request lines), warn or error",
+        "log.redactQueryParameters": "query parameters whose values the request log replaces (any case)",
+        "log.selfCalls": "log and count the demo upstream's calls to the service itself like client requests",
+        "upstream.baseURL": "the JSONPlaceholder-shaped API; empty = the built-in demo under /demo",
+        "upstream.maxBodyBytes": "largest upstream response body (502 beyond, the transfer cut off)",
+        "upstream.attempts": "attempts per upstream GET, the first included",
+        "upstream.baseDelayMilliseconds": "backoff before the first retry (doubling, full jitter)",
+        "upstream.maxDelayMilliseconds": "cap of the backoff and of Retry-After",
+        "upstream.attemptTimeoutSeconds": "one upstream attempt",
+        "upstream.deadlineSeconds": "the whole upstream call, retries and waits included",
+        "upstream.cacheTTLSeconds": "response cache freshness",
+        "upstream.cacheMaxEntries": "cached responses kept at most (LRU)",
+        "upstream.cacheMaxBytes": "bytes of cached bodies kept at most (LRU); a larger body is not cached",
+        "upstream.cacheStaleSeconds": "serve an expired entry this long while one refresh runs; 0 = off",
+        "upstream.pageSize": "articles per upstream page for /articles/stream",
+        "compression.enabled": "gzip for complete JSON bodies when the client prefers it (never for streams)",
+        "compression.minimumBytes": "smaller JSON bodies go out uncoded (unless the client refuses an uncoded one)",
+    ]
+
+    /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then
+    /// what it sets.
+    static func helpTable() -> String {
+        var text = ""
+        for key in all {
+            var variable = key.environmentName
+            if let alias = key.alias { variable += " or \(alias)" }
+            if SpoutConfiguration.hasFlag(for: key.name) {
+                variable += ", --\(SpoutConfiguration.flagName(for: key.name))"
+            }
+            text += "  \(key.name)  (\(variable))  \(key.typeText), default \(key.defaultText)\n"
+            text += "      \(descriptions[key.name] ?? "")\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,220 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// A throwaway `redis-server` for one test: a free loopback port, a temporary directory, no persistence.
+///
+///     let server = try RedisServer.start()
+///     defer { server.stop() }
+///
+/// The port is found by binding port 0 and closing it (redis-server cannot take port 0); when another process takes
+/// it in between, redis-server fails to bind, which ``start(arguments:timeout:)`` sees in its log and retries on a
+/// new port. Start-up is awaited by reading the server's log until it says it accepts connections, each read with a
+/// deadline. ``stop()`` kills the server with SIGKILL, reaps it and removes the directory; `deinit` does too.
+///
+/// **Ownership:** The test owns it and stops it (``stop()`` is idempotent).
+/// **Thread safety:** Not thread-safe; used by one test. The log reader thread touches only `log`, which a `Mutex`
+/// guards.
+final class RedisServer {
+    enum Failure: Error, CustomStringConvertible {
+        case notFound
+        case exited(log: String)
+        case timedOut(log: String)
+        case noFreePort
+
+        var description: String {
+            switch self {
+            case .notFound:
+                return "redis-server not found on PATH (install Debian's redis-server, or set SPOUT_REDIS_SERVER)"
+            case .exited(let log):
+                return "redis-server exited during start-up; its log ends with:\n\(log)"
+            case .timedOut(let log):
+                return "redis-server did not start in time; its log ends with:\n\(log)"
+            case .noFreePort:
+                return "no free loopback port for redis-server"
+            }
+        }
+    }
+
+    /// `SPOUT_REDIS_SERVER`, else `redis-server` on `PATH`.
+    static var executablePath: String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["SPOUT_REDIS_SERVER"], !path.isEmpty {
+            return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        }
+        for directory in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(directory)/redis-server"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Whether Redis tests must run and fail rather than be skipped (CI sets `SPOUT_REQUIRE_REDIS=1`).
+    static var isRequired: Bool {
+        let value = ProcessInfo.processInfo.environment["SPOUT_REQUIRE_REDIS"] ?? ""
+        return !value.isEmpty && value != "0"
+    }
+
+    /// Whether the Redis tests run: when redis-server is installed, or when they are required.
+    static var testsEnabled: Bool { isRequired || executablePath != nil }
+
+    let port: Int
+    let directory: URL
+    private let process: Process
+    private let log = LogBuffer()
+    private let logged = DispatchSemaphore(value: 0)
+    private var stopped = false
+
+    /// What the server wrote, and whether its end of the pipe is closed.
+    private struct Log {
+        var bytes: [UInt8] = []
+        var ended = false
+    }
+
+    /// The log, shared with the thread that reads it. Thread safety: a `Mutex`.
+    private final class LogBuffer: Sendable {
+        let state = Mutex(Log())
+        func withLock<T>(_ body: (inout Log) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    private init(port: Int, directory: URL, process: Process) {
+        self.port = port
+        self.directory = directory
+        self.process = process
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Starts a server with `arguments` added to the defaults, on a free port (retrying on a collision).
+    /// - Parameter port: A fixed port instead (a restart on the port a client knows); not retried.
+    static func start(
+        arguments: [String] = [],
+        port fixedPort: Int? = nil,
+        timeout: Duration = .seconds(10)
+    ) throws -> RedisServer {
+        guard let executable = executablePath else { throw Failure.notFound }
+        for _ in 0..<5 {
+            guard let port = fixedPort ?? freePort() else { throw Failure.noFreePort }
+            let server = try launch(executable, port: port, arguments: arguments)
+            switch server.waitUntilReady(timeout: timeout) {
+            case .ready:
+                return server
+            case .portTaken where fixedPort == nil:
+                server.stop()
+                continue
+            case .portTaken, .exited:
+                let text = server.logText
+                server.stop()
+                throw Failure.exited(log: text)
+            case .timedOut:
+                let text = server.logText
+                server.stop()
+                throw Failure.timedOut(log: text)
+            }
+        }
+        throw Failure.noFreePort
+    }
+
+    /// Kills the server (SIGKILL: nothing to save), reaps it and removes its directory. Idempotent.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The server's log so far.
+    var logText: String {
+        log.withLock { String(decoding: $0.bytes.suffix(4096), as: UTF8.self) }
+    }
+
+    // MARK: - Starting
+
+    private static func launch(_ executable: String, port: Int, arguments: [String]) throws -> RedisServer {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("spout-redis-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments =
+            [
+                "--port", String(port), "--bind", "127.0.0.1", "--dir", directory.path, "--save", "",
+                "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--loglevel", "notice",
+            ] + arguments
+        process.currentDirectoryURL = directory
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try? pipe.fileHandleForWriting.close()
+
+        let server = RedisServer(port: port, directory: directory, process: process)
+        let log = server.log
+        // Reads the log until the server's end closes the pipe, so the server never blocks on a full pipe.
+        let reader = pipe.fileHandleForReading
+        let signal = server.logged
+        let thread = Thread {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { Glibc.read(reader.fileDescriptor, $0.baseAddress, 4096) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                log.withLock { $0.bytes += chunk[0..<count] }
+                signal.signal()
+            }
+            try? reader.close()
+            log.withLock { $0.ended = true }
+            signal.signal()
+        }
+        thread.start()
+        return server
+    }
+
+    private enum StartOutcome {
+        case ready
+        case portTaken
+        case exited
+        case timedOut
+    }
+
+    private func waitUntilReady(timeout: Duration) -> StartOutcome {
+        let deadline = DispatchTime.now() + .nanoseconds(Int(timeout.components.seconds) * 1_000_000_000)
+        while true {
+            let (text, ended) = log.withLock { (String(decoding: $0.bytes, as: UTF8.self), $0.ended) }
+            if text.contains("Ready to accept connections") { return .ready }
+            if text.contains("Address already in use") { return .portTaken }
+            if ended { return .exited }
+            if logged.wait(timeout: deadline) == .timedOut { return .timedOut }
+        }
+    }
+
+    /// A loopback port nobody listens on right now: bound to port 0, read back and released.
+    private static func freePort() -> Int? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else { return nil }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { return nil }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

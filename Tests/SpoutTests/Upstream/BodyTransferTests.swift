@@ -1,0 +1,193 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import Reactive
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Spout
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// ``BodyTransfer`` over real loopback sockets and a real `URLSession`: the body limit, checked on the
+/// `Content-Length` and while the body arrives, and every FoundationNetworking call made on the session's
+/// networking queue, never on an event loop — even when the transfer is requested and cancelled there.
+@Suite(.offPool) struct BodyTransferTests {
+    typealias Output = BodyTransfer.Output
+    static let limit = 256 * 1024
+
+    static func transfer(_ url: URL, session: UpstreamSession, limit: Int = limit, headers: [String: String] = [:])
+        -> BodyTransfer
+    {
+        BodyTransfer(url: url, headers: headers, timeoutInterval: 30, maxBodyBytes: limit, session: session)
+    }
+
+    static func session(loops: [DispatchQueue] = []) -> UpstreamSession {
+        UpstreamSession(requestTimeout: 30, resourceTimeout: 60, eventLoopQueues: loops)
+    }
+
+    @Test func deliversTheBodyAndTheResponse() async throws {
+        let fixture = try UpstreamFixture { _ in .json(#"{"ok":true}"#, status: 201) }
+        defer { fixture.stop() }
+        let subscriber = TrackingSubscriber<Output, BodyTransferError>()
+        Self.transfer(fixture.baseURL.appendingPathComponent("x"), session: Self.session()).subscribe(subscriber)
+        #expect(await waitUntil { subscriber.completion != nil })
+        let value = try #require(subscriber.values.first)
+        #expect(String(decoding: value.data, as: UTF8.self) == #"{"ok":true}"#)
+        #expect(value.response.statusCode == 201)
+        #expect(subscriber.history.count == 3)
+    }
+
+    @Test func aBodyOfExactlyTheLimitIsDelivered() async throws {
+        let fixture = try UpstreamFixture { request in
+            request.path == "/length"
+                ? .large(bytes: Self.limit)
+                : .chunked(first: "", rest: [String(repeating: "a", count: Self.limit)], gate: nil)
+        }
+        defer { fixture.stop() }
+        let session = Self.session()
+        for path in ["length", "chunked"] {
+            let subscriber = TrackingSubscriber<Output, BodyTransferError>()
+            Self.transfer(fixture.baseURL.appendingPathComponent(path), session: session).subscribe(subscriber)
+            #expect(await waitUntil { subscriber.completion != nil })
+            #expect(
+                subscriber.values.first?.data.count == Self.limit,
+                "\(path): \(subscriber.history.last.map(String.init(describing:)) ?? "")"
+            )
+        }
+    }
+
+    @Test func aContentLengthOverTheLimitFailsWhenTheHeadArrives() async throws {
+        let fixture = try UpstreamFixture { _ in .large(bytes: 10 << 20) }
+        defer { fixture.stop() }
+        let subscriber = TrackingSubscriber<Output, BodyTransferError>()
+        Self.transfer(fixture.baseURL.appendingPathComponent("huge"), session: Self.session()).subscribe(subscriber)
+        #expect(await waitUntil { subscriber.completion != nil })
+        guard case .failure(let error)? = subscriber.completion else {
+            Issue.record("expected a failure, got \(subscriber.history)")
+            return
+        }
+        #expect(error == .tooLarge(limit: Self.limit, declared: 10 << 20))
+        #expect(await fixture.waitUntil { $0.inFlight == 0 }, "the task was cancelled: the upstream saw the client go")
+    }
+
+    @Test func anEndlessBodyIsCutOffAtTheLimit() async throws {
+        let fixture = try UpstreamFixture { _ in .endless(limit: 1 << 30) }
+        defer { fixture.stop() }
+        let subscriber = TrackingSubscriber<Output, BodyTransferError>()
+        let session = Self.session()
+        Self.transfer(fixture.baseURL.appendingPathComponent("endless"), session: session).subscribe(subscriber)
+        #expect(await waitUntil { subscriber.completion != nil })
+        guard case .failure(let error)? = subscriber.completion else {
+            Issue.record("expected a failure, got \(subscriber.history)")
+            return
+        }
+        #expect(error == .tooLarge(limit: Self.limit, declared: nil))
+        // The task was cancelled: the client closed the connection long before the fixture's own bound.
+        // (How much more libcurl read meanwhile — it is dropped as it arrives — depends on when its queue
+        // lets the cancel in: tens of megabytes on a busy machine. bench/upstream_faults.sh measures the
+        // memory that costs.)
+        #expect(await fixture.waitUntil { $0.inFlight == 0 }, "the upstream saw the client go")
+        #expect(fixture.snapshot.bodyBytesSent < 1 << 30, "\(fixture.snapshot.bodyBytesSent) bytes went out")
+        #expect(await waitUntil { session.runningTransfers == 0 }, "the session forgot the transfer")
+    }
+
+    @Test func cancellingBeforeDemandSendsNothingAndCancellingLaterCutsTheConnection() async throws {
+        let fixture = try UpstreamFixture { _ in .hang }
+        defer { fixture.stop() }
+        let session = Self.session()
+        let idle = TrackingSubscriber<Output, BodyTransferError>(initialDemand: nil)
+        Self.transfer(fixture.baseURL.appendingPathComponent("never"), session: session).subscribe(idle)
+        idle.cancel()
+        let hanging = TrackingSubscriber<Output, BodyTransferError>()
+        Self.transfer(fixture.baseURL.appendingPathComponent("hang"), session: session).subscribe(hanging)
+        #expect(await fixture.waitUntil { $0.inFlight == 1 })
+        hanging.cancel()
+        #expect(await fixture.waitUntil { $0.inFlight == 0 })
+        #expect(fixture.snapshot.log == ["/hang"])
+        #expect(idle.history.count == 1 && hanging.history.count == 1, "nothing after the subscription")
+        #expect(await waitUntil { session.runningTransfers == 0 })
+    }
+
+    /// Cancels as a chunked body is being completed, many times, at spread-out moments (see
+    /// `DataTaskCancelRaceTests.raceCancelsAgainstTheEndOfAChunkedBody`); no transfer stays registered.
+    @Test func cancelRacingTheEndOfABodyNeverReportsTheCancel() async throws {
+        let session = Self.session()
+        try await DataTaskCancelRaceTests.raceCancelsAgainstTheEndOfAChunkedBody { url, subscriber in
+            Self.transfer(url, session: session).subscribe(subscriber)
+        }
+        #expect(await waitUntil { session.runningTransfers == 0 }, "no transfer left registered")
+    }
+
+    @Test func extraHeadersReachTheUpstream() async throws {
+        let fixture = try UpstreamFixture { _ in .json("{}") }
+        defer { fixture.stop() }
+        let subscriber = TrackingSubscriber<Output, BodyTransferError>()
+        let headers = [
+            "X-Request-ID": "req-42", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        ]
+        Self.transfer(fixture.baseURL.appendingPathComponent("h"), session: Self.session(), headers: headers)
+            .subscribe(subscriber)
+        #expect(await waitUntil { subscriber.completion != nil })
+        let received = try #require(fixture.snapshot.headers.first)
+        let names = received.map { $0.name.lowercased() }
+        #expect(received.first { $0.name.lowercased() == "x-request-id" }?.value == "req-42")
+        #expect(received.first { $0.name.lowercased() == "traceparent" }?.value == headers["traceparent"])
+        #expect(names.contains("accept") && names.contains("user-agent"), "the session's own fields stay: \(names)")
+    }
+
+    /// A transfer requested and cancelled on an event loop — as a route does when it subscribes, and as
+    /// the loop does when the client leaves — makes every FoundationNetworking call on the networking
+    /// queue: `dispatchPrecondition` checks it inside, and the observer sees where each call ran.
+    @Test func requestedAndCancelledOnAnEventLoopEveryNetworkingCallRunsOffTheLoop() async throws {
+        let fixture = try UpstreamFixture { request in request.path == "/hang" ? .hang : .json("{}") }
+        defer { fixture.stop() }
+        let loop = EventLoop(label: "test.loop")
+        let session = Self.session(loops: [loop.queue])
+        let records = Mutex<[NetworkingCallRecord]>([])
+        let port = fixture.port
+        let token = UpstreamSession._addObserver { record in
+            if record.url?.port == port || record.call == .createSession || record.call == .invalidate {
+                records.withLock { $0.append(record) }
+            }
+        }
+        defer { UpstreamSession._removeObserver(token) }
+
+        let finished = TrackingSubscriber<Output, BodyTransferError>()
+        let hanging = TrackingSubscriber<Output, BodyTransferError>()
+        let ok = Self.transfer(fixture.baseURL.appendingPathComponent("ok"), session: session)
+        let hang = Self.transfer(fixture.baseURL.appendingPathComponent("hang"), session: session)
+        loop.execute {
+            ok.subscribe(finished)
+            hang.subscribe(hanging)
+        }
+        #expect(await waitUntil { finished.completion != nil })
+        #expect(await fixture.waitUntil { $0.inFlight == 1 })
+        loop.execute { hanging.cancel() }
+        #expect(await fixture.waitUntil { $0.inFlight == 0 })
+        session.invalidate()
+        #expect(await waitUntil { records.withLock { $0.contains { $0.call == .invalidate } } })
+
+        let seen = records.withLock { $0 }
+        #expect(seen.filter { $0.call == .start }.count == 2)
+        #expect(seen.filter { $0.call == .cancel }.count == 1)
+        #expect(seen.filter { $0.call == .createSession }.count >= 1)
+        #expect(seen.allSatisfy { $0.ranOnNetworkingQueue && !$0.ranOnEventLoop }, "\(seen)")
+        let fromLoop = seen.filter { $0.call == .start || $0.call == .cancel }
+        #expect(fromLoop.allSatisfy { $0.requestedOnEventLoop }, "the calls were asked for on the loop: \(seen)")
+
+        // Once invalidated, a transfer fails as cancelled and makes no request.
+        let late = TrackingSubscriber<Output, BodyTransferError>()
+        Self.transfer(fixture.baseURL.appendingPathComponent("late"), session: session).subscribe(late)
+        #expect(await waitUntil { late.completion != nil })
+        if case .failure(.transport(let error))? = late.completion {
+            #expect(error.code == .cancelled)
+        } else {
+            Issue.record("expected a cancelled transfer, got \(late.history)")
+        }
+        #expect(fixture.snapshot.requests(toPath: "/late") == 0)
+    }
+}

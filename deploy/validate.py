@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Consistency checks for the deployment kit that schemas cannot make.
+
+Run by deploy/validate.sh. Each failed check prints what is wrong and where; the exit status is 1 if any failed.
+"""
+import argparse
+import json
+import pathlib
+import re
+import sys
+
+import yaml
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+def load_all(path):
+    with open(path) as handle:
+        return [document for document in yaml.safe_load_all(handle) if document]
+
+
+def leaf_keys(value, prefix=""):
+    """Dotted names of the leaves of a JSON object: {"a": {"b": 1}} -> ["a.b"]."""
+    keys = []
+    for key, child in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(child, dict):
+            keys += leaf_keys(child, name + ".")
+        else:
+            keys.append(name)
+    return keys
+
+
+def seconds(text):
+    """A compose duration like 20s or 1m30s in seconds."""
+    total = 0
+    for amount, unit in re.findall(r"(\d+)(h|m|s)", str(text)):
+        total += int(amount) * {"h": 3600, "m": 60, "s": 1}[unit]
+    return total
+
+
+def matches(selector, labels):
+    return all(labels.get(key) == value for key, value in selector.items())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--allow-unknown-keys", action="store_true")
+    arguments = parser.parse_args()
+    root = pathlib.Path(arguments.root)
+    kube = root / "deploy" / "kubernetes"
+
+    resources = {}
+    for path in sorted(kube.glob("*.yaml")):
+        if path.name == "kustomization.yaml":
+            continue
+        for document in load_all(path):
+            resources[(document["kind"], document["metadata"]["name"])] = (path.name, document)
+
+    # kustomization.yaml lists every manifest but the example secret.
+    with open(kube / "kustomization.yaml") as handle:
+        kustomization = yaml.safe_load(handle)
+    listed = set(kustomization["resources"])
+    expected = {path.name for path in kube.glob("*.yaml")} - {"kustomization.yaml", "secret.example.yaml"}
+    check(listed == expected, f"kustomization.yaml lists {sorted(listed)}, expected {sorted(expected)}")
+
+    # The Dockerfile's contract: config path, port, user.
+    dockerfile = (root / "Dockerfile").read_text()
+    config_path = re.search(r"SPOUT_CONFIG=(\S+)", dockerfile).group(1)
+    image_port = int(re.search(r"SPOUT_PORT=(\d+)", dockerfile).group(1))
+    image_uid = int(re.search(r"--uid (\d+)", dockerfile).group(1))
+
+    # The configuration file and the keys Spout knows.
+    _, configmap = resources[("ConfigMap", "spout-config")]
+    config_text = configmap["data"]["spout.json"]
+    try:
+        config = json.loads(config_text)
+    except json.JSONDecodeError as error:
+        check(False, f"configmap.yaml: spout.json is not valid JSON: {error}")
+        config = {}
+    known = set()
+    for source in (root / "Sources" / "Spout" / "Config").glob("*.swift"):
+        known |= set(re.findall(r'"([A-Za-z]+(?:\.[A-Za-z]+)?)"', source.read_text()))
+    unknown = [key for key in leaf_keys(config) if key not in known]
+    if unknown:
+        message = (f"configmap.yaml: spout.json uses keys that Sources/Spout/Config does not define: {unknown} "
+                   "(Spout refuses to start with an unknown key)")
+        if arguments.allow_unknown_keys:
+            print(f"   warning: {message}")
+        else:
+            check(False, message)
+    shutdown = config.get("shutdown", {})
+    delay = float(shutdown.get("delaySeconds", 0))
+    grace = float(shutdown.get("graceSeconds", 10))
+    check(config.get("port") == image_port, f"spout.json port {config.get('port')} is not the image's {image_port}")
+    check(config.get("host") == "0.0.0.0", "spout.json must listen on 0.0.0.0 in a pod")
+    # Until the channels routes land, spout.json has no channels block; once it has, its Redis must be the kit's.
+    if "channels" in config:
+        redis_url = config["channels"].get("redisURL", "")
+        redis_host = re.match(r"redis://(?:[^@]*@)?([^:/]+)", redis_url)
+        check(redis_host and ("Service", redis_host.group(1)) in resources,
+              f"channels.redisURL {redis_url!r} does not name a Service of the kit")
+
+    # The Deployment.
+    _, deployment = resources[("Deployment", "spout")]
+    pod = deployment["spec"]["template"]["spec"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    check(matches(deployment["spec"]["selector"]["matchLabels"], labels), "deployment selector misses its pods")
+    termination = pod.get("terminationGracePeriodSeconds", 30)
+    check(termination > delay + grace,
+          f"terminationGracePeriodSeconds {termination} must exceed shutdown delay + grace ({delay + grace})")
+    check(pod["securityContext"].get("runAsNonRoot") is True, "pod must set runAsNonRoot")
+    check(pod["securityContext"].get("runAsUser") == image_uid, f"runAsUser must be the image's user {image_uid}")
+    (container,) = pod["containers"]
+    security = container["securityContext"]
+    check(security.get("readOnlyRootFilesystem") is True, "container must have a read-only root filesystem")
+    check(security.get("allowPrivilegeEscalation") is False, "container must not allow privilege escalation")
+    check(security.get("capabilities", {}).get("drop") == ["ALL"], "container must drop all capabilities")
+    for kind in ("requests", "limits"):
+        for resource in ("cpu", "memory"):
+            check(resource in container.get("resources", {}).get(kind, {}), f"container needs a {resource} {kind[:-1]}")
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    check(ports.get("http") == image_port, f"container port http must be {image_port}")
+    probes = {name: container.get(name, {}).get("httpGet", {}) for name in
+              ("startupProbe", "livenessProbe", "readinessProbe")}
+    check(probes["livenessProbe"].get("path") == "/health", "liveness must probe /health")
+    check(probes["readinessProbe"].get("path") == "/ready", "readiness must probe /ready")
+    check(all(probe.get("port") == "http" for probe in probes.values()), "probes must use the http port")
+    environment = {entry["name"]: entry for entry in container.get("env", [])}
+    check(environment.get("SPOUT_CONFIG", {}).get("value", config_path) == config_path,
+          f"SPOUT_CONFIG must stay {config_path}")
+    mounts = {mount["name"]: mount["mountPath"] for mount in container.get("volumeMounts", [])}
+    volumes = {volume["name"]: volume for volume in pod.get("volumes", [])}
+    config_mount = [name for name, volume in volumes.items()
+                    if volume.get("configMap", {}).get("name") == "spout-config"]
+    check(len(config_mount) == 1 and mounts.get(config_mount[0]) == str(pathlib.PurePosixPath(config_path).parent),
+          f"the ConfigMap must be mounted at {pathlib.PurePosixPath(config_path).parent}")
+    for name in ("SPOUT_REDIS_URL", "SPOUT_CHANNELS_PUBLISH_TOKENS"):
+        reference = environment.get(name, {}).get("valueFrom", {}).get("secretKeyRef")
+        check(reference is not None, f"{name} must come from a secret")
+    if ("Secret", "spout-secrets") in resources:
+        _, secret = resources[("Secret", "spout-secrets")]
+        for name in ("SPOUT_REDIS_URL", "SPOUT_CHANNELS_PUBLISH_TOKENS"):
+            key = environment[name]["valueFrom"]["secretKeyRef"]["key"]
+            check(key in secret.get("stringData", {}), f"secret.example.yaml lacks the key {key} that {name} reads")
+
+    # What points at the Deployment's pods.
+    _, service = resources[("Service", "spout")]
+    check(matches(service["spec"]["selector"], labels), "service spout selects no spout pod")
+    check(all(port["targetPort"] in ports for port in service["spec"]["ports"]), "service targets an unknown port")
+    _, budget = resources[("PodDisruptionBudget", "spout")]
+    check(matches(budget["spec"]["selector"]["matchLabels"], labels), "the disruption budget selects no spout pod")
+    _, autoscaler = resources[("HorizontalPodAutoscaler", "spout")]
+    target = autoscaler["spec"]["scaleTargetRef"]
+    check((target["kind"], target["name"]) == ("Deployment", "spout"), "the autoscaler targets something else")
+    check(autoscaler["spec"]["minReplicas"] >= 2, "fewer than two replicas cannot survive a disruption")
+
+    # Redis.
+    _, statefulset = resources[("StatefulSet", "spout-redis")]
+    redis_labels = statefulset["spec"]["template"]["metadata"]["labels"]
+    check(("Service", statefulset["spec"]["serviceName"]) in resources, "the StatefulSet's serviceName is missing")
+    for name in ("spout-redis", statefulset["spec"]["serviceName"]):
+        check(matches(resources[("Service", name)][1]["spec"]["selector"], redis_labels), f"{name} selects no redis")
+    check(not matches(service["spec"]["selector"], redis_labels), "service spout would also select redis")
+    _, policy = resources[("NetworkPolicy", "spout-redis")]
+    check(matches(policy["spec"]["podSelector"]["matchLabels"], redis_labels), "the network policy misses redis")
+    allowed = policy["spec"]["ingress"][0]["from"][0]["podSelector"]["matchLabels"]
+    check(matches(allowed, labels), "the network policy shuts spout out of redis")
+    redis_args = statefulset["spec"]["template"]["spec"]["containers"][0].get("args", [])
+    check("noeviction" in redis_args, "redis must not evict keys (channel histories)")
+
+    check_compose(root, delay, grace)
+
+    if failures:
+        for failure in failures:
+            print(f"   FAIL {failure}")
+        sys.exit(1)
+    print("   kit consistent")
+
+
+def check_compose(root, delay, grace):
+    with open(root / "compose.yaml") as handle:
+        compose = yaml.safe_load(handle)
+    services = compose.get("services", {})
+    replicas = [name for name in services if name.startswith("spout-")]
+    check(len(replicas) == 2, f"compose.yaml should run two replicas, has {replicas}")
+    for name in replicas:
+        spout = services[name]
+        environment = spout.get("environment", {})
+        url = environment.get("SPOUT_REDIS_URL", "")
+        host = re.match(r"redis://(?:[^@]*@)?([^:/]+)", url)
+        check(host and host.group(1) in services, f"{name}: SPOUT_REDIS_URL {url!r} names no compose service")
+        compose_delay = float(environment.get("SPOUT_SHUTDOWN_DELAY_SECONDS", delay))
+        compose_grace = float(environment.get("SPOUT_SHUTDOWN_GRACE_SECONDS", grace))
+        check(seconds(spout.get("stop_grace_period", "10s")) > compose_delay + compose_grace,
+              f"{name}: stop_grace_period must exceed shutdown delay + grace")
+        check(spout.get("read_only") is True and spout.get("cap_drop") == ["ALL"], f"{name}: harden the container")
+        for dependency in spout.get("depends_on", {}):
+            check(dependency in services, f"{name} depends on unknown service {dependency}")
+    balancer = [name for name, service in services.items() if service.get("ports")]
+    check(balancer == ["lb"], f"only the load balancer should publish a port, got {balancer}")
+    mounts = [volume.split(":")[0] for volume in services["lb"].get("volumes", [])]
+    check(len(mounts) == 1, "the load balancer mounts its config")
+    conf = (root / mounts[0]).read_text() if mounts else ""
+    directives = {line.strip().rstrip(";") for line in conf.splitlines()}
+    for required in ("proxy_buffering off", "proxy_cache off", "proxy_http_version 1.1", 'proxy_set_header Connection ""'):
+        check(required in directives, f"nginx.conf lacks `{required};`")
+    timeout = re.search(r"proxy_read_timeout (\d+)([smh]?)", conf)
+    read_seconds = int(timeout.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[timeout.group(2)] if timeout else 60
+    check(read_seconds >= 600, f"nginx proxy_read_timeout {read_seconds}s is too short for streams")
+    upstreams = set(re.findall(r"server ([A-Za-z0-9_-]+):8080", conf))
+    check(upstreams == set(replicas), f"nginx upstream {sorted(upstreams)} is not the replicas {replicas}")
+
+
+if __name__ == "__main__":
+    main()
