@@ -410,7 +410,7 @@ enum SpoutAPI {
                     summary the answer is 204, which stops EventSource's reconnects; mid-workflow the workflow \
                     runs again and the events up to that id are not sent again.
                     """,
-                    ["type": "string", "pattern": "^[0-9]{1,18}$"]
+                    ["type": "string", "pattern": "^[0-9]{1,10}$"]
                 ),
             ],
             responses: [
