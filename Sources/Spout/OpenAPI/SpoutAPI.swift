@@ -333,7 +333,9 @@ enum SpoutAPI {
                         ),
                         (
                             "application/x-ndjson",
-                            ndjsonLine(#"One article per line, then {"end":{"reason":…}}; a failure is an {"error":…} line."#)
+                            ndjsonLine(
+                                #"One article per line, then {"end":{"reason":…}}; a failure is an {"error":…} line."#
+                            )
                         ),
                     ]
                 ),

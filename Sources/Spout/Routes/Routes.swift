@@ -90,7 +90,9 @@ enum Routes {
             let allowedWithOptions = allowed + ["OPTIONS"]
             // Counted under the route whose path it is (looked up again under a method it allows), not `unmatched`.
             let context: RequestContext
-            if let method = allowed.first, case .found(let route, _) = router.match(method: method, path: Substring(request.path)) {
+            if let method = allowed.first,
+                case .found(let route, _) = router.match(method: method, path: Substring(request.path))
+            {
                 context = make(route.pattern, index: route.index)
             } else {
                 context = make("unmatched")

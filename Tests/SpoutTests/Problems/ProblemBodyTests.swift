@@ -9,7 +9,9 @@ import Testing
 /// for the log; the client gets the resource path at most.
 @Suite(.offPool) struct ProblemBodyTests {
     /// The routes that call the upstream and answer with a complete body.
-    static let routes = ["/articles/1", "/articles?userId=1", "/users/1/profile", "/dashboard/1", "/workflow/1?format=json"]
+    static let routes = [
+        "/articles/1", "/articles?userId=1", "/users/1/profile", "/dashboard/1", "/workflow/1?format=json",
+    ]
 
     /// Checks every route's answer under `reply` and returns the statuses seen.
     static func expectNoAddressInProblems(
