@@ -266,5 +266,7 @@ extension Server.Configuration {
         bodyReadTimeout = .seconds(configuration.limits.bodyReadTimeoutSeconds)
         idleTimeout = .seconds(configuration.limits.idleTimeoutSeconds)
         writeStallTimeout = .seconds(configuration.limits.writeStallTimeoutSeconds)
+        // Registered methods the routes refuse with 405 and Allow, rather than 501 as for a method never heard of.
+        supportedMethods.formUnion([.trace, Method("QUERY")])
     }
 }

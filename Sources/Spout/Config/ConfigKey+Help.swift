@@ -37,6 +37,8 @@ extension ConfigKey {
         "upstream.cacheMaxBytes": "bytes of cached bodies kept at most (LRU); a larger body is not cached",
         "upstream.cacheStaleSeconds": "serve an expired entry this long while one refresh runs; 0 = off",
         "upstream.pageSize": "articles per upstream page for /articles/stream",
+        "compression.enabled": "gzip for complete JSON bodies when the client prefers it (never for streams)",
+        "compression.minimumBytes": "smaller JSON bodies go out uncoded (unless the client refuses an uncoded one)",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then

@@ -288,6 +288,8 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "upstream.cacheStaleSeconds", kind: .seconds(\.upstream.cacheStaleSeconds, 0...86_400)),
         ConfigKey(name: "upstream.pageSize", kind: .integer(\.upstream.pageSize, 1...100)),
         ConfigKey(name: "upstream.maxBodyBytes", kind: .integer(\.upstream.maxBodyBytes, 1...(1 << 30))),
+        ConfigKey(name: "compression.enabled", kind: .boolean(\.compression.enabled)),
+        ConfigKey(name: "compression.minimumBytes", kind: .integer(\.compression.minimumBytes, 0...1_073_741_824)),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

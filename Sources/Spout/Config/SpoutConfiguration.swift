@@ -34,6 +34,8 @@ public struct SpoutConfiguration: Equatable, Sendable {
     public var log = Log()
     /// The outbound JSON API behind `/articles`, `/users/{id}/profile`, `/dashboard` and `/workflow`.
     public var upstream = Upstream()
+    /// `gzip` for JSON responses.
+    public var compression = Compression()
 
     /// Request limits and timeouts.
     public struct Limits: Equatable, Sendable {
@@ -132,6 +134,14 @@ public struct SpoutConfiguration: Equatable, Sendable {
         /// Bytes of one upstream response body read at most (declared by `Content-Length` or received);
         /// a larger one is cut off and answered `502`.
         public var maxBodyBytes = 4 * 1024 * 1024
+    }
+
+    /// `gzip` for complete JSON responses (never for SSE or NDJSON streams).
+    public struct Compression: Equatable, Sendable {
+        /// Whether JSON bodies are sent `gzip`-coded to clients whose `Accept-Encoding` prefers it.
+        public var enabled = true
+        /// Bodies smaller than this many bytes go out uncoded: below about a packet, gzip saves nothing.
+        public var minimumBytes = 1_024
     }
 
     /// The embedded defaults.

@@ -85,15 +85,16 @@ public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension Problem {
-    /// The `type` URIs Spout uses; relative references resolved against the service.
+    /// The `type` URIs Spout uses, from the catalogue ``ProblemType/all``: relative references resolved
+    /// against the service, each answering `GET` with its explanation.
     public enum Kind {
-        public static let invalidParameter = "/problems/invalid-parameter"
-        public static let notFound = "/problems/not-found"
-        public static let methodNotAllowed = "/problems/method-not-allowed"
-        public static let notAcceptable = "/problems/not-acceptable"
-        public static let upstreamFailed = "/problems/upstream-failed"
-        public static let upstreamTimeout = "/problems/upstream-timeout"
-        public static let unavailable = "/problems/unavailable"
+        public static let invalidParameter = ProblemType.invalidParameter.uri
+        public static let notFound = ProblemType.notFound.uri
+        public static let methodNotAllowed = ProblemType.methodNotAllowed.uri
+        public static let notAcceptable = ProblemType.notAcceptable.uri
+        public static let upstreamFailed = ProblemType.upstreamFailed.uri
+        public static let upstreamTimeout = ProblemType.upstreamTimeout.uri
+        public static let unavailable = ProblemType.unavailable.uri
     }
 
     /// `400`: a query parameter is malformed or out of range.
@@ -101,7 +102,7 @@ extension Problem {
         Problem(
             status: 400,
             type: Kind.invalidParameter,
-            title: "Invalid parameter",
+            title: ProblemType.invalidParameter.title,
             detail: detail,
             extensions: [("parameter", .string(name))]
         )
@@ -109,7 +110,7 @@ extension Problem {
 
     /// `404`: nothing is served at this path.
     public static func notFound(_ detail: String) -> Problem {
-        Problem(status: 404, type: Kind.notFound, title: "Not found", detail: detail)
+        Problem(status: 404, type: Kind.notFound, title: ProblemType.notFound.title, detail: detail)
     }
 
     /// `405`: the path exists but not for this method.
@@ -117,7 +118,7 @@ extension Problem {
         Problem(
             status: 405,
             type: Kind.methodNotAllowed,
-            title: "Method not allowed",
+            title: ProblemType.methodNotAllowed.title,
             detail: "\(method) is not allowed here; use \(allowed.joined(separator: ", "))",
             extensions: [("allow", .string(allowed.joined(separator: ", ")))]
         )
@@ -128,13 +129,13 @@ extension Problem {
         Problem(
             status: 406,
             type: Kind.notAcceptable,
-            title: "Not acceptable",
+            title: ProblemType.notAcceptable.title,
             detail: "cannot produce any of \"\(accept)\"; available: \(available.joined(separator: ", "))"
         )
     }
 
     /// `503`: the service is shutting down or over capacity.
     public static func unavailable(_ detail: String) -> Problem {
-        Problem(status: 503, type: Kind.unavailable, title: "Service unavailable", detail: detail)
+        Problem(status: 503, type: Kind.unavailable, title: ProblemType.unavailable.title, detail: detail)
     }
 }

@@ -6,27 +6,42 @@ import HTTPServer
 enum Routes {
     typealias Handler = @Sendable (RequestContext) -> Void
 
-    static func makeRouter() -> Router<Handler> {
-        var router = Router<Handler>()
-        router.add("GET", "/health", HealthRoutes.health)
-        router.add("GET", "/ready", HealthRoutes.ready)
-        router.add("GET", "/metrics", HealthRoutes.metrics)
-        router.add("GET", "/sequences", SequenceRoutes.list)
-        router.add("GET", "/sequences/{name}", SequenceRoutes.stream)
-        router.add("GET", "/articles", ArticleRoutes.list)
-        router.add("GET", "/articles/stream", ArticleRoutes.stream)
-        router.add("GET", "/articles/{id}", ArticleRoutes.item)
-        router.add("GET", "/users/{id}/profile", ProfileRoutes.profile)
-        router.add("GET", "/dashboard/{userId}", DashboardRoutes.dashboard)
-        router.add("GET", "/workflow/{userId}", WorkflowRoutes.workflow)
+    /// A registered route: its handler and how its responses are labelled.
+    ///
+    /// **Thread safety:** immutable.
+    struct Entry: Sendable {
+        let handler: Handler
+        let policy: ResponsePolicy
+    }
+
+    /// Every route. Each `GET` here answers `HEAD` and `OPTIONS` too, and each must have its operation in
+    /// ``SpoutAPI/operations`` (the OpenAPI document served at `/openapi.json`; a test compares the two).
+    static func makeRouter() -> Router<Entry> {
+        var router = Router<Entry>()
+        func add(_ pattern: String, _ policy: ResponsePolicy, _ handler: @escaping Handler) {
+            router.add("GET", pattern, Entry(handler: handler, policy: policy))
+        }
+        add("/health", .noStore, HealthRoutes.health)
+        add("/ready", .noStore, HealthRoutes.ready)
+        add("/metrics", .noStore, HealthRoutes.metrics)
+        add("/openapi.json", .plain, DocumentRoutes.openAPI)
+        add("/problems/{type}", .plain, DocumentRoutes.problemType)
+        add("/sequences", .plain, SequenceRoutes.list)
+        add("/sequences/{name}", .negotiated, SequenceRoutes.stream)
+        add("/articles", .upstreamJSON, ArticleRoutes.list)
+        add("/articles/stream", .negotiated, ArticleRoutes.stream)
+        add("/articles/{id}", .upstreamJSON, ArticleRoutes.item)
+        add("/users/{id}/profile", .upstreamJSON, ProfileRoutes.profile)
+        add("/dashboard/{userId}", .negotiated, DashboardRoutes.dashboard)
+        add("/workflow/{userId}", .negotiated, WorkflowRoutes.workflow)
         for (pattern, handler) in DemoRoutes.table {
-            router.add("GET", pattern, handler)
+            add(pattern, .demo, handler)
         }
         return router
     }
 
     /// Routes one request: CORS preflight, 404 and 405 as problems, otherwise the route's handler.
-    static func dispatch(_ request: Request, responder: Responder, router: Router<Handler>, context: ServiceContext) {
+    static func dispatch(_ request: Request, responder: Responder, router: Router<Entry>, context: ServiceContext) {
         let start = DispatchTime.now().uptimeNanoseconds
         let method = request.method.rawValue
         let lookupMethod = method == "OPTIONS" ? "GET" : method
@@ -43,7 +58,12 @@ enum Routes {
             remoteAddress: request.remoteAddress,
             headerValue: headers[SelfCall.headerName]
         )
-        func make(_ route: String, _ parameters: [String: String] = [:], index: Int? = nil) -> RequestContext {
+        func make(
+            _ route: String,
+            _ parameters: [String: String] = [:],
+            index: Int? = nil,
+            policy: ResponsePolicy = .plain
+        ) -> RequestContext {
             RequestContext(
                 request: request,
                 route: route,
@@ -51,6 +71,7 @@ enum Routes {
                 responder: responder,
                 service: context,
                 routeMetrics: context.routeMetrics(index: index, route: route),
+                responses: context.responses(for: policy),
                 startNanoseconds: start,
                 receivedAt: Date(),
                 correlation: correlation,
@@ -59,16 +80,19 @@ enum Routes {
         }
         switch match {
         case .found(let route, let parameters):
+            let requestContext = make(route.pattern, parameters, index: route.index, policy: route.handler.policy)
             if method == "OPTIONS" {
-                preflight(make(route.pattern, parameters, index: route.index))
+                requestContext.respondToPreflight()
             } else {
-                route.handler(make(route.pattern, parameters, index: route.index))
+                route.handler.handler(requestContext)
             }
         case .methodNotAllowed(let allowed):
             let allowedWithOptions = allowed + ["OPTIONS"]
             // Counted under the route whose path it is (looked up again under a method it allows), not `unmatched`.
             let context: RequestContext
-            if let method = allowed.first, case .found(let route, _) = router.match(method: method, path: Substring(request.path)) {
+            if let method = allowed.first,
+                case .found(let route, _) = router.match(method: method, path: Substring(request.path))
+            {
                 context = make(route.pattern, index: route.index)
             } else {
                 context = make("unmatched")
@@ -80,19 +104,6 @@ enum Routes {
         case .notFound:
             make("unmatched").respond(problem: .notFound("nothing is served at \(clip(request.path))"))
         }
-    }
-
-    /// Answers a CORS preflight (or a plain `OPTIONS`) for an existing GET route.
-    private static func preflight(_ context: RequestContext) {
-        let headers = context.service.cors.preflightHeaders(
-            origin: context.request.headers["Origin"],
-            requestedHeaders: context.request.headers["Access-Control-Request-Headers"]
-        )
-        var all = headers
-        all.add(name: "Allow", value: "GET, HEAD, OPTIONS")
-        all.add(name: "X-Request-ID", value: context.correlation.requestID)
-        context.responder.respond(status: .noContent, headers: all, body: [])
-        context.routeMetrics.countRequest(status: 204)
     }
 
     /// Cuts hostile paths to a readable length for messages.

@@ -12,6 +12,12 @@ enum SequenceRoutes {
 
     /// `GET /sequences`: every sequence with its description and path.
     static let list: Routes.Handler = { context in
+        do throws(Problem) {
+            _ = try QueryParameters(query: context.request, known: [])
+        } catch {
+            context.respond(problem: error)
+            return
+        }
         var bytes = Array(#"{"sequences":["#.utf8)
         for (position, kind) in SequenceKind.allCases.enumerated() {
             if position > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -31,15 +37,22 @@ enum SequenceRoutes {
         do throws(Problem) {
             let plan = try SequencePlan(context: context)
             switch plan.format {
-            case .json where plan.isCostly:
+            case .json:
+                // A document of fixed start and count never changes: a client holding it gets 304 before any
+                // term is computed.
+                let validator = Validator(tag: plan.entityTag, cacheControl: Validator.immutable)
+                if context.respondNotModified(validator) { return }
+                guard plan.isCostly else {
+                    context.respond(json: jsonDocument(plan, plan.publisher), validator: validator)
+                    return
+                }
                 // Built on a worker; only the answer comes back to the loop.
                 let publisher = plan.publisher
                 SequencePreparation.queue.async {
                     context.service.hooks.willReachStart?(plan.kind, plan.start)
                     let bytes = jsonDocument(plan, publisher)
-                    context.loop.execute { context.respond(json: bytes) }
+                    context.loop.execute { context.respond(json: bytes, validator: validator) }
                 }
-            case .json: context.respond(json: jsonDocument(plan, plan.publisher))
             case .sse: startStream(plan, context, encoder: SSETermEncoder(retryMilliseconds: plan.retryMilliseconds))
             case .ndjson: startStream(plan, context, encoder: NDJSONTermEncoder())
             }
@@ -206,6 +219,21 @@ struct SequencePlan {
         self.isResume = isResume
         self.retryMilliseconds = context.service.configuration.sse.retryMilliseconds
         self.probe = context.service.hooks.makeSequenceProbe?(kind)
+    }
+
+    /// The strong tag of this plan's JSON document, a pure function of what fixes its bytes: the layout
+    /// version (`s1`), the sequence, `start` and `count`. For JSON plans only (`count` is set).
+    var entityTag: EntityTag {
+        let name = kind.rawValue
+        // "s1-", the name, "-", two decimal integers of at most 19 digits each and "-".
+        return EntityTag.build(capacity: name.utf8.count + 43) { tag in
+            tag.append("s1-" as StaticString)
+            tag.append(name)
+            tag.append(UInt8(ascii: "-"))
+            tag.append(decimal: start)
+            tag.append(UInt8(ascii: "-"))
+            tag.append(decimal: count ?? 0)
+        }
     }
 
     /// The sequence from `start`, `count` long.

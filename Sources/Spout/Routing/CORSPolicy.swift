@@ -3,8 +3,10 @@ import HTTPServer
 /// Which origins may read Spout's responses from a browser, and the headers that say so.
 ///
 /// With `*` allowed, every response carries `Access-Control-Allow-Origin: *`. With a list, a
-/// request whose `Origin` is on it gets that origin echoed back with `Vary: Origin`; others get
-/// no CORS headers, so the browser refuses to hand the response to the page.
+/// request whose `Origin` is on it gets that origin echoed back; others get no CORS headers, so the
+/// browser refuses to hand the response to the page. Either way the answer then depends on `Origin`,
+/// so with a list every response says `Vary: Origin` (``variesByOrigin``; the response helpers write
+/// one `Vary` field for all the headers a response depends on).
 ///
 /// **Thread safety:** immutable; shared freely.
 struct CORSPolicy: Sendable {
@@ -23,14 +25,17 @@ struct CORSPolicy: Sendable {
         return origin
     }
 
-    /// Adds the CORS headers for a response to a request from `origin`.
+    /// Whether the CORS headers of a response depend on the request's `Origin` (a list, not `*`).
+    var variesByOrigin: Bool { !allowsAny }
+
+    /// Adds the CORS headers for a response to a request from `origin` (not `Vary`, see ``variesByOrigin``).
     func apply(to headers: inout Headers, origin: String?) {
         guard let value = allowOrigin(for: origin) else { return }
-        headers.replaceOrAdd(name: "Access-Control-Allow-Origin", value: value)
-        if !allowsAny { headers.add(name: "Vary", value: "Origin") }
+        headers.add(name: "Access-Control-Allow-Origin", value: value)
     }
 
-    /// Headers answering a preflight (`OPTIONS` with `Access-Control-Request-Method`).
+    /// Headers answering a preflight (`OPTIONS` with `Access-Control-Request-Method`). The allowed headers
+    /// echo `Access-Control-Request-Headers`, so the answer varies with it, and with `Origin` for a list.
     func preflightHeaders(origin: String?, requestedHeaders: String?) -> Headers {
         var headers: Headers = [
             "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -40,6 +45,10 @@ struct CORSPolicy: Sendable {
         let allowHeaders = requestedHeaders.map { String($0.prefix(512)) } ?? "Accept, Last-Event-ID"
         headers.add(name: "Access-Control-Allow-Headers", value: allowHeaders)
         apply(to: &headers, origin: origin)
+        headers.add(
+            name: "Vary",
+            value: variesByOrigin ? "Origin, Access-Control-Request-Headers" : "Access-Control-Request-Headers"
+        )
         return headers
     }
 }

@@ -4,11 +4,13 @@ import HTTPServer
 import Reactive
 
 /// One request on its way through a route: the request, its responder, the matched route and the
-/// helpers that answer it while keeping the log and metrics right.
+/// helpers that answer it while keeping the headers, the log and the metrics right.
 ///
-/// Every answer goes through ``respond(status:headers:body:)``, ``respond(problem:)`` or
-/// ``startStream(headers:)`` so that CORS headers, the request log line and the metrics are never
-/// forgotten by a route.
+/// Every answer goes through ``respond(status:headers:body:)``, ``respond(status:json:)``,
+/// ``respond(problem:headers:)`` or ``startStream(headers:)`` so that a route cannot forget CORS, `Vary`,
+/// `Cache-Control`, `gzip`, the request log line or the metrics. Whatever the route, every response head
+/// (complete, `304`, preflight or stream) passes through ``finishHead(_:)`` last: the one place for a
+/// header that all responses carry.
 ///
 /// **Ownership:** created per request by the service; routes may capture it in callbacks.
 ///
@@ -24,6 +26,8 @@ public struct RequestContext: Sendable {
     let service: ServiceContext
     /// The metrics of ``route``, resolved once at start-up.
     let routeMetrics: RouteMetrics
+    /// The headers this route's responses carry (its ``ResponsePolicy``), resolved once at start-up.
+    let responses: RouteResponses
     let startNanoseconds: UInt64
     let receivedAt: Date
     /// The request ID and trace context, echoed, logged and forwarded upstream.
@@ -44,35 +48,54 @@ public struct RequestContext: Sendable {
         responder.onAbandon { work.cancel() }
     }
 
-    /// Answers with a complete body.
+    /// Answers with a complete body; `headers` should name its `Content-Type`. A JSON body may go out
+    /// `gzip`-coded (see ``send(status:headers:body:compressible:validator:)``).
     public func respond(status: Status = .ok, headers: Headers = [:], body: [UInt8]) {
-        respond(status: status, headers: headers, body: body, upstreamFailure: nil)
+        respond(status: status, headers: headers, body: body, validator: nil)
     }
 
-    private func respond(status: Status, headers: Headers, body: [UInt8], upstreamFailure: UpstreamFailureSummary?) {
-        var headers = headers
-        finishHeaders(&headers)
-        responder.respond(status: status, headers: headers, body: body)
-        record(status: status.code, bytes: request.method == .head ? 0 : body.count, upstreamFailure: upstreamFailure)
-    }
-
-    /// Adds what every response of this request carries: the CORS headers for its `Origin` and `X-Request-ID`.
-    func finishHeaders(_ headers: inout Headers) {
+    /// ``respond(status:headers:body:)`` for a body identified by `validator`; check ``respondNotModified(_:contentType:)``
+    /// first. `upstreamFailure` is what the request log records for a problem caused upstream.
+    func respond(
+        status: Status = .ok,
+        headers: consuming Headers,
+        body: [UInt8],
+        validator: Validator?,
+        upstreamFailure: UpstreamFailureSummary? = nil
+    ) {
+        let compressible = responses.compresses && Self.isCompressible(contentType: headers["Content-Type"])
         service.cors.apply(to: &headers, origin: request.headers["Origin"])
-        headers.add(name: "X-Request-ID", value: correlation.requestID)
+        responses.label(&headers, status: status, compressible: compressible)
+        if let validator { headers.add(name: "Cache-Control", value: validator.cacheControl) }
+        send(
+            status: status,
+            headers: headers,
+            body: body,
+            compressible: compressible,
+            tag: validator?.tag,
+            upstreamFailure: upstreamFailure
+        )
     }
 
     /// Answers with a JSON body.
     public func respond(status: Status = .ok, json body: [UInt8]) {
-        guard let headers = service.jsonHeadersForAnyOrigin else {
-            respond(status: status, headers: ["Content-Type": "application/json"], body: body)
-            return
+        respond(status: status, json: body, validator: nil)
+    }
+
+    /// Answers with a JSON body identified by `validator` (its `ETag` and `Cache-Control` are added); check
+    /// ``respondNotModified(_:contentType:)`` first.
+    func respond(status: Status = .ok, json body: [UInt8], validator: Validator?) {
+        var headers: Headers
+        if let prebuilt = responses.jsonHeaders(status: status, cacheControl: validator?.cacheControl) {
+            // The fields the branch below makes when every origin is allowed, built once.
+            headers = prebuilt
+        } else {
+            headers = ["Content-Type": "application/json"]
+            service.cors.apply(to: &headers, origin: request.headers["Origin"])
+            responses.label(&headers, status: status, compressible: responses.compresses)
+            if let validator { headers.add(name: "Cache-Control", value: validator.cacheControl) }
         }
-        // The same fields, in the same order, as `respond(status:headers:body:)` makes when every origin is allowed.
-        var withID = headers
-        withID.add(name: "X-Request-ID", value: correlation.requestID)
-        responder.respond(status: status, headers: withID, body: body)
-        record(status: status.code, bytes: request.method == .head ? 0 : body.count)
+        send(status: status, headers: headers, body: body, compressible: responses.compresses, tag: validator?.tag)
     }
 
     /// Answers with an `application/problem+json` body; the instance is this request's path. The request log
@@ -81,9 +104,33 @@ public struct RequestContext: Sendable {
         let problem = instanced(problem)
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
-        respond(status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
-            headers: headers, body: problem.jsonBytes,
-            upstreamFailure: cause.map(UpstreamFailureSummary.init) ?? UpstreamFailureSummary(problem: problem))
+        respond(
+            status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
+            headers: headers,
+            body: problem.jsonBytes,
+            validator: nil,
+            upstreamFailure: cause.map(UpstreamFailureSummary.init) ?? UpstreamFailureSummary(problem: problem)
+        )
+    }
+
+    /// Answers `304 Not Modified` when the request's `If-None-Match` names `validator`'s tag, or that of its
+    /// `gzip` body if this client would get that one (RFC 9110 §13.1.2: weak comparison, `*`, lists); then
+    /// returns true and the route is done. The `304` carries the `ETag` that matched, `Cache-Control`, `Vary`
+    /// and CORS, as the `200` would.
+    func respondNotModified(_ validator: Validator, contentType: String = "application/json") -> Bool {
+        guard let header = request.headers["If-None-Match"] else { return false }
+        let compressible = responses.compresses && Self.isCompressible(contentType: contentType)
+        var candidates = [validator.tag]
+        if compressible, let gzip = Gzip.shared, AcceptEncoding(request.headers["Accept-Encoding"]).prefersGzip {
+            candidates.append(validator.tag.withCoding(gzip.coding))
+        }
+        guard let matched = IfNoneMatch.match(header, candidates: candidates) else { return false }
+        var headers: Headers = [:]
+        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        responses.label(&headers, status: .notModified, compressible: compressible)
+        headers.add(name: "Cache-Control", value: validator.cacheControl)
+        write(status: .notModified, headers: headers, body: [], tag: matched)
+        return true
     }
 
     /// `problem` with this request's path as its instance, unless it names one already.
@@ -93,10 +140,25 @@ public struct RequestContext: Sendable {
         return problem
     }
 
+    /// Answers a CORS preflight (or a plain `OPTIONS`) for an existing route: `204`, counted but not logged.
+    func respondToPreflight() {
+        var headers = service.cors.preflightHeaders(
+            origin: request.headers["Origin"],
+            requestedHeaders: request.headers["Access-Control-Request-Headers"]
+        )
+        headers.add(name: "Allow", value: "GET, HEAD, OPTIONS")
+        emit(status: .noContent, headers: headers, body: [])
+        routeMetrics.countRequest(status: 204)
+    }
+
     /// Starts a `200` SSE or NDJSON response of `mediaType`, with `Cache-Control: no-cache` and
     /// `X-Accel-Buffering: no` (so that proxies pass each event on at once). A `HEAD` request gets the
     /// head alone and is recorded as a completed stream: then `nil` comes back, as there is nothing
     /// to produce. Otherwise the caller reports the end with ``streamEnded(_:)``.
+    ///
+    /// Streams are never `gzip`-coded: a compressor holds bytes back until it has enough to code, which
+    /// would delay each event, and the client's read rate is the producer's demand only while every byte
+    /// written is a byte the client can read.
     func startEventStream(mediaType: String) -> BodyWriter? {
         let writer = startStream(headers: [
             "Content-Type": mediaType,
@@ -114,7 +176,9 @@ public struct RequestContext: Sendable {
     /// Starts a `200` streamed response; the caller reports its end with ``streamEnded(_:)``.
     public func startStream(headers: Headers) -> BodyWriter {
         var headers = headers
-        finishHeaders(&headers)
+        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        responses.label(&headers, status: .ok, compressible: false)
+        finishHead(&headers)
         service.metrics.activeStreams.add(1)
         return responder.startStreaming(status: .ok, headers: headers)
     }
@@ -125,6 +189,137 @@ public struct RequestContext: Sendable {
         service.metrics.eventsSent.increment(by: summary.events)
         service.metrics.streamsEnded.increment([summary.end.rawValue])
         record(status: 200, bytes: summary.bytes, events: summary.events, end: summary.end)
+    }
+
+    // MARK: - The way out
+
+    /// Bodies larger than this are `gzip`-coded on a worker, not on the loop (zlib codes decimal digits at
+    /// roughly 20–60 MB/s, so 16 KiB is a few hundred microseconds at most).
+    static let inlineCompressionLimit = 16 * 1024
+
+    /// Where coding of large bodies runs; concurrent, bounded by Dispatch's worker pool.
+    private static let compressionQueue = DispatchQueue(
+        label: "spout.compression",
+        qos: .utility,
+        attributes: .concurrent
+    )
+
+    /// Sends a complete response whose head (content type, CORS, `Vary`, `Cache-Control`) is ready: adds the
+    /// `ETag` of `tag` (the uncoded body's), and codes the body with `gzip` when it is
+    /// `compressible`, at least `compression.minimumBytes` long (or the client refuses an uncoded body) and
+    /// the client's `Accept-Encoding` prefers `gzip`. A coded body gets `Content-Encoding: gzip` and the
+    /// coded tag (a different strong `ETag`, RFC 9110 §8.8.3).
+    func send(
+        status: Status,
+        headers: consuming Headers,
+        body: [UInt8],
+        compressible: Bool,
+        tag: EntityTag?,
+        upstreamFailure: UpstreamFailureSummary? = nil
+    ) {
+        guard compressible, status.allowsBody, !body.isEmpty, let gzip = Gzip.shared,
+            let acceptEncoding = request.headers["Accept-Encoding"]
+        else {
+            write(status: status, headers: headers, body: body, tag: tag, upstreamFailure: upstreamFailure)
+            return
+        }
+        let accepted = AcceptEncoding(acceptEncoding)
+        guard accepted.prefersGzip,
+            body.count >= service.configuration.compression.minimumBytes || accepted.refusesIdentity
+        else {
+            write(status: status, headers: headers, body: body, tag: tag, upstreamFailure: upstreamFailure)
+            return
+        }
+        guard body.count > Self.inlineCompressionLimit else {
+            writeCoded(
+                gzip.compress(body),
+                gzip,
+                status: status,
+                headers: headers,
+                body: body,
+                tag: tag,
+                upstreamFailure: upstreamFailure
+            )
+            return
+        }
+        let loop = loop
+        let head = headers
+        Self.compressionQueue.async {
+            let coded = gzip.compress(body)
+            loop.execute {
+                writeCoded(
+                    coded,
+                    gzip,
+                    status: status,
+                    headers: head,
+                    body: body,
+                    tag: tag,
+                    upstreamFailure: upstreamFailure
+                )
+            }
+        }
+    }
+
+    /// Writes the coded body with its tag, or the uncoded one when zlib failed.
+    private func writeCoded(
+        _ coded: [UInt8]?,
+        _ gzip: Gzip,
+        status: Status,
+        headers: consuming Headers,
+        body: [UInt8],
+        tag: EntityTag?,
+        upstreamFailure: UpstreamFailureSummary?
+    ) {
+        guard let coded else {
+            write(status: status, headers: headers, body: body, tag: tag, upstreamFailure: upstreamFailure)
+            return
+        }
+        headers.add(name: "Content-Encoding", value: "gzip")
+        write(
+            status: status,
+            headers: headers,
+            body: coded,
+            tag: tag?.withCoding(gzip.coding),
+            upstreamFailure: upstreamFailure
+        )
+    }
+
+    /// Writes a complete response and records it (log line, metrics).
+    private func write(
+        status: Status,
+        headers: consuming Headers,
+        body: [UInt8],
+        tag: EntityTag?,
+        upstreamFailure: UpstreamFailureSummary? = nil
+    ) {
+        if let tag { headers.add(name: "ETag", value: tag.headerValue) }
+        emit(status: status, headers: headers, body: body)
+        record(
+            status: status.code,
+            bytes: request.method == .head ? 0 : body.count,
+            upstreamFailure: upstreamFailure
+        )
+    }
+
+    /// Hands a complete response to the server, after ``finishHead(_:)``.
+    private func emit(status: Status, headers: consuming Headers, body: [UInt8]) {
+        finishHead(&headers)
+        responder.respond(status: status, headers: headers, body: body)
+    }
+
+    /// The last step of every response head, complete or streamed, `304` and preflight included: the one
+    /// place to add a header that all of Spout's responses carry: `X-Request-ID`. The route's own
+    /// headers, CORS, `Vary`, `Cache-Control`, `Content-Encoding` and `ETag` are in `headers` already; the
+    /// server adds `Date`, the framing and `Connection`. Keep it cheap: it runs for every request.
+    @inline(__always)
+    private func finishHead(_ headers: inout Headers) {
+        headers.add(name: "X-Request-ID", value: correlation.requestID)
+    }
+
+    /// Whether a body of `contentType` is one Spout codes: JSON and problem documents.
+    static func isCompressible(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        return contentType.hasPrefix("application/json") || contentType.hasPrefix(Problem.mediaType)
     }
 
     private func record(
@@ -172,14 +367,16 @@ final class ServiceContext: Sendable {
     let cors: CORSPolicy
     let readiness: Readiness
     let hooks: ServiceHooks
-    /// `Content-Type: application/json` and the CORS header, built once, when every origin is allowed.
-    let jsonHeadersForAnyOrigin: Headers?
+    /// The prebuilt headers of each ``ResponsePolicy``, by raw value.
+    private let responsesByPolicy: [RouteResponses]
     /// The metrics of each route, by ``Router/Route/index``.
     let routeMetrics: [RouteMetrics]
     /// The metrics of requests that matched no route.
     let unmatchedMetrics: RouteMetrics
     /// The outbound client for the article routes.
     let upstream: UpstreamClient
+    /// The OpenAPI document served at `/openapi.json`, with this configuration's limits.
+    let openAPI: OpenAPIDocument
     /// The query parameters the request log does not show the values of.
     let queryRedaction: QueryRedaction
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
@@ -199,15 +396,13 @@ final class ServiceContext: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         self.log = log
-        self.cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
-        if cors.allowsAny {
-            var headers: Headers = ["Content-Type": "application/json"]
-            cors.apply(to: &headers, origin: nil)
-            jsonHeadersForAnyOrigin = headers
-        } else {
-            jsonHeadersForAnyOrigin = nil
+        let cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
+        self.cors = cors
+        self.responsesByPolicy = ResponsePolicy.allCases.map {
+            RouteResponses(policy: $0, configuration: configuration, cors: cors)
         }
         self.readiness = readiness
+        self.openAPI = OpenAPIDocument(configuration: configuration)
         self.queryRedaction = QueryRedaction(configuration.log.redactQueryParameters)
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
@@ -221,6 +416,11 @@ final class ServiceContext: Sendable {
             tickers[ObjectIdentifier(loop)] = HeartbeatTicker(loop: loop, heartbeat: heartbeat)
         }
         self.tickers = tickers
+    }
+
+    /// The prebuilt headers of `policy`.
+    func responses(for policy: ResponsePolicy) -> RouteResponses {
+        responsesByPolicy[policy.rawValue]
     }
 
     /// The heartbeat ticker of `loop`.
@@ -239,6 +439,7 @@ extension Status {
         switch code {
         case 200: "OK"
         case 204: "No Content"
+        case 304: "Not Modified"
         case 400: "Bad Request"
         case 404: "Not Found"
         case 405: "Method Not Allowed"

@@ -46,6 +46,11 @@ public struct Router<Handler: Sendable>: Sendable {
     /// The patterns in registration order: `patterns[route.index] == route.pattern`.
     public private(set) var patterns: [String] = []
 
+    /// Every registered route's method and pattern, in registration order.
+    public var registered: [(method: String, pattern: String)] {
+        routes.sorted { $0.index < $1.index }.map { ($0.method, $0.pattern) }
+    }
+
     /// Creates an empty router.
     public init() {}
 

@@ -95,6 +95,7 @@ import TestSupport
         #expect(allowed.header("Vary") == "Origin")
         let other = try server.get("/health", headers: ["Origin: https://evil.example"])
         #expect(other.header("Access-Control-Allow-Origin") == nil)
+        #expect(other.header("Vary") == "Origin")
 
         let client = try server.connect()
         try client.send(
@@ -106,6 +107,7 @@ import TestSupport
         #expect(preflight.header("Access-Control-Allow-Origin") == "https://app.example")
         #expect(preflight.header("Access-Control-Allow-Methods") == "GET, HEAD, OPTIONS")
         #expect(preflight.header("Access-Control-Allow-Headers") == "last-event-id")
+        #expect(preflight.header("Vary") == "Origin, Access-Control-Request-Headers")
         client.close()
 
         let open = try SpoutTestServer()

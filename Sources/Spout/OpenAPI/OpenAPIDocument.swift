@@ -1,0 +1,72 @@
+/// The OpenAPI 3.1 document of ``SpoutAPI``, rendered for one configuration.
+///
+/// **Thread safety:** value type; immutable once built.
+struct OpenAPIDocument: Sendable {
+    /// The document as JSON.
+    let value: JSONValue
+    /// Its compact JSON text, as served.
+    let bytes: [UInt8]
+    /// A strong tag for ``bytes``.
+    let tag: EntityTag
+
+    init(configuration: SpoutConfiguration) {
+        let operations = SpoutAPI.operations(configuration: configuration)
+        var paths: [(String, JSONValue)] = []
+        for operation in operations {
+            let entry = Self.json(operation)
+            let method = operation.method.lowercased()
+            if let index = paths.firstIndex(where: { $0.0 == operation.path }) {
+                paths[index].1 = paths[index].1.setting(method, to: entry)
+            } else {
+                paths.append((operation.path, [(method, entry)].jsonObject))
+            }
+        }
+        var tags: [String] = []
+        for operation in operations where !tags.contains(operation.tag) { tags.append(operation.tag) }
+        value = [
+            "openapi": "3.1.0",
+            "info": [
+                "title": "Spout",
+                "version": .string(SpoutAPI.version),
+                "summary": "Streamed sequences and upstream pipelines, paced by the client's reads.",
+                "description": .string(
+                    """
+                    Every route answers GET, HEAD and OPTIONS (a CORS preflight, 204); other methods get 405 \
+                    with Allow (a problem), unknown paths 404, an Accept no format satisfies 406 (on the routes \
+                    that negotiate), a request with a body 413 (no route takes one; plain text, connection \
+                    closed). Errors are RFC 9457 problems (application/problem+json) whose `type` resolves to \
+                    a page at /problems/{type}; problem bodies never carry the upstream's address, only the \
+                    resource path. Every response carries X-Request-ID: the client's when it is valid (1 to \
+                    128 of A-Z a-z 0-9 - _ . : + = / @ ~), else a generated one; it and the W3C traceparent \
+                    and tracestate are forwarded to upstream calls. JSON bodies of at least \
+                    \(configuration.compression.minimumBytes) bytes are gzip-coded for clients that prefer it\
+                    \(configuration.compression.enabled ? "" : " (turned off here)"); streams never are.
+                    """
+                ),
+                "license": ["name": "See the repository"] as JSONValue,
+            ],
+            "tags": .array(tags.map { tag -> JSONValue in ["name": .string(tag)] }),
+            "paths": .object(paths),
+            "components": ["schemas": .object(SpoutAPI.schemas)],
+        ]
+        bytes = value.bytes
+        tag = EntityTag.digest(of: bytes)
+    }
+
+    private static func json(_ operation: APIOperation) -> JSONValue {
+        var object: [(String, JSONValue)] = [
+            ("operationId", .string(operation.operationID)),
+            ("tags", [.string(operation.tag)]),
+            ("summary", .string(operation.summary)),
+        ]
+        if !operation.description.isEmpty { object.append(("description", .string(operation.description))) }
+        let parameters = operation.parameters + SpoutAPI.correlationParameters
+        object.append(("parameters", .array(parameters.map(\.json))))
+        object.append(("responses", .object(operation.responses.map { ($0.status, $0.json) })))
+        return .object(object)
+    }
+}
+
+extension Array where Element == (String, JSONValue) {
+    fileprivate var jsonObject: JSONValue { .object(self) }
+}

@@ -1,0 +1,685 @@
+import Sequences
+
+/// Spout's HTTP API as OpenAPI 3.1 data: every route's operation, and the schemas they share. The document
+/// served at `/openapi.json` is rendered from this once at start-up, with the configured limits filled in.
+///
+/// A test compares ``operations(configuration:)`` with the router (every route is here and nothing else),
+/// with the query parameters each route accepts (asked of the running service), and with the problem
+/// catalogue. A new route (the `/channels…` family, say) adds its `router.add` in ``Routes/makeRouter()``
+/// and its ``APIOperation`` here; schemas it shares go in ``schemas``.
+///
+/// **Thread safety:** stateless.
+enum SpoutAPI {
+    /// The document's version of the API (not of the OpenAPI format).
+    static let version = "1.0.0"
+
+    /// A reference to the shared schema `name`.
+    static func reference(_ name: String) -> JSONValue {
+        ["$ref": .string("#/components/schemas/\(name)")]
+    }
+
+    /// Every operation, in the order the document lists them.
+    static func operations(configuration: SpoutConfiguration) -> [APIOperation] {
+        serviceOperations + sequenceOperations(configuration.sequences) + upstreamOperations + demoOperations
+    }
+
+    // MARK: - Parameter schemas
+
+    /// A `{id}` path segment: digits, at most 18 of them, not 0.
+    static let positiveIdentifier: JSONValue = ["type": "integer", "minimum": 1, "maximum": 999_999_999_999_999_999]
+    /// A positive query integer (`userId`).
+    static let positiveInteger: JSONValue = ["type": "integer", "minimum": 1, "maximum": .integer(Int.max)]
+    static let formats: JSONValue = ["type": "string", "enum": ["sse", "ndjson", "json"]]
+    static let lastEventID = APIParameter.header(
+        "Last-Event-ID",
+        """
+        SSE only: the id of the last event received. The stream resumes after it; past the end of a finite \
+        stream the answer is 204, which stops EventSource's reconnects.
+        """,
+        ["type": "string", "pattern": "^[0-9]{1,18}$"]
+    )
+    /// The request headers every operation reads: the request ID and the W3C trace context.
+    static let correlationParameters: [APIParameter] = [
+        .header(
+            "X-Request-ID",
+            "Echoed on the response, logged and forwarded upstream; an invalid one is replaced by a generated one.",
+            ["type": "string"]
+        ),
+        .header(
+            "traceparent",
+            "W3C Trace Context; continued when valid (a new trace is started otherwise) and forwarded upstream.",
+            ["type": "string"]
+        ),
+        .header("tracestate", "W3C Trace Context; kept with a valid traceparent.", ["type": "string"]),
+    ]
+    static let ifNoneMatch = APIParameter.header(
+        "If-None-Match",
+        "Entity tags of stored copies; a match (weak comparison, or `*`) gets 304.",
+        ["type": "string"]
+    )
+    static let notModified = APIResponse(
+        304,
+        "Not modified: the copy whose ETag matched If-None-Match is current.",
+        headers: [
+            ("ETag", "The tag that matched.", ["type": "string"]),
+            ("Cache-Control", "As on the 200.", ["type": "string"]),
+        ]
+    )
+    /// One server-sent event as a client's parser dispatches it (WHATWG HTML §9.2; OpenAPI before 3.2 lets
+    /// `schema` describe each event of a `text/event-stream`): `event` (`message` when the stream names
+    /// none), `data`, and the last `id` seen.
+    static func serverSentEvent(_ events: String, data: String) -> JSONValue {
+        [
+            "type": "object",
+            "description": .string(
+                "One event. `retry:` and `: keep-alive` comments come besides; they are not events. \(events)"
+            ),
+            "properties": [
+                "event": ["type": "string"],
+                "data": ["type": "string", "description": .string(data)],
+                "id": ["type": "string"],
+                "retry": ["type": "integer", "minimum": 0],
+            ],
+            "required": ["event", "data"],
+        ]
+    }
+
+    /// One line of an `application/x-ndjson` stream (as for SSE, the schema describes one item).
+    static func ndjsonLine(_ description: String) -> JSONValue {
+        ["type": "object", "description": .string("One line, a JSON object. \(description)")]
+    }
+
+    // MARK: - Operations
+
+    static let serviceOperations: [APIOperation] = [
+        APIOperation(
+            "GET",
+            "/health",
+            id: "getHealth",
+            tag: "service",
+            summary: "Liveness",
+            description: "200 while the process serves requests. Never cached (`Cache-Control: no-store`).",
+            responses: [.json(200, "The process is alive.", reference("Health"))]
+        ),
+        APIOperation(
+            "GET",
+            "/ready",
+            id: "getReady",
+            tag: "service",
+            summary: "Readiness",
+            description: "200 once started; 503 while starting or draining. Never cached.",
+            responses: [
+                .json(200, "Ready for traffic.", reference("Ready")),
+                .json(503, "Starting or draining: send traffic elsewhere.", reference("Ready")),
+            ]
+        ),
+        APIOperation(
+            "GET",
+            "/metrics",
+            id: "getMetrics",
+            tag: "service",
+            summary: "Prometheus metrics",
+            description: "The Prometheus text exposition format 0.0.4. Never cached.",
+            responses: [
+                APIResponse(
+                    200,
+                    "The metrics.",
+                    content: [("text/plain; version=0.0.4; charset=utf-8", ["type": "string"])]
+                )
+            ]
+        ),
+        APIOperation(
+            "GET",
+            "/openapi.json",
+            id: "getOpenAPI",
+            tag: "service",
+            summary: "This document",
+            description: "OpenAPI 3.1, generated from the service's own route data and configured limits.",
+            parameters: [ifNoneMatch],
+            responses: [
+                .json(200, "The OpenAPI document.", ["type": "object"], headers: validatorHeaders),
+                notModified,
+                .problem(400, .invalidParameter),
+            ]
+        ),
+        APIOperation(
+            "GET",
+            "/problems/{type}",
+            id: "getProblemType",
+            tag: "service",
+            summary: "What a problem type means",
+            description: "The page a problem's `type` URI resolves to: its meaning, statuses, members and remedy.",
+            parameters: [
+                .path(
+                    "type",
+                    "The last segment of the problem's type URI.",
+                    [
+                        "type": "string", "enum": .array(ProblemType.all.map { .string($0.slug) }),
+                    ]
+                ),
+                ifNoneMatch,
+            ],
+            responses: [
+                APIResponse(
+                    200,
+                    "An HTML page describing the problem type.",
+                    content: [("text/html; charset=utf-8", ["type": "string"])],
+                    headers: validatorHeaders
+                ),
+                notModified,
+                .problem(400, .invalidParameter),
+                .problem(404, .notFound),
+            ]
+        ),
+    ]
+
+    static let validatorHeaders: [(name: String, description: String, schema: JSONValue)] = [
+        ("ETag", "A strong entity tag; differs between the identity and gzip bodies.", ["type": "string"]),
+        ("Cache-Control", "How long the body may be reused.", ["type": "string"]),
+    ]
+
+    static func sequenceOperations(_ limits: SpoutConfiguration.Sequences) -> [APIOperation] {
+        let factorialStart = min(SequenceKind.factorial.maxStart, limits.maxStart)
+        return [
+            APIOperation(
+                "GET",
+                "/sequences",
+                id: "listSequences",
+                tag: "sequences",
+                summary: "The sequences",
+                description: "Each sequence with a one-line description, its path and its largest `start`.",
+                responses: [
+                    .json(200, "The sequences and the formats they come in.", reference("SequenceList")),
+                    .problem(400, .invalidParameter),
+                ]
+            ),
+            APIOperation(
+                "GET",
+                "/sequences/{name}",
+                id: "getSequence",
+                tag: "sequences",
+                summary: "A sequence as SSE, NDJSON or JSON",
+                description: """
+                    The format is `format` if given, else the best match of `Accept` (q-values honoured; \
+                    `*/*` and no Accept get SSE). SSE: `retry:`, then `id: <index>` / `data: <value>` per \
+                    element, and for a finite stream `event: end` / `data: {"reason":"completed"}`. NDJSON: \
+                    `{"index":5,"value":"5"}` per line. JSON: one document; `count` is then required and \
+                    `interval` refused. Values are decimal strings. A JSON document of fixed `start` and \
+                    `count` never changes: `Cache-Control: max-age=31536000, immutable` with a strong \
+                    ETag. Streams are paced by the reader, or by `interval` (the first element at once, then \
+                    one per interval). `start` for factorial is at most \(factorialStart).
+                    """,
+                parameters: [
+                    .path(
+                        "name",
+                        "The sequence.",
+                        [
+                            "type": "string", "enum": .array(SequenceKind.allCases.map { .string($0.rawValue) }),
+                        ]
+                    ),
+                    .query(
+                        "count",
+                        "How many elements; omit for an endless stream (JSON requires it).",
+                        ["type": "integer", "minimum": 0, "maximum": .integer(limits.maxCount)]
+                    ),
+                    .query(
+                        "start",
+                        "Index of the first element (factorial: at most \(factorialStart)).",
+                        ["type": "integer", "minimum": 0, "maximum": .integer(limits.maxStart), "default": 0]
+                    ),
+                    .query(
+                        "interval",
+                        "Milliseconds between elements of a stream (not for JSON).",
+                        ["type": "integer", "minimum": 1, "maximum": .integer(limits.maxIntervalMilliseconds)]
+                    ),
+                    .query("format", "The format; wins over Accept.", formats),
+                    lastEventID,
+                    ifNoneMatch,
+                ],
+                responses: [
+                    APIResponse(
+                        200,
+                        "The elements, in the negotiated format.",
+                        content: [
+                            (
+                                "text/event-stream",
+                                serverSentEvent(
+                                    "Events: `message` (id = the element's index), then for a finite stream `end` "
+                                        + "(data {\"reason\":\"completed\"}; on shutdown \"shutdown\").",
+                                    data: "A `message`'s data is the element, decimal digits."
+                                )
+                            ),
+                            (
+                                "application/x-ndjson",
+                                ndjsonLine(
+                                    #"{"index":5,"value":"5"} per element; the last line is {"end":{"reason":…}}."#
+                                )
+                            ),
+                            ("application/json", reference("SequenceDocument")),
+                        ],
+                        headers: validatorHeaders
+                    ),
+                    APIResponse(204, "Last-Event-ID is at or past the end of this finite stream."),
+                    notModified,
+                    .problem(400, .invalidParameter),
+                    .problem(404, .notFound),
+                    .problem(406, .notAcceptable),
+                ]
+            ),
+        ]
+    }
+
+    static let upstreamFailures: [APIResponse] = [
+        .problem(502, .upstreamFailed),
+        .problem(504, .upstreamTimeout),
+    ]
+
+    static let upstreamOperations: [APIOperation] = [
+        APIOperation(
+            "GET",
+            "/articles",
+            id: "listArticles",
+            tag: "articles",
+            summary: "Articles from the upstream API",
+            description:
+                "From the upstream's `GET /posts`, cached for `upstream.cacheTTLSeconds` (and so is the answer).",
+            parameters: [.query("userId", "Only this user's articles.", positiveInteger)],
+            responses: [
+                .json(200, "The articles.", reference("ArticleList")),
+                .problem(400, .invalidParameter),
+                .problem(406, .notAcceptable),
+            ] + upstreamFailures
+        ),
+        APIOperation(
+            "GET",
+            "/articles/stream",
+            id: "streamArticles",
+            tag: "articles",
+            summary: "Articles as a stream",
+            description: """
+                One event per article, SSE (default) or NDJSON; upstream pages are fetched only as the client \
+                reads. `id:` is the article's position, so Last-Event-ID resumes. A failure after the head is an \
+                `event: error` (NDJSON: an `{"error":…}` line).
+                """,
+            parameters: [
+                .query("userId", "Only this user's articles.", positiveInteger),
+                .query(
+                    "count",
+                    "At most this many articles.",
+                    ["type": "integer", "minimum": 0, "maximum": 1_000_000_000]
+                ),
+                .query(
+                    "format",
+                    "`sse` or `ndjson`; wins over Accept.",
+                    ["type": "string", "enum": ["sse", "ndjson"]]
+                ),
+                APIParameter.header(
+                    "Last-Event-ID",
+                    "SSE only: the position of the last article received; the stream resumes after it.",
+                    ["type": "string", "pattern": "^[0-9]{1,9}$"]
+                ),
+            ],
+            responses: [
+                APIResponse(
+                    200,
+                    "The articles.",
+                    content: [
+                        (
+                            "text/event-stream",
+                            serverSentEvent(
+                                "Events: `message` (id = the article's position), then `end`, or `error` on failure.",
+                                data: "A `message`'s data is the article as JSON."
+                            )
+                        ),
+                        (
+                            "application/x-ndjson",
+                            ndjsonLine(
+                                #"One article per line, then {"end":{"reason":…}}; a failure is an {"error":…} line."#
+                            )
+                        ),
+                    ]
+                ),
+                APIResponse(204, "Last-Event-ID is at or past `count`."),
+                .problem(400, .invalidParameter),
+                .problem(406, .notAcceptable),
+            ]
+        ),
+        APIOperation(
+            "GET",
+            "/articles/{id}",
+            id: "getArticle",
+            tag: "articles",
+            summary: "One article",
+            parameters: [.path("id", "The article's id.", positiveIdentifier)],
+            responses: [
+                .json(200, "The article.", reference("Article")),
+                .problem(400, .invalidParameter),
+                .problem(404, .notFound),
+                .problem(406, .notAcceptable),
+            ] + upstreamFailures
+        ),
+        APIOperation(
+            "GET",
+            "/users/{id}/profile",
+            id: "getProfile",
+            tag: "articles",
+            summary: "A user and their articles",
+            description: "Two parallel upstream calls joined with `zip`.",
+            parameters: [.path("id", "The user's id.", positiveIdentifier)],
+            responses: [
+                .json(200, "The user and their articles.", reference("Profile")),
+                .problem(400, .invalidParameter),
+                .problem(404, .notFound),
+                .problem(406, .notAcceptable),
+            ] + upstreamFailures
+        ),
+        APIOperation(
+            "GET",
+            "/dashboard/{userId}",
+            id: "getDashboard",
+            tag: "articles",
+            summary: "A user's dashboard",
+            description: """
+                User, latest articles and open todos from three parallel calls; a failed part is `null` with an \
+                entry in `errors`. 502 (504 if all timed out) only when all three fail.
+                """,
+            parameters: [.path("userId", "The user's id.", positiveIdentifier)],
+            responses: [
+                .json(200, "The dashboard, possibly partial.", reference("Dashboard")),
+                .problem(400, .invalidParameter),
+                .problem(404, .notFound),
+                .problem(406, .notAcceptable),
+            ] + upstreamFailures
+        ),
+        APIOperation(
+            "GET",
+            "/workflow/{userId}",
+            id: "runWorkflow",
+            tag: "articles",
+            summary: "A four-step upstream pipeline",
+            description: """
+                user → posts, todos and albums in parallel → comments of the latest post → summary. SSE and \
+                NDJSON: one `step` event per step, then `summary`; a failing step ends the stream with an \
+                `error` event. JSON: the summary alone.
+                """,
+            parameters: [
+                .path("userId", "The user's id.", positiveIdentifier),
+                .query("format", "The format; wins over Accept.", formats),
+                APIParameter.header(
+                    "Last-Event-ID",
+                    """
+                    SSE only: the id of the last event received (steps are 1 to 4, the summary 5). After the \
+                    summary the answer is 204, which stops EventSource's reconnects; mid-workflow the workflow \
+                    runs again and the events up to that id are not sent again.
+                    """,
+                    ["type": "string", "pattern": "^[0-9]{1,10}$"]
+                ),
+            ],
+            responses: [
+                APIResponse(
+                    200,
+                    "The steps and the summary, or the summary alone.",
+                    content: [
+                        (
+                            "text/event-stream",
+                            serverSentEvent(
+                                "Events: `step` per step (ids 1 to 4), then `summary` (id 5) and `end`; `error` when "
+                                    + "a step fails.",
+                                data: "JSON: a step's name and duration, or the summary."
+                            )
+                        ),
+                        (
+                            "application/x-ndjson",
+                            ndjsonLine(#"One object per step, then the summary, then {"end":{"reason":"completed"}}."#)
+                        ),
+                        ("application/json", reference("WorkflowSummary")),
+                    ]
+                ),
+                APIResponse(204, "SSE with a Last-Event-ID at or past the summary's id: nothing more to send."),
+                .problem(400, .invalidParameter),
+                .problem(404, .notFound),
+                .problem(406, .notAcceptable),
+            ] + upstreamFailures
+        ),
+    ]
+
+    /// The demo upstream, served only while no upstream is configured (otherwise every path is a 404 problem).
+    static let demoOperations: [APIOperation] = {
+        let paging: [APIParameter] = [
+            .query("_page", "Page number, from 1.", ["type": "integer", "minimum": 1, "maximum": .integer(Int.max)]),
+            .query(
+                "_limit",
+                "Records per page (10 when only `_page` is given).",
+                ["type": "integer", "minimum": 0, "maximum": .integer(Int.max)]
+            ),
+        ]
+        // As JSONPlaceholder reads it: a decimal id; anything else names no record (404 `{}`, or `[]` below it).
+        let demoIdentifier: JSONValue = ["type": "string", "description": "A record's decimal id."]
+        let totalCount: [(name: String, description: String, schema: JSONValue)] = [
+            (
+                "X-Total-Count", "The size of the whole list, when it was paged.",
+                ["type": "string", "pattern": "^[0-9]+$"]
+            )
+        ]
+        let noDemo = APIResponse.problem(404, .notFound)
+        func list(_ path: String, _ id: String, _ summary: String, _ item: String, userId meaning: String? = nil)
+            -> APIOperation
+        {
+            let userId: [APIParameter] =
+                meaning.map { [.query("userId", $0, ["type": "integer", "minimum": 0, "maximum": .integer(Int.max)])] }
+                ?? []
+            let pathIdentifier: [APIParameter] =
+                path.contains("{id}") ? [.path("id", "The record's id.", demoIdentifier)] : []
+            return APIOperation(
+                "GET",
+                path,
+                id: id,
+                tag: "demo",
+                summary: summary,
+                parameters: pathIdentifier + userId + paging,
+                responses: [
+                    .json(
+                        200,
+                        "The records (`[]` for an unknown parent).",
+                        ["type": "array", "items": reference(item)],
+                        headers: totalCount
+                    ),
+                    .problem(400, .invalidParameter),
+                    .problem(404, .notFound),
+                ]
+            )
+        }
+        func item(_ path: String, _ id: String, _ summary: String, _ item: String) -> APIOperation {
+            APIOperation(
+                "GET",
+                path,
+                id: id,
+                tag: "demo",
+                summary: summary,
+                parameters: [.path("id", "The record's id.", demoIdentifier)],
+                responses: [.json(200, "The record.", reference(item)), .problem(400, .invalidParameter), noDemo]
+            )
+        }
+        return [
+            list(
+                "/demo/users",
+                "demoListUsers",
+                "Demo users",
+                "User",
+                userId: "Accepted, as on /demo/posts; users are not filtered."
+            ),
+            item("/demo/users/{id}", "demoGetUser", "A demo user", "User"),
+            list("/demo/users/{id}/posts", "demoListUserPosts", "A demo user's posts", "Article"),
+            list("/demo/users/{id}/todos", "demoListUserTodos", "A demo user's todos", "Todo"),
+            list("/demo/users/{id}/albums", "demoListUserAlbums", "A demo user's albums", "Album"),
+            list("/demo/posts", "demoListPosts", "Demo posts", "Article", userId: "Only this user's posts."),
+            item("/demo/posts/{id}", "demoGetPost", "A demo post", "Article"),
+            list("/demo/posts/{id}/comments", "demoListComments", "A demo post's comments", "Comment"),
+        ]
+    }()
+
+    // MARK: - Schemas
+
+    /// The shared schemas (`#/components/schemas/…`).
+    static var schemas: [(String, JSONValue)] {
+        let integer: JSONValue = ["type": "integer"]
+        let string: JSONValue = ["type": "string"]
+        func object(_ properties: [(String, JSONValue)], required: [String]) -> JSONValue {
+            ["type": "object", "properties": .object(properties), "required": .array(required.map { .string($0) })]
+        }
+        func nullable(_ schema: JSONValue) -> JSONValue { ["anyOf": [schema, ["type": "null"]]] }
+        let problemMembers: [(String, JSONValue)] =
+            [
+                ("type", ["type": "string", "enum": .array(ProblemType.all.map { .string($0.uri) })]),
+                ("title", string),
+                ("status", ["type": "integer", "minimum": 400, "maximum": 599]),
+                ("detail", string),
+                ("instance", string),
+            ]
+            + uniqueMembers.map { member in
+                (member.name, ["type": .string(member.jsonType), "description": .string(member.meaning)])
+            }
+        return [
+            ("Health", object([("status", ["const": "ok"])], required: ["status"])),
+            (
+                "Ready",
+                object(
+                    [
+                        ("ready", ["type": "boolean"]),
+                        ("reason", ["type": "string", "enum": ["starting", "draining"]]),
+                    ],
+                    required: ["ready"]
+                )
+            ),
+            (
+                "SequenceList",
+                object(
+                    [
+                        (
+                            "sequences",
+                            [
+                                "type": "array",
+                                "items": object(
+                                    [
+                                        ("name", string), ("description", string), ("path", string),
+                                        ("maxStart", integer),
+                                    ],
+                                    required: ["name", "description", "path", "maxStart"]
+                                ),
+                            ]
+                        ),
+                        ("formats", ["type": "array", "items": formats]),
+                    ],
+                    required: ["sequences", "formats"]
+                )
+            ),
+            (
+                "SequenceDocument",
+                object(
+                    [
+                        (
+                            "sequence",
+                            ["type": "string", "enum": .array(SequenceKind.allCases.map { .string($0.rawValue) })]
+                        ),
+                        ("start", ["type": "integer", "minimum": 0]),
+                        ("count", ["type": "integer", "minimum": 0]),
+                        ("values", ["type": "array", "items": ["type": "string", "pattern": "^[0-9]+$"]]),
+                    ],
+                    required: ["sequence", "start", "count", "values"]
+                )
+            ),
+            (
+                "Article",
+                object(
+                    [("userId", integer), ("id", integer), ("title", string), ("body", string)],
+                    required: ["userId", "id", "title", "body"]
+                )
+            ),
+            (
+                "ArticleList",
+                object([("articles", ["type": "array", "items": reference("Article")])], required: ["articles"])
+            ),
+            (
+                "User",
+                object(
+                    [
+                        ("id", integer), ("name", string), ("username", string), ("email", string), ("phone", string),
+                        ("website", string),
+                    ],
+                    required: ["id", "name", "username", "email"]
+                )
+            ),
+            (
+                "Todo",
+                object(
+                    [("userId", integer), ("id", integer), ("title", string), ("completed", ["type": "boolean"])],
+                    required: ["userId", "id", "title", "completed"]
+                )
+            ),
+            (
+                "Album",
+                object([("userId", integer), ("id", integer), ("title", string)], required: ["userId", "id", "title"])
+            ),
+            (
+                "Comment",
+                object(
+                    [("postId", integer), ("id", integer), ("name", string), ("email", string), ("body", string)],
+                    required: ["postId", "id", "name", "email", "body"]
+                )
+            ),
+            (
+                "Profile",
+                object(
+                    [("user", reference("User")), ("posts", ["type": "array", "items": reference("Article")])],
+                    required: ["user", "posts"]
+                )
+            ),
+            (
+                "Dashboard",
+                object(
+                    [
+                        ("userId", integer),
+                        ("user", nullable(reference("User"))),
+                        ("latestPosts", nullable(["type": "array", "items": reference("Article")])),
+                        ("openTodos", nullable(["type": "array", "items": reference("Todo")])),
+                        ("errors", ["type": "array", "items": reference("Problem")]),
+                    ],
+                    required: ["userId", "user", "latestPosts", "openTodos", "errors"]
+                )
+            ),
+            (
+                "WorkflowSummary",
+                object(
+                    [
+                        ("user", reference("User")),
+                        ("posts", integer),
+                        ("albums", integer),
+                        (
+                            "todos",
+                            object([("open", integer), ("completed", integer)], required: ["open", "completed"])
+                        ),
+                        ("latestPost", nullable(["type": "object"])),
+                        ("steps", ["type": "array", "items": ["type": "object"]]),
+                        ("durationMs", ["type": "number"]),
+                    ],
+                    required: ["user"]
+                )
+            ),
+            (
+                "Problem",
+                [
+                    "type": "object",
+                    "description": "RFC 9457. `type` resolves to a page that explains it (GET /problems/{type}).",
+                    "properties": .object(problemMembers),
+                    "required": ["type", "title", "status", "detail"],
+                ]
+            ),
+        ]
+    }
+
+    /// The extension members of every problem type, each name once.
+    static var uniqueMembers: [ProblemType.Member] {
+        var seen: Set<String> = []
+        return ProblemType.all.flatMap(\.members).filter { seen.insert($0.name).inserted }
+    }
+}

@@ -1,0 +1,183 @@
+/// One kind of problem Spout reports: the `type` URI of its RFC 9457 body, its title, the statuses it comes
+/// with, and the explanation served at that URI (`GET /problems/{slug}`), so that a `type` a developer pastes
+/// into a browser answers with what it means and what to do.
+///
+/// Every kind Spout can emit is in ``all``; ``Problem/Kind`` names their URIs, and nothing else may be used
+/// as a problem's `type` (a test scans the sources for other `/problems/` literals). The OpenAPI document
+/// lists the same catalogue. To add a kind: add a `static let` here, put it in ``all``, and use
+/// `Problem.Kind.<name>` (or a factory on ``Problem``) where it is raised.
+///
+/// **Thread safety:** value type; immutable.
+public struct ProblemType: Sendable, Equatable {
+    /// The last segment of the URI: `invalid-parameter`.
+    public let slug: String
+    /// The problem's `title`, the same for every occurrence.
+    public let title: String
+    /// The HTTP statuses a problem of this kind is sent with.
+    public let statuses: [Int]
+    /// What it means, in a sentence or two.
+    public let meaning: String
+    /// What a client can do about it.
+    public let remedy: String
+    /// The extension members this kind may carry, with what each holds.
+    public let members: [Member]
+
+    /// One extension member of a problem body.
+    public struct Member: Sendable, Equatable {
+        /// The member's name, e.g. `parameter`.
+        public let name: String
+        /// `string` or `integer`, as in JSON Schema.
+        public let jsonType: String
+        /// What the member holds.
+        public let meaning: String
+    }
+
+    /// The `type` URI, a reference relative to the service: `/problems/invalid-parameter`.
+    public var uri: String { Self.pathPrefix + slug }
+
+    /// Where the explanations live.
+    public static let pathPrefix = "/problems/"
+
+    /// The kind whose ``uri`` is `uri`, if any.
+    public static func named(uri: String) -> ProblemType? {
+        all.first { $0.uri == uri }
+    }
+
+    /// The kind whose ``slug`` is `slug`, if any.
+    public static func named(slug: String) -> ProblemType? {
+        all.first { $0.slug == slug }
+    }
+}
+
+extension ProblemType {
+    /// Every kind Spout emits, in the order the document lists them.
+    public static let all: [ProblemType] = [
+        invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout, unavailable,
+    ]
+
+    /// `400`: a query parameter, path segment or header is malformed, out of range or unknown.
+    public static let invalidParameter = ProblemType(
+        slug: "invalid-parameter",
+        title: "Invalid parameter",
+        statuses: [400],
+        meaning: """
+            A query parameter, a path segment or a request header (Last-Event-ID) is malformed, out of range, \
+            given twice, or not one the route knows. Unknown parameters are refused rather than ignored, so a \
+            typo such as cout=5 cannot quietly turn a short stream into an endless one.
+            """,
+        remedy: """
+            Read detail: it names the input, shows what was sent and the allowed range. The route's parameters \
+            and their limits are in /openapi.json.
+            """,
+        members: [Member(name: "parameter", jsonType: "string", meaning: "the name of the offending input")]
+    )
+
+    /// `404`: nothing at this path, or no such record upstream.
+    public static let notFound = ProblemType(
+        slug: "not-found",
+        title: "Not found",
+        statuses: [404],
+        meaning: """
+            Nothing is served at this path: an unknown route or sequence, or a record (article, user) that the \
+            upstream API does not have.
+            """,
+        remedy: "Check the path against /openapi.json; GET /sequences lists the sequences.",
+        members: [
+            Member(
+                name: "upstream",
+                jsonType: "string",
+                meaning: "the upstream resource that was missing, when one was"
+            ),
+            Member(
+                name: "upstreamStatus",
+                jsonType: "integer",
+                meaning: "the upstream's status (404), when it answered"
+            ),
+            Member(name: "step", jsonType: "string", meaning: "the workflow step that failed, on /workflow"),
+        ]
+    )
+
+    /// `405`: the path exists under other methods.
+    public static let methodNotAllowed = ProblemType(
+        slug: "method-not-allowed",
+        title: "Method not allowed",
+        statuses: [405],
+        meaning: "The path exists, but not for this method. Spout's routes answer GET, HEAD and OPTIONS.",
+        remedy: "Use one of the methods in the Allow header (repeated in the allow member).",
+        members: [Member(name: "allow", jsonType: "string", meaning: "the methods the path answers, comma-separated")]
+    )
+
+    /// `406`: `Accept` excludes every representation the route has.
+    public static let notAcceptable = ProblemType(
+        slug: "not-acceptable",
+        title: "Not acceptable",
+        statuses: [406],
+        meaning: """
+            The Accept header excludes every representation the route can produce (text/event-stream, \
+            application/x-ndjson, application/json, depending on the route).
+            """,
+        remedy: "Accept one of the media types listed in detail, or pick one with ?format= where the route has it.",
+        members: []
+    )
+
+    /// `502`: the upstream API failed after the retries.
+    public static let upstreamFailed = ProblemType(
+        slug: "upstream-failed",
+        title: "Upstream failed",
+        statuses: [502],
+        meaning: """
+            The upstream JSON API behind the route could not be reached, answered with an error status, or sent \
+            a body Spout could not read or one larger than its limit, after the configured retries.
+            """,
+        remedy: "Retry later; the failure is not cached. detail says what the upstream did.",
+        members: [
+            Member(name: "upstream", jsonType: "string", meaning: "the upstream resource that failed"),
+            Member(
+                name: "upstreamStatus",
+                jsonType: "integer",
+                meaning: "the upstream's last status, when it answered"
+            ),
+            Member(name: "attempts", jsonType: "integer", meaning: "how many attempts were made, when more than one"),
+            Member(
+                name: "limit",
+                jsonType: "integer",
+                meaning: "the body limit in bytes (upstream.maxBodyBytes), when the upstream's body was larger"
+            ),
+            Member(
+                name: "part",
+                jsonType: "string",
+                meaning: "the part of a dashboard that failed (in its errors list)"
+            ),
+            Member(name: "step", jsonType: "string", meaning: "the workflow step that failed, on /workflow"),
+        ]
+    )
+
+    /// `504`: the upstream API did not answer in time.
+    public static let upstreamTimeout = ProblemType(
+        slug: "upstream-timeout",
+        title: "Upstream timeout",
+        statuses: [504],
+        meaning: "The upstream JSON API did not answer within the per-attempt timeout or the call's deadline.",
+        remedy: "Retry later; the failure is not cached.",
+        members: [
+            Member(name: "upstream", jsonType: "string", meaning: "the upstream resource that timed out"),
+            Member(name: "attempts", jsonType: "integer", meaning: "how many attempts were made, when more than one"),
+            Member(
+                name: "part",
+                jsonType: "string",
+                meaning: "the part of a dashboard that failed (in its errors list)"
+            ),
+            Member(name: "step", jsonType: "string", meaning: "the workflow step that failed, on /workflow"),
+        ]
+    )
+
+    /// `503`: the service is shutting down or over capacity.
+    public static let unavailable = ProblemType(
+        slug: "unavailable",
+        title: "Service unavailable",
+        statuses: [503],
+        meaning: "The service is shutting down or over capacity and does not take this request.",
+        remedy: "Retry, preferably on another instance; GET /ready says whether this one takes traffic.",
+        members: []
+    )
+}

@@ -1,0 +1,234 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Spout
+
+/// The OpenAPI document against what the service does: its router, the parameters each route accepts
+/// (asked of the running service), the problem catalogue, and the media types of its streams.
+@Suite(.offPool) struct OpenAPIDocumentTests {
+    /// The served document, parsed by Foundation (not by our own writer).
+    static func servedDocument(_ server: SpoutTestServer) throws -> [String: Any] {
+        let response = try server.get("/openapi.json")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json")
+        return try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+
+    static func operations(_ document: [String: Any]) throws -> [(
+        method: String, path: String, operation: [String: Any]
+    )] {
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        return paths.flatMap { path, methods in
+            methods.compactMap { method, operation in
+                (operation as? [String: Any]).map { (method.uppercased(), path, $0) }
+            }
+        }
+    }
+
+    static func parameters(_ operation: [String: Any], in location: String) -> [[String: Any]] {
+        ((operation["parameters"] as? [[String: Any]]) ?? []).filter { $0["in"] as? String == location }
+    }
+
+    @Test func theDocumentIsOpenAPI31AndRevalidatesWithItsTag() async throws {
+        let server = try SpoutTestServer()
+        let document = try Self.servedDocument(server)
+        #expect(document["openapi"] as? String == "3.1.0")
+        #expect((document["info"] as? [String: Any])?["title"] as? String == "Spout")
+        let first = try server.get("/openapi.json")
+        let tag = try #require(first.header("ETag"))
+        #expect(first.header("Cache-Control") == "no-cache")
+        #expect(try server.get("/openapi.json", headers: ["If-None-Match: \(tag)"]).status == 304)
+        // Our writer and Foundation's reader agree on every byte that matters.
+        let reparsed = try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])
+        let ours = try JSONSerialization.data(
+            withJSONObject: try JSONSerialization.jsonObject(
+                with: Data(OpenAPIDocument(configuration: SpoutConfiguration()).bytes)
+            ),
+            options: [.sortedKeys]
+        )
+        #expect(reparsed == ours)
+        await server.stop()
+    }
+
+    @Test func everyRouteIsDocumentedAndEveryDocumentedOperationIsARoute() async throws {
+        let server = try SpoutTestServer()
+        let routed = Set(Routes.makeRouter().registered.map { "\($0.method) \($0.pattern)" })
+        let documented = Set(try Self.operations(try Self.servedDocument(server)).map { "\($0.method) \($0.path)" })
+        #expect(routed.subtracting(documented) == [], "routes missing from /openapi.json")
+        #expect(documented.subtracting(routed) == [], "operations with no route")
+        #expect(routed.count >= 20)
+        await server.stop()
+    }
+
+    @Test func everyPathTemplateSegmentIsADeclaredPathParameter() async throws {
+        let server = try SpoutTestServer()
+        for (method, path, operation) in try Self.operations(try Self.servedDocument(server)) {
+            let template = path.split(separator: "/").filter { $0.hasPrefix("{") }.map {
+                String($0.dropFirst().dropLast())
+            }
+            let declared = Self.parameters(operation, in: "path")
+            #expect(Set(declared.compactMap { $0["name"] as? String }) == Set(template), "\(method) \(path)")
+            #expect(declared.allSatisfy { $0["required"] as? Bool == true })
+            #expect(operation["operationId"] is String)
+        }
+        await server.stop()
+    }
+
+    /// Asks each route, with an unknown parameter, which query parameters it knows (its `400` lists them),
+    /// and compares them with those the document declares. A route that validates no query answers
+    /// normally; it must then declare none.
+    @Test func theQueryParametersEachRouteValidatesAreTheDeclaredOnes() async throws {
+        let server = try SpoutTestServer()
+        for (_, path, operation) in try Self.operations(try Self.servedDocument(server)) {
+            let declared = Set(Self.parameters(operation, in: "query").compactMap { $0["name"] as? String })
+            let concrete = Self.samplePath(path, operation)
+            let response = try server.get(concrete + "?zz-unknown=1", headers: ["Accept: application/json"])
+            let problem = RouteTest.object(response.body)
+            if response.status == 400, problem["parameter"] as? String == "zz-unknown" {
+                let detail = try #require(problem["detail"] as? String)
+                let list = try #require(detail.components(separatedBy: "known parameters: ").last)
+                let known = Set(
+                    list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                )
+                #expect(known == declared, "\(path)")
+            } else {
+                #expect(response.status < 500, "\(concrete)")
+                #expect(declared == [], "\(path) ignores its query but declares \(declared)")
+            }
+        }
+        await server.stop()
+    }
+
+    @Test func theHeadersTheSequenceRouteReadsAreDeclared() async throws {
+        let server = try SpoutTestServer()
+        let operations = try Self.operations(try Self.servedDocument(server))
+        let sequence = try #require(operations.first { $0.path == "/sequences/{name}" }?.operation)
+        func headers(_ path: String) throws -> Set<String> {
+            let operation = try #require(operations.first { $0.path == path }?.operation)
+            return Set(Self.parameters(operation, in: "header").compactMap { $0["name"] as? String })
+                .subtracting(Self.correlationHeaders)
+        }
+        #expect(try headers("/sequences/{name}") == ["Last-Event-ID", "If-None-Match"])
+        // Both change the answer.
+        #expect(try server.get("/sequences/naturals?count=3", headers: ["Last-Event-ID: 2"]).status == 204)
+        #expect(try server.get("/sequences/naturals?count=3&format=json", headers: ["If-None-Match: *"]).status == 304)
+        #expect(try headers("/articles/stream") == ["Last-Event-ID"])
+        #expect(try headers("/workflow/{userId}") == ["Last-Event-ID"])
+        // After the workflow's summary (id 5) there is nothing more to send, before any upstream call.
+        #expect(try server.get("/workflow/1", headers: ["Last-Event-ID: 5"]).status == 204)
+        #expect(try server.get("/workflow/1", headers: ["Last-Event-ID: x"]).status == 400)
+        let workflow = try #require(operations.first { $0.path == "/workflow/{userId}" }?.operation)
+        #expect((workflow["responses"] as? [String: Any])?["204"] != nil)
+        await server.stop()
+    }
+
+    /// The request headers every route reads.
+    static let correlationHeaders: Set<String> = ["X-Request-ID", "traceparent", "tracestate"]
+
+    @Test func everyOperationDeclaresTheCorrelationHeadersAndTheyAreEchoed() async throws {
+        let server = try SpoutTestServer()
+        for (method, path, operation) in try Self.operations(try Self.servedDocument(server)) {
+            let headers = Set(Self.parameters(operation, in: "header").compactMap { $0["name"] as? String })
+            #expect(headers.isSuperset(of: Self.correlationHeaders), "\(method) \(path)")
+        }
+        let response = try server.get("/health", headers: ["X-Request-ID: abc-123"])
+        #expect(response.header("X-Request-ID") == "abc-123")
+        await server.stop()
+    }
+
+    @Test func everyProblemTypeIsListedAndEveryListedOneIsCatalogued() async throws {
+        let server = try SpoutTestServer()
+        let document = try Self.servedDocument(server)
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let problem = try #require(schemas["Problem"] as? [String: Any])
+        let type = try #require((problem["properties"] as? [String: Any])?["type"] as? [String: Any])
+        #expect(type["enum"] as? [String] == ProblemType.all.map(\.uri))
+        let members = Set(((problem["properties"] as? [String: Any]) ?? [:]).keys)
+        #expect(members.isSuperset(of: ProblemType.all.flatMap(\.members).map(\.name)))
+        var used: Set<String> = []
+        for (method, path, operation) in try Self.operations(document) {
+            let responses = try #require(operation["responses"] as? [String: [String: Any]])
+            for (status, response) in responses {
+                guard let content = response["content"] as? [String: Any],
+                    let schema = (content[Problem.mediaType] as? [String: Any])?["schema"] as? [String: Any]
+                else { continue }
+                #expect((400...599).contains(Int(status) ?? 0), "\(method) \(path) \(status)")
+                if let const = ((schema["properties"] as? [String: Any])?["type"] as? [String: Any])?["const"]
+                    as? String
+                {
+                    let catalogued = try #require(ProblemType.named(uri: const))
+                    #expect(catalogued.statuses.contains(Int(status) ?? 0), "\(path) \(status) \(const)")
+                    used.insert(const)
+                }
+            }
+        }
+        // Every type is some operation's answer, but two: `method-not-allowed` answers the methods no operation
+        // has (the document says so once, in its description), and `unavailable` is kept for draining and
+        // capacity answers. Both are in the Problem schema's `type` enum above.
+        #expect(
+            used
+                == Set(ProblemType.all.map(\.uri)).subtracting([
+                    ProblemType.methodNotAllowed.uri, ProblemType.unavailable.uri,
+                ])
+        )
+        let description = try #require((document["info"] as? [String: Any])?["description"] as? String)
+        #expect(description.contains("other methods get 405 with Allow"))
+        await server.stop()
+    }
+
+    @Test func streamsAreDescribedWithTheirMediaTypes() async throws {
+        let server = try SpoutTestServer()
+        let operations = try Self.operations(try Self.servedDocument(server))
+        func mediaTypes(_ path: String) throws -> Set<String> {
+            let operation = try #require(operations.first { $0.path == path }?.operation)
+            let ok = try #require((operation["responses"] as? [String: Any])?["200"] as? [String: Any])
+            return Set(((ok["content"] as? [String: Any]) ?? [:]).keys)
+        }
+        #expect(
+            try mediaTypes("/sequences/{name}") == ["text/event-stream", "application/x-ndjson", "application/json"]
+        )
+        #expect(try mediaTypes("/articles/stream") == ["text/event-stream", "application/x-ndjson"])
+        #expect(
+            try mediaTypes("/workflow/{userId}") == ["text/event-stream", "application/x-ndjson", "application/json"]
+        )
+        #expect(try mediaTypes("/metrics") == ["text/plain; version=0.0.4; charset=utf-8"])
+        await server.stop()
+    }
+
+    @Test func theConfiguredLimitsAreTheDocumentedOnes() async throws {
+        let server = try SpoutTestServer { configuration in
+            configuration.sequences.maxCount = 77
+            configuration.sequences.maxStart = 555
+            configuration.sequences.maxIntervalMilliseconds = 999
+        }
+        let operations = try Self.operations(try Self.servedDocument(server))
+        let sequence = try #require(operations.first { $0.path == "/sequences/{name}" }?.operation)
+        func maximum(_ name: String) -> Int? {
+            (Self.parameters(sequence, in: "query").first { $0["name"] as? String == name }?["schema"] as? [String: Any])?[
+                "maximum"
+            ] as? Int
+        }
+        #expect(maximum("count") == 77)
+        #expect(maximum("start") == 555)
+        #expect(maximum("interval") == 999)
+        // And the service enforces exactly those.
+        #expect(try server.get("/sequences/naturals?count=77&format=json").status == 200)
+        #expect(try server.get("/sequences/naturals?count=78&format=json").status == 400)
+        #expect(try server.get("/sequences/naturals?count=1&start=555&format=json").status == 200)
+        #expect(try server.get("/sequences/naturals?count=1&start=556&format=json").status == 400)
+        await server.stop()
+    }
+
+    /// `path` with each `{parameter}` replaced by a value its schema allows.
+    static func samplePath(_ path: String, _ operation: [String: Any]) -> String {
+        var result = path
+        for parameter in parameters(operation, in: "path") {
+            guard let name = parameter["name"] as? String else { continue }
+            let schema = parameter["schema"] as? [String: Any] ?? [:]
+            let value = (schema["enum"] as? [String])?.first ?? String(max(1, schema["minimum"] as? Int ?? 1))
+            result = result.replacingOccurrences(of: "{\(name)}", with: value)
+        }
+        return result
+    }
+}
