@@ -175,19 +175,19 @@ private final class HoardingPublisher: Publisher, @unchecked Sendable {
 
     @Test func aChildItsPublisherStillHoldsIsNotReused() {
         let hoarder = HoardingPublisher()
+        let live = PassthroughSubject<Int, Never>()
         let subscriber = TrackingSubscriber<Int, Never>()
         let outer = PassthroughSubject<Int, Never>()
-        outer.flatMap { _ in hoarder }.subscribe(subscriber)
-        outer.send(0)
-        outer.send(1)
-        #expect(subscriber.values == [100, 200])
-        // Both finished; values sent to them afterwards reach nobody, and the first child's
-        // subscriber was not handed to the second publisher subscription.
-        _ = hoarder.subscribers[0].receive(1)
-        _ = hoarder.subscribers[1].receive(2)
-        outer.send(2)
-        _ = hoarder.subscribers[0].receive(3)
-        #expect(subscriber.values == [100, 200, 300])
+        outer.flatMap { n -> AnyPublisher<Int, Never> in
+            n == 0 ? hoarder.eraseToAnyPublisher() : live.eraseToAnyPublisher()
+        }.subscribe(subscriber)
+        outer.send(0)  // finishes at once, but its publisher keeps the child subscriber
+        outer.send(1)  // a child that stays open: it must get a subscriber of its own
+        live.send(1)
+        _ = hoarder.subscribers[0].receive(5)  // the finished child: dropped, not routed to `live`'s
+        live.send(2)
+        #expect(subscriber.values == [100, 1, 2])
+        live.send(completion: .finished)
         outer.send(completion: .finished)
         #expect(subscriber.completion == .finished)
     }

@@ -125,8 +125,8 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     }
 
     /// A child that sends one value and finishes as soon as it is subscribed (a ``Just``) arrived:
-    /// the transitions of ``childAdded()``, ``childSubscribed(slot:_:)``, ``childReceived(slot:_:)``
-    /// and ``childCompleted(slot:_:)`` in one step. The child takes a slot only while its value waits.
+    /// the transitions of ``childAdded(_:)``, ``childSubscribed(_:_:)``, ``childReceived(_:_:)``
+    /// and ``childCompleted(_:_:)`` in one step. The child takes a slot only while its value waits.
     /// When the result is `.deliver`, the owner sends the value, runs the delivery loop and then
     /// reports ``immediateChildFinished()`` (if `maxPublishers` is limited).
     @inlinable
@@ -181,7 +181,8 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
             child.register(slot: reserveSlot())
         }
         let slot = child.slot
-        guard slot < children.count, children[slot].live, children[slot].subscription.isEmpty, !children[slot].finished
+        guard slot >= 0, slot < children.count, children[slot].live, children[slot].subscription.isEmpty,
+            !children[slot].finished
         else {
             return nil
         }
@@ -195,7 +196,11 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     /// holds the downstream to send it to (then run the delivery loop), and `requestOneMore` says
     /// whether the child's `receive(_:)` should return `.max(1)` afterwards.
     @inlinable
-    mutating func childReceived(slot: Int, _ value: Output) -> (deliverTo: Downstream, requestOneMore: Bool)? {
+    mutating func childReceived(
+        _ child: FlatMapChild<Output, Failure>,
+        _ value: Output
+    ) -> (deliverTo: Downstream, requestOneMore: Bool)? {
+        let slot = child.slot
         guard !isTerminal, slot >= 0, slot < children.count, children[slot].live else { return nil }
         let oneAtATime = children[slot].oneAtATime
         if case .idle = state, demand > 0, let downstream {
@@ -210,10 +215,17 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     /// - Returns: `nil` when there is nothing to do (the usual case), else the action.
     @inlinable
-    mutating func childCompleted(slot: Int, _ completion: Subscribers.Completion<Failure>) -> Action? {
+    mutating func childCompleted(
+        _ child: FlatMapChild<Output, Failure>,
+        _ completion: Subscribers.Completion<Failure>
+    ) -> Action? {
+        let slot = child.slot
         guard !isTerminal, slot >= 0, slot < children.count, children[slot].live, !children[slot].finished else {
             return nil
         }
+        // The child is done with its slot, which another child may take next: whatever this one
+        // sends from now on (a misbehaving publisher) is dropped, not counted as the other's.
+        child.slot = -1
         switch completion {
         case .finished:
             children[slot].finished = true

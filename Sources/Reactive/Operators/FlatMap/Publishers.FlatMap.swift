@@ -191,8 +191,8 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         // so a call retains nothing.
         childRelay = FlatMapChildRelay(
             onSubscription: { unsafeDowncast($0, to: FlatMapInner.self).childSubscribed($1, $2) },
-            onValue: { unsafeDowncast($0, to: FlatMapInner.self).childReceived(slot: $1, $2) },
-            onCompletion: { unsafeDowncast($0, to: FlatMapInner.self).childCompleted(slot: $1, $2) }
+            onValue: { unsafeDowncast($0, to: FlatMapInner.self).childReceived($1, $2) },
+            onCompletion: { unsafeDowncast($0, to: FlatMapInner.self).childCompleted($1, $2) }
         )
     }
 
@@ -276,6 +276,12 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         // before this reuse.
         if isKnownUniquelyReferenced(&child) {
             atomicMemoryFence(ordering: .acquiring)
+            #if SPOUT_TSAN
+                // ThreadSanitizer does not see the runtime's reference counts. Every call a child
+                // gets ends in a locked step after reading its fields, so taking the lock shows it
+                // that those reads came before `park` writes them.
+                lock.withLock {}
+            #endif
             child.park()
             spareChild = child
         }
@@ -312,8 +318,11 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     }
 
     @inlinable
-    func childReceived(slot: Int, _ value: Downstream.Input) -> Subscribers.Demand {
-        guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(slot: slot, value) }) else {
+    func childReceived(
+        _ child: FlatMapChild<Downstream.Input, Downstream.Failure>,
+        _ value: Downstream.Input
+    ) -> Subscribers.Demand {
+        guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(child, value) }) else {
             return .none
         }
         deliver(value, to: downstream, thenRequestOneFrom: .empty)
@@ -321,8 +330,11 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     }
 
     @inlinable
-    func childCompleted(slot: Int, _ completion: Subscribers.Completion<Downstream.Failure>) {
-        if let action = lock.withLock({ machine.childCompleted(slot: slot, completion) }) {
+    func childCompleted(
+        _ child: FlatMapChild<Downstream.Input, Downstream.Failure>,
+        _ completion: Subscribers.Completion<Downstream.Failure>
+    ) {
+        if let action = lock.withLock({ machine.childCompleted(child, completion) }) {
             perform(action)
         }
     }
@@ -386,14 +398,15 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 internal final class FlatMapChildRelay<Input, Failure: Error> {
     // Each takes the child's owner (the FlatMapInner) first.
     @usableFromInline let onSubscription: (AnyObject, FlatMapChild<Input, Failure>, any Subscription) -> Void  // Immutable.
-    @usableFromInline let onValue: (AnyObject, Int, Input) -> Subscribers.Demand  // Immutable.
-    @usableFromInline let onCompletion: (AnyObject, Int, Subscribers.Completion<Failure>) -> Void  // Immutable.
+    @usableFromInline let onValue: (AnyObject, FlatMapChild<Input, Failure>, Input) -> Subscribers.Demand  // Immutable.
+    @usableFromInline let onCompletion:
+        (AnyObject, FlatMapChild<Input, Failure>, Subscribers.Completion<Failure>) -> Void  // Immutable.
 
     @inlinable
     init(
         onSubscription: @escaping (AnyObject, FlatMapChild<Input, Failure>, any Subscription) -> Void,
-        onValue: @escaping (AnyObject, Int, Input) -> Subscribers.Demand,
-        onCompletion: @escaping (AnyObject, Int, Subscribers.Completion<Failure>) -> Void
+        onValue: @escaping (AnyObject, FlatMapChild<Input, Failure>, Input) -> Subscribers.Demand,
+        onCompletion: @escaping (AnyObject, FlatMapChild<Input, Failure>, Subscribers.Completion<Failure>) -> Void
     ) {
         self.onSubscription = onSubscription
         self.onValue = onValue
@@ -401,13 +414,13 @@ internal final class FlatMapChildRelay<Input, Failure: Error> {
     }
 }
 
-/// The subscriber `flatMap` and `merge` attach to each inner publisher: it tags every call with
-/// its slot and passes it to the relay.
+/// The subscriber `flatMap` and `merge` attach to each inner publisher: it passes every call,
+/// with itself, to the relay.
 ///
 /// It takes its slot in ``FlatMapStateMachine`` when its subscription arrives (or, if that has not
-/// happened by the time `subscribe` returns, right after): `slot` and `registered` are written once,
-/// under the owner's lock, before the child's subscription is asked for anything, so its values
-/// and completion, which the publisher sends after that request, read them without the lock.
+/// happened by the time `subscribe` returns, right after), and gives it up when it completes: the
+/// machine reads and writes `slot` only under the owner's lock, so a child that calls after its
+/// completion (its slot maybe taken by another child since) is recognized and ignored.
 ///
 /// Once its publisher has let go of it, ``FlatMapInner`` reuses it for the next child.
 ///
@@ -417,16 +430,16 @@ internal final class FlatMapChildRelay<Input, Failure: Error> {
 /// **Thread safety:** forwards every call to the relay, which is safe from any thread.
 @usableFromInline
 internal final class FlatMapChild<Input, Failure: Error>: Subscriber, CustomStringConvertible, @unchecked Sendable {
-    // @unchecked Sendable: `slot` is written once per use under the owner's lock (see above);
-    // `owner` and the reset of `slot` change only while the child is parked or being unparked,
-    // when nothing but the owner's `addChild` references it; the rest is immutable or atomic.
+    // @unchecked Sendable: `slot` is guarded by the owner's lock (see above); `owner` and the reset
+    // of `slot` change only while the child is parked or being unparked, when nothing but the
+    // owner's `addChild` references it; the rest is immutable or atomic.
 
     // Both references are unmanaged so that a call through them retains nothing: the relay is
     // held by the owner; the owner is retained by hand while the child is in use (`nil` while
     // parked, so that a parked child, which the owner holds, makes no cycle).
     @usableFromInline let relay: Unmanaged<FlatMapChildRelay<Input, Failure>>  // Immutable.
     @usableFromInline @exclusivity(unchecked) var owner: Unmanaged<AnyObject>?
-    /// The child's slot, once registered. Written once per use, under the owner's lock.
+    /// The child's slot while registered and not completed, else -1. Guarded by the owner's lock.
     @usableFromInline @exclusivity(unchecked) var slot = -1
     /// Whether the child took its slot: read without the lock by ``FlatMapInner/addChild(_:)``.
     @usableFromInline let registered = Atomic<Bool>(false)
@@ -479,14 +492,14 @@ internal final class FlatMapChild<Input, Failure: Error>: Subscriber, CustomStri
     @inlinable
     func receive(_ input: Input) -> Subscribers.Demand {
         relay._withUnsafeGuaranteedRef { relay in
-            owner.unsafelyUnwrapped._withUnsafeGuaranteedRef { relay.onValue($0, slot, input) }
+            owner.unsafelyUnwrapped._withUnsafeGuaranteedRef { relay.onValue($0, self, input) }
         }
     }
 
     @inlinable
     func receive(completion: Subscribers.Completion<Failure>) {
         relay._withUnsafeGuaranteedRef { relay in
-            owner.unsafelyUnwrapped._withUnsafeGuaranteedRef { relay.onCompletion($0, slot, completion) }
+            owner.unsafelyUnwrapped._withUnsafeGuaranteedRef { relay.onCompletion($0, self, completion) }
         }
     }
 }
