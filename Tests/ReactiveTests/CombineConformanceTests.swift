@@ -330,6 +330,74 @@ import Testing
         #expect(doubled.values == [2, 4, 6, 8, 10])
     }
 
+    /// Every fusion Combine specializes, each named by its return type (issue 13): `map`/`tryMap`
+    /// after `map` or `tryMap`, `filter`/`tryFilter` after `filter` or `tryFilter`, `compactMap`
+    /// and `map` after `compactMap`, `compactMap` after `tryCompactMap`, and `removeDuplicates(by:)`
+    /// after `removeDuplicates`.
+    @Test func everyFusionReturnsOneOperatorOfTheSameType() throws {
+        struct Odd: Error {}
+        let subject = PassthroughSubject<Int, Never>()
+        typealias Source = PassthroughSubject<Int, Never>
+        let mapMap: Publishers.Map<Source, String> = subject.map { $0 * 2 }.map { "\($0)" }
+        let mapTryMap: Publishers.TryMap<Source, Int> = subject.map { $0 * 2 }.tryMap { $0 + 1 }
+        let tryMapMap: Publishers.TryMap<Source, Int> = subject.tryMap { $0 * 2 }.map { $0 + 1 }
+        let tryMapTryMap: Publishers.TryMap<Source, Int> = subject.tryMap { $0 * 2 }.tryMap {
+            if $0 == 6 { throw Odd() }
+            return $0 + 1
+        }
+        let filterFilter: Publishers.Filter<Source> = subject.filter { $0 > 1 }.filter { $0 < 5 }
+        let filterTryFilter: Publishers.TryFilter<Source> = subject.filter { $0 > 1 }.tryFilter { $0 < 5 }
+        let tryFilterFilter: Publishers.TryFilter<Source> = subject.tryFilter { $0 > 1 }.filter { $0 < 5 }
+        let tryFilterTryFilter: Publishers.TryFilter<Source> = subject.tryFilter { $0 > 1 }.tryFilter {
+            if $0 == 4 { throw Odd() }
+            return $0 < 5
+        }
+        let compactCompact: Publishers.CompactMap<Source, Int> =
+            subject.compactMap { $0 > 1 ? $0 : nil }.compactMap { $0 < 5 ? $0 * 10 : nil }
+        let compactMap: Publishers.CompactMap<Source, Int> = subject.compactMap { $0 > 1 ? $0 : nil }.map { $0 + 1 }
+        let tryCompactCompact: Publishers.TryCompactMap<Source, Int> =
+            subject.tryCompactMap { $0 > 1 ? $0 : nil }.compactMap { $0 < 5 ? $0 : nil }
+        let unique: Publishers.RemoveDuplicates<Source> =
+            subject.removeDuplicates().removeDuplicates { $0 % 10 == $1 % 10 }
+        let uniqueBy: Publishers.RemoveDuplicates<Source> =
+            subject.removeDuplicates(by: { $0 == $1 }).removeDuplicates(by: { $0 + 1 == $1 })
+
+        let strings = TrackingSubscriber<String, Never>()
+        let ints = (0..<4).map { _ in TrackingSubscriber<Int, Never>() }
+        let tried = (0..<7).map { _ in TrackingSubscriber<Int, any Error>() }
+        mapMap.subscribe(strings)
+        mapTryMap.subscribe(tried[0])
+        tryMapMap.subscribe(tried[1])
+        tryMapTryMap.subscribe(tried[2])
+        filterFilter.subscribe(ints[0])
+        filterTryFilter.subscribe(tried[3])
+        tryFilterFilter.subscribe(tried[4])
+        tryFilterTryFilter.subscribe(tried[5])
+        compactCompact.subscribe(ints[1])
+        compactMap.subscribe(ints[2])
+        tryCompactCompact.subscribe(tried[6])
+        unique.subscribe(ints[3])
+        let uniqueBySubscriber = TrackingSubscriber<Int, Never>()
+        uniqueBy.subscribe(uniqueBySubscriber)
+        for value in [1, 2, 2, 12, 3, 4, 5, 7] { subject.send(value) }
+
+        #expect(strings.values == ["2", "4", "4", "24", "6", "8", "10", "14"])
+        #expect(tried[0].values == [3, 5, 5, 25, 7, 9, 11, 15])
+        #expect(tried[1].values == [3, 5, 5, 25, 7, 9, 11, 15])
+        #expect(tried[2].values == [3, 5, 5, 25])  // 3 * 2 == 6 throws
+        #expect(tried[2].completion.map { if case .failure(let error) = $0 { error is Odd } else { false } } == true)
+        #expect(ints[0].values == [2, 2, 3, 4])
+        #expect(tried[3].values == [2, 2, 3, 4])
+        #expect(tried[4].values == [2, 2, 3, 4])
+        #expect(tried[5].values == [2, 2, 3])  // 4 throws
+        #expect(ints[1].values == [20, 20, 30, 40])
+        #expect(ints[2].values == [3, 3, 13, 4, 5, 6, 8])
+        #expect(tried[6].values == [2, 2, 3, 4])
+        // One stage: a duplicate by either predicate of the last element passed on is dropped.
+        #expect(ints[3].values == [1, 2, 3, 4, 5, 7])
+        #expect(uniqueBySubscriber.values == [1, 12, 3, 5, 7])
+    }
+
     // MARK: NotificationCenter
 
     @Test func notificationCenterPublisherDeliversWhatWasAskedFor() {

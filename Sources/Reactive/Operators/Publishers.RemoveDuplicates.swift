@@ -105,6 +105,28 @@ extension Publishers {
     }
 }
 
+extension Publishers.RemoveDuplicates {
+    /// Fuses two `removeDuplicates` into one ``Publishers/RemoveDuplicates``, as Combine does: an
+    /// element is dropped when either predicate calls it a duplicate of the last element passed on
+    /// (this one's first).
+    ///
+    ///     let cancellable = [1, 1, 2, 12, 3].publisher.map { $0 }
+    ///         .removeDuplicates()
+    ///         .removeDuplicates { $0 % 10 == $1 % 10 }
+    ///         .sink { print($0) }
+    ///     // Prints: 1 2 3 (one per line)
+    ///
+    /// - Parameter predicate: A closure that returns whether the previous and the current element
+    ///   are duplicates.
+    /// - Returns: One publisher that applies both predicates.
+    public func removeDuplicates(
+        by predicate: @escaping (Output, Output) -> Bool
+    ) -> Publishers.RemoveDuplicates<Upstream> {
+        let first = self.predicate
+        return Publishers.RemoveDuplicates(upstream: upstream) { first($0, $1) || predicate($0, $1) }
+    }
+}
+
 /// `removeDuplicates`: an element equal to the previous one is dropped and replaced by a request for
 /// one more. Runs in ``ForwardingInner``, so that downstream has a subscription of its own (a second
 /// cancel or a late completion stops there).

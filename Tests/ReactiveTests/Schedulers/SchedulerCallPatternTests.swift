@@ -113,4 +113,63 @@ import Testing
         )
         subscriber.cancel()
     }
+
+    @Test func debounceReadsNowAndToleranceAgainForEveryValueThatRestartsTheWait() {
+        let scheduler = RecordingScheduler()
+        let subject = PassthroughSubject<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>()
+        subject.debounce(for: .seconds(1), scheduler: scheduler, options: "d").subscribe(subscriber)
+        let arm = ["now", "minimumTolerance", "schedule(after:interval:tolerance:options: d)"]
+        subject.send(1)
+        #expect(scheduler.takeCalls() == arm)
+        scheduler.base.advance(by: .milliseconds(500))
+        subject.send(2)  // within the wait: a new timer, from a fresh reading of `now`
+        #expect(scheduler.takeCalls() == arm)
+        scheduler.base.advance(by: .seconds(1))
+        #expect(subscriber.values == [2])
+        #expect(scheduler.takeCalls() == [])  // the emission itself asks nothing of the scheduler
+        subscriber.cancel()
+        #expect(scheduler.takeCalls() == [])
+    }
+
+    @Test func throttleWithoutLatestAsksTheSchedulerWhatItAsksWithLatest() {
+        let scheduler = RecordingScheduler()
+        let subject = PassthroughSubject<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>()
+        subject.throttle(for: .seconds(1), scheduler: scheduler, latest: false).subscribe(subscriber)
+        subject.send(1)
+        #expect(scheduler.takeCalls() == ["now", "schedule(options: nil)"])
+        scheduler.base.advance()
+        #expect(scheduler.takeCalls() == ["now"])
+        subject.send(2)
+        #expect(scheduler.takeCalls() == ["now", "minimumTolerance", "schedule(after:tolerance:options: nil)"])
+        subject.send(3)
+        #expect(scheduler.takeCalls() == ["now"])
+        _ = scheduler.base.run()
+        #expect(subscriber.values == [1, 2])  // latest: false keeps the first of the window
+    }
+
+    @Test func timeoutDeliversItsCompletionThroughTheSchedulerWithItsOptions() {
+        let scheduler = RecordingScheduler()
+        let subject = PassthroughSubject<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>()
+        subject.timeout(.seconds(5), scheduler: scheduler, options: "t").subscribe(subscriber)
+        _ = scheduler.takeCalls()
+        subject.send(completion: .finished)
+        #expect(scheduler.takeCalls() == ["schedule(options: t)"])
+        _ = scheduler.base.run()
+        #expect(subscriber.completion == .finished)
+        #expect(scheduler.takeCalls() == [])
+    }
+
+    @Test func timeoutThatFiresAsksNothingMoreOfTheScheduler() {
+        let scheduler = RecordingScheduler()
+        let subject = PassthroughSubject<Int, Never>()
+        let subscriber = TrackingSubscriber<Int, Never>()
+        subject.timeout(.seconds(5), scheduler: scheduler, options: "t").subscribe(subscriber)
+        _ = scheduler.takeCalls()
+        scheduler.base.advance(by: .seconds(5))
+        #expect(subscriber.completion == .finished)
+        #expect(scheduler.takeCalls() == [])
+    }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The state of one `flatMap` (or `merge`) subscription: the outer upstream, the inner
 /// publishers ("children") it subscribed to, the values waiting for demand, and who is delivering.
 ///
@@ -79,9 +81,6 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     @usableFromInline var state: State = .idle
     @usableFromInline var downstream: Downstream?
-    /// The relay every child subscriber calls; installed once by the owner, dropped at the end
-    /// (it retains the owner).
-    @usableFromInline var childRelay: FlatMapChildRelay<Output, Failure>?
     @usableFromInline var outer: Outer = .active(nil) {
         didSet { outerFinished = if case .finished = outer { true } else { false } }
     }
@@ -117,26 +116,22 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return downstream
     }
 
+    /// Gives `child` a slot, unless it has one or the stream is over: for a child whose
+    /// subscription did not arrive while its publisher's `subscribe` ran.
     @inlinable
-    mutating func installChildRelay(_ relay: FlatMapChildRelay<Output, Failure>) {
-        childRelay = relay
-    }
-
-    /// Reserves a slot for a new child; `nil` when the stream is over.
-    @inlinable
-    mutating func childAdded() -> (slot: Int, relay: FlatMapChildRelay<Output, Failure>)? {
-        guard !isTerminal, let childRelay else { return nil }
-        return (reserveSlot(), childRelay)
+    mutating func childAdded(_ child: FlatMapChild<Output, Failure>) {
+        guard !isTerminal, !child.registered.load(ordering: .relaxed) else { return }
+        child.register(slot: reserveSlot())
     }
 
     /// A child that sends one value and finishes as soon as it is subscribed (a ``Just``) arrived:
-    /// the transitions of ``childAdded()``, ``childSubscribed(slot:_:)``, ``childReceived(slot:_:)``
-    /// and ``childCompleted(slot:_:)`` in one step. The child takes a slot only while its value waits.
+    /// the transitions of ``childAdded(_:)``, ``childSubscribed(_:_:)``, ``childReceived(_:_:)``
+    /// and ``childCompleted(_:_:)`` in one step. The child takes a slot only while its value waits.
     /// When the result is `.deliver`, the owner sends the value, runs the delivery loop and then
     /// reports ``immediateChildFinished()`` (if `maxPublishers` is limited).
     @inlinable
     mutating func immediateChildArrived(_ value: Output) -> ImmediateChildAction {
-        guard !isTerminal, childRelay != nil else { return .none }
+        guard !isTerminal else { return .none }
         if case .idle = state, demand > 0, let downstream {
             demand -= 1
             state = .delivering(pendingFailure: nil)
@@ -174,9 +169,21 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     // MARK: Children
 
+    /// A child's subscription arrived; the child takes its slot now if it has none (the usual case:
+    /// one locked step for both). - Returns: the demand to ask of it, or `nil` to cancel it.
     @inlinable
-    mutating func childSubscribed(slot: Int, _ subscription: any Subscription) -> Subscribers.Demand? {
-        guard !isTerminal, children[slot].live, children[slot].subscription.isEmpty, !children[slot].finished else {
+    mutating func childSubscribed(
+        _ child: FlatMapChild<Output, Failure>,
+        _ subscription: any Subscription
+    ) -> Subscribers.Demand? {
+        guard !isTerminal else { return nil }
+        if !child.registered.load(ordering: .relaxed) {
+            child.register(slot: reserveSlot())
+        }
+        let slot = child.slot
+        guard slot >= 0, slot < children.count, children[slot].live, children[slot].subscription.isEmpty,
+            !children[slot].finished
+        else {
             return nil
         }
         let oneAtATime = demand != .unlimited
@@ -189,8 +196,12 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     /// holds the downstream to send it to (then run the delivery loop), and `requestOneMore` says
     /// whether the child's `receive(_:)` should return `.max(1)` afterwards.
     @inlinable
-    mutating func childReceived(slot: Int, _ value: Output) -> (deliverTo: Downstream, requestOneMore: Bool)? {
-        guard !isTerminal, children[slot].live else { return nil }
+    mutating func childReceived(
+        _ child: FlatMapChild<Output, Failure>,
+        _ value: Output
+    ) -> (deliverTo: Downstream, requestOneMore: Bool)? {
+        let slot = child.slot
+        guard !isTerminal, slot >= 0, slot < children.count, children[slot].live else { return nil }
         let oneAtATime = children[slot].oneAtATime
         if case .idle = state, demand > 0, let downstream {
             demand -= 1
@@ -204,8 +215,17 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     /// - Returns: `nil` when there is nothing to do (the usual case), else the action.
     @inlinable
-    mutating func childCompleted(slot: Int, _ completion: Subscribers.Completion<Failure>) -> Action? {
-        guard !isTerminal, children[slot].live, !children[slot].finished else { return nil }
+    mutating func childCompleted(
+        _ child: FlatMapChild<Output, Failure>,
+        _ completion: Subscribers.Completion<Failure>
+    ) -> Action? {
+        let slot = child.slot
+        guard !isTerminal, slot >= 0, slot < children.count, children[slot].live, !children[slot].finished else {
+            return nil
+        }
+        // The child is done with its slot, which another child may take next: whatever this one
+        // sends from now on (a misbehaving publisher) is dropped, not counted as the other's.
+        child.slot = -1
         switch completion {
         case .finished:
             children[slot].finished = true
@@ -372,7 +392,6 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         dropUpstreams()
         state = .terminal
         downstream = nil
-        childRelay = nil
     }
 }
 

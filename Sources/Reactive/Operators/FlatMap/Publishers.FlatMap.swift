@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Publisher {
     /// Transforms all elements from an upstream publisher into a new publisher up to a maximum
     /// number of publishers you specify, and publishes their elements as they arrive.
@@ -170,18 +172,27 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     @usableFromInline let maxPublishers: Subscribers.Demand  // Immutable.
 
+    /// The callbacks of every child subscriber. Set once in `init`, immutable after (a `var` only
+    /// because it is made after the stored properties).
+    @usableFromInline @exclusivity(unchecked) var childRelay: FlatMapChildRelay<Downstream.Input, Downstream.Failure>?
+
+    /// A child subscriber no publisher holds any more, kept for the next child. Only
+    /// ``addChild(_:)`` touches it, and its calls are serialized (the outer upstream's values, or
+    /// `merge` subscribing its publishers one after another).
+    @usableFromInline @exclusivity(unchecked) var spareChild: FlatMapChild<Downstream.Input, Downstream.Failure>?
+
     @inlinable
     init(downstream: Downstream, maxPublishers: Subscribers.Demand, name: String) {
         machine = Machine(downstream: downstream, maxPublishers: maxPublishers)
         self.name = name
         self.maxPublishers = maxPublishers
         // Made here (called where the types are concrete) so that children reach specialized code.
-        machine.installChildRelay(
-            FlatMapChildRelay(
-                onSubscription: { self.childSubscribed(slot: $0, $1) },
-                onValue: { self.childReceived(slot: $0, $1) },
-                onCompletion: { self.childCompleted(slot: $0, $1) }
-            )
+        // They capture nothing: the calling child passes its owner (this subscription), borrowed,
+        // so a call retains nothing.
+        childRelay = FlatMapChildRelay(
+            onSubscription: { unsafeDowncast($0, to: FlatMapInner.self).childSubscribed($1, $2) },
+            onValue: { unsafeDowncast($0, to: FlatMapInner.self).childReceived($1, $2) },
+            onCompletion: { unsafeDowncast($0, to: FlatMapInner.self).childCompleted($1, $2) }
         )
     }
 
@@ -243,8 +254,37 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
             addImmediateChild(just.upstream.output)
             return
         }
-        guard let (slot, relay) = lock.withLock({ machine.childAdded() }) else { return }
-        publisher.subscribe(FlatMapChild(relay: relay, slot: slot))
+        // The child registers (takes its slot) in the same locked step as its subscription when
+        // that arrives during `subscribe`, as it does from most publishers; one that subscribes
+        // later, from elsewhere, is registered here, so that the stream does not finish before it.
+        // The outer upstream cannot complete while this runs (its calls are serialized).
+        var child: FlatMapChild<Downstream.Input, Downstream.Failure>
+        if let spare = spareChild {
+            spareChild = nil
+            child = spare
+            child.unpark(owner: self)
+        } else {
+            child = FlatMapChild(relay: childRelay.unsafelyUnwrapped, owner: self)
+        }
+        publisher.subscribe(child)
+        if !child.isRegistered {
+            lock.withLock { machine.childAdded(child) }
+        }
+        // A child its publisher let go of (one that finished inside `subscribe`, the usual case
+        // for a publisher of a few values) can no longer be called: it serves the next child,
+        // which then costs no allocation. The fence orders a release made on another thread
+        // before this reuse.
+        if isKnownUniquelyReferenced(&child) {
+            atomicMemoryFence(ordering: .acquiring)
+            #if SPOUT_TSAN
+                // ThreadSanitizer does not see the runtime's reference counts. Every call a child
+                // gets ends in a locked step after reading its fields, so taking the lock shows it
+                // that those reads came before `park` writes them.
+                lock.withLock {}
+            #endif
+            child.park()
+            spareChild = child
+        }
     }
 
     /// Adds a child that sends `value` and finishes as soon as it is subscribed (see
@@ -268,8 +308,9 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     // MARK: Children
 
     @inlinable
-    func childSubscribed(slot: Int, _ subscription: any Subscription) {
-        if let demand = lock.withLock({ machine.childSubscribed(slot: slot, subscription) }) {
+    func childSubscribed(_ child: FlatMapChild<Downstream.Input, Downstream.Failure>, _ subscription: any Subscription)
+    {
+        if let demand = lock.withLock({ machine.childSubscribed(child, subscription) }) {
             subscription.request(demand)
         } else {
             subscription.cancel()
@@ -277,8 +318,11 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     }
 
     @inlinable
-    func childReceived(slot: Int, _ value: Downstream.Input) -> Subscribers.Demand {
-        guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(slot: slot, value) }) else {
+    func childReceived(
+        _ child: FlatMapChild<Downstream.Input, Downstream.Failure>,
+        _ value: Downstream.Input
+    ) -> Subscribers.Demand {
+        guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(child, value) }) else {
             return .none
         }
         deliver(value, to: downstream, thenRequestOneFrom: .empty)
@@ -286,8 +330,11 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     }
 
     @inlinable
-    func childCompleted(slot: Int, _ completion: Subscribers.Completion<Downstream.Failure>) {
-        if let action = lock.withLock({ machine.childCompleted(slot: slot, completion) }) {
+    func childCompleted(
+        _ child: FlatMapChild<Downstream.Input, Downstream.Failure>,
+        _ completion: Subscribers.Completion<Downstream.Failure>
+    ) {
+        if let action = lock.withLock({ machine.childCompleted(child, completion) }) {
             perform(action)
         }
     }
@@ -343,20 +390,23 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 /// The callbacks every child subscriber of one `flatMap` or `merge` subscription calls, made by
 /// ``FlatMapInner`` where the types are concrete, so that each child value runs specialized code.
 ///
-/// **Ownership:** retained by the inner until it ends and by every child; retains the inner.
+/// **Ownership:** retained by the inner; referenced unowned by every child (which retains the inner).
+/// Holds nothing: each call is handed the inner by the child.
 ///
 /// **Thread safety:** immutable; its closures are safe to call from any thread.
 @usableFromInline
 internal final class FlatMapChildRelay<Input, Failure: Error> {
-    @usableFromInline let onSubscription: (Int, any Subscription) -> Void  // Immutable.
-    @usableFromInline let onValue: (Int, Input) -> Subscribers.Demand  // Immutable.
-    @usableFromInline let onCompletion: (Int, Subscribers.Completion<Failure>) -> Void  // Immutable.
+    // Each takes the child's owner (the FlatMapInner) first.
+    @usableFromInline let onSubscription: (AnyObject, FlatMapChild<Input, Failure>, any Subscription) -> Void  // Immutable.
+    @usableFromInline let onValue: (AnyObject, FlatMapChild<Input, Failure>, Input) -> Subscribers.Demand  // Immutable.
+    @usableFromInline let onCompletion:
+        (AnyObject, FlatMapChild<Input, Failure>, Subscribers.Completion<Failure>) -> Void  // Immutable.
 
     @inlinable
     init(
-        onSubscription: @escaping (Int, any Subscription) -> Void,
-        onValue: @escaping (Int, Input) -> Subscribers.Demand,
-        onCompletion: @escaping (Int, Subscribers.Completion<Failure>) -> Void
+        onSubscription: @escaping (AnyObject, FlatMapChild<Input, Failure>, any Subscription) -> Void,
+        onValue: @escaping (AnyObject, FlatMapChild<Input, Failure>, Input) -> Subscribers.Demand,
+        onCompletion: @escaping (AnyObject, FlatMapChild<Input, Failure>, Subscribers.Completion<Failure>) -> Void
     ) {
         self.onSubscription = onSubscription
         self.onValue = onValue
@@ -364,21 +414,69 @@ internal final class FlatMapChildRelay<Input, Failure: Error> {
     }
 }
 
-/// The subscriber `flatMap` and `merge` attach to each inner publisher: it tags every call with
-/// its slot and passes it to the relay.
+/// The subscriber `flatMap` and `merge` attach to each inner publisher: it passes every call,
+/// with itself, to the relay.
 ///
-/// **Ownership:** retained by that publisher's subscription; retains the relay (and so the inner).
+/// It takes its slot in ``FlatMapStateMachine`` when its subscription arrives (or, if that has not
+/// happened by the time `subscribe` returns, right after), and gives it up when it completes: the
+/// machine reads and writes `slot` only under the owner's lock, so a child that calls after its
+/// completion (its slot maybe taken by another child since) is recognized and ignored.
+///
+/// Once its publisher has let go of it, ``FlatMapInner`` reuses it for the next child.
+///
+/// **Ownership:** retained by that publisher's subscription; retains its owner (the
+/// ``FlatMapInner``), which holds the relay, while in use; held by the owner while parked.
 ///
 /// **Thread safety:** forwards every call to the relay, which is safe from any thread.
 @usableFromInline
-internal final class FlatMapChild<Input, Failure: Error>: Subscriber, CustomStringConvertible {
-    @usableFromInline let relay: FlatMapChildRelay<Input, Failure>  // Immutable.
-    @usableFromInline let slot: Int  // Immutable.
+internal final class FlatMapChild<Input, Failure: Error>: Subscriber, CustomStringConvertible, @unchecked Sendable {
+    // @unchecked Sendable: `slot` is guarded by the owner's lock (see above); `owner` and the reset
+    // of `slot` change only while the child is parked or being unparked, when nothing but the
+    // owner's `addChild` references it; the rest is immutable or atomic.
+
+    // Both references are unmanaged so that a call through them retains nothing: the relay is
+    // held by the owner; the owner is retained by hand while the child is in use (`nil` while
+    // parked, so that a parked child, which the owner holds, makes no cycle).
+    @usableFromInline let relay: Unmanaged<FlatMapChildRelay<Input, Failure>>  // Immutable.
+    @usableFromInline @exclusivity(unchecked) var owner: Unmanaged<AnyObject>?
+    /// The child's slot while registered and not completed, else -1. Guarded by the owner's lock.
+    @usableFromInline @exclusivity(unchecked) var slot = -1
+    /// Whether the child took its slot: read without the lock by ``FlatMapInner/addChild(_:)``.
+    @usableFromInline let registered = Atomic<Bool>(false)
 
     @inlinable
-    init(relay: FlatMapChildRelay<Input, Failure>, slot: Int) {
-        self.relay = relay
+    init(relay: FlatMapChildRelay<Input, Failure>, owner: AnyObject) {
+        self.relay = Unmanaged.passUnretained(relay)
+        self.owner = Unmanaged.passRetained(owner)
+    }
+
+    deinit {
+        owner?.release()
+    }
+
+    @inlinable
+    var isRegistered: Bool { registered.load(ordering: .acquiring) }
+
+    /// Sets the child aside for reuse; only while nothing else references it.
+    @inlinable
+    func park() {
+        owner?.release()
+        owner = nil
+        slot = -1
+        registered.store(false, ordering: .relaxed)
+    }
+
+    /// Takes a parked child back into use for `owner`.
+    @inlinable
+    func unpark(owner: AnyObject) {
+        self.owner = Unmanaged.passRetained(owner)
+    }
+
+    /// Takes `slot`; called under the owner's lock, once per use.
+    @inlinable
+    func register(slot: Int) {
         self.slot = slot
+        registered.store(true, ordering: .releasing)
     }
 
     @inlinable
@@ -386,16 +484,22 @@ internal final class FlatMapChild<Input, Failure: Error>: Subscriber, CustomStri
 
     @inlinable
     func receive(subscription: any Subscription) {
-        relay.onSubscription(slot, subscription)
+        relay._withUnsafeGuaranteedRef { relay in
+            owner.unsafelyUnwrapped._withUnsafeGuaranteedRef { relay.onSubscription($0, self, subscription) }
+        }
     }
 
     @inlinable
     func receive(_ input: Input) -> Subscribers.Demand {
-        relay.onValue(slot, input)
+        relay._withUnsafeGuaranteedRef { relay in
+            owner.unsafelyUnwrapped._withUnsafeGuaranteedRef { relay.onValue($0, self, input) }
+        }
     }
 
     @inlinable
     func receive(completion: Subscribers.Completion<Failure>) {
-        relay.onCompletion(slot, completion)
+        relay._withUnsafeGuaranteedRef { relay in
+            owner.unsafelyUnwrapped._withUnsafeGuaranteedRef { relay.onCompletion($0, self, completion) }
+        }
     }
 }
