@@ -109,12 +109,6 @@ package enum Socket {
         return Int(count)
     }
 
-    /// Sets `errno` and returns -1, like a failing call (for tests of the wrapper).
-    package static func setErrno(_ code: Int32) -> Int {
-        Glibc.errno = code
-        return -1
-    }
-
     private static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(IOError) {
         var value = value
         try Syscall.blocking("setsockopt") {

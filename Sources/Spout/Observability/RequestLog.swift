@@ -296,27 +296,3 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
         }
     }
 }
-
-/// A log sink that keeps lines in memory, for tests.
-///
-/// **Thread safety:** safe to call from any thread.
-public final class MemoryLogSink: LogSink, @unchecked Sendable {
-    // @unchecked Sendable: `stored` is only touched inside `lock`.
-    private let lock = Lock()
-    private var stored: [String] = []  // Guarded by lock.
-    private let onLine: (@Sendable (String) -> Void)?
-
-    /// Creates an empty sink; `onLine` runs after each line is stored.
-    public init(onLine: (@Sendable (String) -> Void)? = nil) {
-        self.onLine = onLine
-    }
-
-    /// The lines written so far.
-    public var lines: [String] { lock.withLock { stored } }
-
-    public func write(line: [UInt8]) {
-        let text = String(decoding: line, as: UTF8.self)
-        lock.withLock { stored.append(text) }
-        onLine?(text)
-    }
-}

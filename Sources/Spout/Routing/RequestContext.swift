@@ -81,7 +81,7 @@ public struct RequestContext: Sendable {
         let problem = instanced(problem)
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
-        respond(status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
+        respond(status: Status(code: problem.status),
             headers: headers, body: problem.jsonBytes,
             upstreamFailure: cause.map(UpstreamFailureSummary.init) ?? UpstreamFailureSummary(problem: problem))
     }
@@ -230,26 +230,6 @@ final class ServiceContext: Sendable {
 
     func stopTimers() {
         for ticker in tickers.values { ticker.cancel() }
-    }
-}
-
-extension Status {
-    /// The standard reason phrase for the codes Spout answers with.
-    static func reasonPhrase(for code: Int) -> String {
-        switch code {
-        case 200: "OK"
-        case 204: "No Content"
-        case 400: "Bad Request"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 406: "Not Acceptable"
-        case 413: "Content Too Large"
-        case 500: "Internal Server Error"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        default: "Status \(code)"
-        }
     }
 }
 
