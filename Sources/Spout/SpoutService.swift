@@ -40,7 +40,7 @@ public final class SpoutService: Sendable {
     /// The bound port (useful with port 0).
     public let port: Int
     /// The metrics served at `/metrics`.
-    public let metrics: SpoutMetrics
+    let metrics: SpoutMetrics
     /// Readiness as served at `/ready`.
     public let readiness: Readiness
     /// The number of event loops serving connections.

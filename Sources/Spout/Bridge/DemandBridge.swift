@@ -3,13 +3,13 @@ import Reactive
 import Synchronization
 
 /// How a finished stream went, for the request log and metrics.
-public struct StreamSummary: Sendable, Equatable {
+struct StreamSummary: Sendable, Equatable {
     /// Elements written.
-    public var events: Int
+    var events: Int
     /// Body bytes written (including prologue, heartbeats and the final frame).
-    public var bytes: Int
+    var bytes: Int
     /// Why the stream ended.
-    public var end: StreamEnd
+    var end: StreamEnd
 }
 
 /// The subscriber that turns a streaming response's writability into demand: the client's read rate

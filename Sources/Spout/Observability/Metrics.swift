@@ -6,36 +6,36 @@ import Synchronization
 /// **Ownership:** created once by the service and shared by every route.
 ///
 /// **Thread safety:** safe to call from any thread; each family has its own lock.
-public final class MetricsRegistry: @unchecked Sendable {
+final class MetricsRegistry: @unchecked Sendable {
     // @unchecked Sendable: `families` is only touched inside `lock`; families lock themselves.
     private let lock = Lock()
     private var families: [any MetricFamily] = []  // Guarded by lock.
 
     /// Creates an empty registry.
-    public init() {}
+    init() {}
 
     /// Registers and returns a counter family.
-    public func counter(_ name: String, help: String, labels: [String] = []) -> CounterFamily {
+    func counter(_ name: String, help: String, labels: [String] = []) -> CounterFamily {
         register(CounterFamily(name: name, help: help, labels: labels))
     }
 
     /// Registers and returns a gauge.
-    public func gauge(_ name: String, help: String) -> Gauge {
+    func gauge(_ name: String, help: String) -> Gauge {
         register(Gauge(name: name, help: help))
     }
 
     /// Registers and returns a gauge whose value is read from a source at each render.
-    public func sampledGauge(_ name: String, help: String) -> SampledGauge {
+    func sampledGauge(_ name: String, help: String) -> SampledGauge {
         register(SampledGauge(name: name, help: help))
     }
 
     /// Registers and returns a histogram family with the given upper bucket bounds (ascending).
-    public func histogram(_ name: String, help: String, buckets: [Double], labels: [String] = []) -> HistogramFamily {
+    func histogram(_ name: String, help: String, buckets: [Double], labels: [String] = []) -> HistogramFamily {
         register(HistogramFamily(name: name, help: help, buckets: buckets, labels: labels))
     }
 
     /// The whole registry in the Prometheus text format.
-    public func render() -> String {
+    func render() -> String {
         var text = ""
         for family in lock.withLock({ families }) {
             family.render(into: &text)
@@ -93,13 +93,13 @@ func renderNumber(_ value: Double) -> String {
 /// **Ownership:** owned by its registry; routes keep a reference.
 ///
 /// **Thread safety:** safe to call from any thread.
-public final class CounterFamily: MetricFamily, @unchecked Sendable {
+final class CounterFamily: MetricFamily, @unchecked Sendable {
     // @unchecked Sendable: `cells` is only touched inside `lock`; each cell is atomic.
 
     /// The count of one label set.
     ///
     /// **Thread safety:** safe to call from any thread (atomics).
-    public final class Cell: Sendable {
+    final class Cell: Sendable {
         private let count = Atomic<Int>(0)
         /// Whether anything was counted yet; a cell resolved in advance stays out of the exposition until then.
         private let touched = Atomic<Bool>(false)
@@ -107,7 +107,7 @@ public final class CounterFamily: MetricFamily, @unchecked Sendable {
         fileprivate init() {}
 
         /// Adds `amount` (saturating at `Int.max` on overflow).
-        public func increment(by amount: Int = 1) {
+        func increment(by amount: Int = 1) {
             if !touched.load(ordering: .relaxed) { touched.store(true, ordering: .relaxed) }
             var current = count.load(ordering: .relaxed)
             while true {
@@ -146,7 +146,7 @@ public final class CounterFamily: MetricFamily, @unchecked Sendable {
     }
 
     /// The cell of these label values, created if needed; counting through it is the same as ``increment(_:by:)``.
-    public func cell(_ labelValues: [String] = []) -> Cell {
+    func cell(_ labelValues: [String] = []) -> Cell {
         lock.withLock {
             if let cell = cells[labelValues] { return cell }
             let cell = Cell()
@@ -158,17 +158,17 @@ public final class CounterFamily: MetricFamily, @unchecked Sendable {
     /// Shows each of these label sets in the exposition from the start, at 0 until counted: for closed label
     /// sets (every stream end reason, every upstream outcome), so that `rate()` and alerts see a series before
     /// its first event.
-    public func preinitialize(_ labelSets: [[String]]) {
+    func preinitialize(_ labelSets: [[String]]) {
         for labelValues in labelSets { cell(labelValues).markPresent() }
     }
 
     /// Adds `amount` (saturating) to the count for these label values.
-    public func increment(_ labelValues: [String] = [], by amount: Int = 1) {
+    func increment(_ labelValues: [String] = [], by amount: Int = 1) {
         cell(labelValues).increment(by: amount)
     }
 
     /// The current count for these label values.
-    public func value(_ labelValues: [String] = []) -> Int {
+    func value(_ labelValues: [String] = []) -> Int {
         lock.withLock { cells[labelValues] }?.snapshot ?? 0
     }
 
@@ -185,7 +185,7 @@ public final class CounterFamily: MetricFamily, @unchecked Sendable {
 /// A value that goes up and down, such as the number of open streams.
 ///
 /// **Thread safety:** safe to call from any thread (an atomic).
-public final class Gauge: MetricFamily, Sendable {
+final class Gauge: MetricFamily, Sendable {
     private let name: String
     private let help: String
     private let current = Atomic<Int>(0)
@@ -196,12 +196,12 @@ public final class Gauge: MetricFamily, Sendable {
     }
 
     /// Adds `amount` (which may be negative).
-    public func add(_ amount: Int) {
+    func add(_ amount: Int) {
         current.wrappingAdd(amount, ordering: .relaxed)
     }
 
     /// The current value.
-    public var value: Int { current.load(ordering: .relaxed) }
+    var value: Int { current.load(ordering: .relaxed) }
 
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
@@ -212,7 +212,7 @@ public final class Gauge: MetricFamily, Sendable {
 /// (the bytes in a cache) rather than one counted up and down; 0 until a source is set.
 ///
 /// **Thread safety:** safe to call from any thread; the source must be too.
-public final class SampledGauge: MetricFamily, Sendable {
+final class SampledGauge: MetricFamily, Sendable {
     private let name: String
     private let help: String
     private let source = Mutex<(@Sendable () -> Int)?>(nil)
@@ -223,12 +223,12 @@ public final class SampledGauge: MetricFamily, Sendable {
     }
 
     /// Reads the gauge from `read` from now on (replacing any earlier source).
-    public func sample(_ read: @escaping @Sendable () -> Int) {
+    func sample(_ read: @escaping @Sendable () -> Int) {
         source.withLock { $0 = read }
     }
 
     /// The current value.
-    public var value: Int { source.withLock { $0 }?() ?? 0 }
+    var value: Int { source.withLock { $0 }?() ?? 0 }
 
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
@@ -241,13 +241,13 @@ public final class SampledGauge: MetricFamily, Sendable {
 /// and observes through it; a series shows in the exposition once it has an observation.
 ///
 /// **Thread safety:** safe to call from any thread.
-public final class HistogramFamily: MetricFamily, @unchecked Sendable {
+final class HistogramFamily: MetricFamily, @unchecked Sendable {
     // @unchecked Sendable: `table` is only touched inside `lock`; each series has its own lock.
 
     /// The buckets, sum and count of one label set.
     ///
     /// **Thread safety:** safe to call from any thread.
-    public final class Series: @unchecked Sendable {
+    final class Series: @unchecked Sendable {
         // @unchecked Sendable: `state` is only touched inside `lock`; `bounds` is immutable.
         fileprivate struct State {
             var buckets: [Int]
@@ -265,7 +265,7 @@ public final class HistogramFamily: MetricFamily, @unchecked Sendable {
         }
 
         /// Records one observation (e.g. a duration in seconds).
-        public func observe(_ value: Double) {
+        func observe(_ value: Double) {
             let index = bounds.firstIndex { value <= $0 } ?? bounds.count
             lock.withLock {
                 state.buckets[index] += 1
@@ -293,7 +293,7 @@ public final class HistogramFamily: MetricFamily, @unchecked Sendable {
 
     /// The series of these label values, created if needed; observing through it is the same as
     /// ``observe(_:_:)``.
-    public func series(_ labelValues: [String] = []) -> Series {
+    func series(_ labelValues: [String] = []) -> Series {
         lock.withLock {
             if let series = table[labelValues] { return series }
             let series = Series(bounds: bounds)
@@ -303,12 +303,12 @@ public final class HistogramFamily: MetricFamily, @unchecked Sendable {
     }
 
     /// Records one observation (e.g. a duration in seconds).
-    public func observe(_ value: Double, _ labelValues: [String] = []) {
+    func observe(_ value: Double, _ labelValues: [String] = []) {
         series(labelValues).observe(value)
     }
 
     /// The number of observations for these label values.
-    public func count(_ labelValues: [String] = []) -> Int {
+    func count(_ labelValues: [String] = []) -> Int {
         lock.withLock { table[labelValues] }?.snapshot.count ?? 0
     }
 

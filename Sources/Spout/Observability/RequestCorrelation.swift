@@ -18,26 +18,26 @@ import Synchronization
 ///   one costs a counter tick and two multiplications, nothing is formatted until it is written.
 ///
 /// **Thread safety:** value type; not shared. The generator behind it is safe from any thread.
-public struct RequestCorrelation: Sendable, Equatable {
+struct RequestCorrelation: Sendable, Equatable {
     /// The request ID echoed in `X-Request-ID` and logged as `request_id`.
-    public let requestID: String
+    let requestID: String
     /// The trace ID (128 bits, never zero).
-    public let traceID: (high: UInt64, low: UInt64)
+    let traceID: (high: UInt64, low: UInt64)
     /// Spout's span for this request (never zero): the parent ID of its upstream calls.
-    public let spanID: UInt64
+    let spanID: UInt64
     /// The span that called Spout, from `traceparent`; `nil` when Spout started the trace.
-    public let parentSpanID: UInt64?
+    let parentSpanID: UInt64?
     /// The trace flags (bit 0: sampled).
-    public let traceFlags: UInt8
+    let traceFlags: UInt8
     /// The incoming `tracestate`, when valid.
-    public let traceState: String?
+    let traceState: String?
 
     /// The longest `X-Request-ID` kept.
-    public static let maxRequestIDLength = 128
+    static let maxRequestIDLength = 128
     /// The longest `tracestate` kept (the specification's minimum to propagate).
-    public static let maxTraceStateLength = 512
+    static let maxTraceStateLength = 512
 
-    public static func == (lhs: RequestCorrelation, rhs: RequestCorrelation) -> Bool {
+    static func == (lhs: RequestCorrelation, rhs: RequestCorrelation) -> Bool {
         lhs.requestID == rhs.requestID && lhs.traceID == rhs.traceID && lhs.spanID == rhs.spanID
             && lhs.parentSpanID == rhs.parentSpanID && lhs.traceFlags == rhs.traceFlags
             && lhs.traceState == rhs.traceState
@@ -45,7 +45,7 @@ public struct RequestCorrelation: Sendable, Equatable {
 
     /// Reads the identifiers from a request's `X-Request-ID`, `traceparent` and `tracestate` (any of them may be
     /// `nil`), generating what is missing or invalid.
-    public init(requestID incomingID: String?, traceparent: String?, tracestate: String?) {
+    init(requestID incomingID: String?, traceparent: String?, tracestate: String?) {
         let fresh = CorrelationIDs.next()
         if let incomingID, Self.isValidRequestID(incomingID) {
             requestID = incomingID
@@ -67,17 +67,17 @@ public struct RequestCorrelation: Sendable, Equatable {
     }
 
     /// Whether Spout started this trace (no valid `traceparent` came in).
-    public var startedTrace: Bool { parentSpanID == nil }
+    var startedTrace: Bool { parentSpanID == nil }
 
     /// The trace ID as 32 lowercase hex digits.
-    public var traceIDText: String {
+    var traceIDText: String {
         var bytes: [UInt8] = []
         appendTraceID(to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The `traceparent` for an upstream call: this trace, Spout's span as the parent, the same flags.
-    public var outgoingTraceparent: String {
+    var outgoingTraceparent: String {
         var bytes = Array("00-".utf8)
         appendTraceID(to: &bytes)
         bytes.append(UInt8(ascii: "-"))
@@ -89,7 +89,7 @@ public struct RequestCorrelation: Sendable, Equatable {
 
     /// The headers every upstream call of this request carries: `X-Request-ID`, `traceparent` and, when one
     /// came in, `tracestate`. This is the one place the upstream client takes them from.
-    public var correlationHeaders: [String: String] {
+    var correlationHeaders: [String: String] {
         var headers = ["X-Request-ID": requestID, "traceparent": outgoingTraceparent]
         if let traceState { headers["tracestate"] = traceState }
         return headers
@@ -101,7 +101,7 @@ public struct RequestCorrelation: Sendable, Equatable {
     }
 
     /// Whether `text` is kept as a request ID: 1…128 characters, each a letter, digit or one of `-_.:+=/@~`.
-    public static func isValidRequestID(_ text: String) -> Bool {
+    static func isValidRequestID(_ text: String) -> Bool {
         let utf8 = text.utf8
         guard !utf8.isEmpty, utf8.count <= maxRequestIDLength else { return false }
         return utf8.allSatisfy { byte in

@@ -11,31 +11,31 @@ public protocol LogSink: Sendable {
 /// One finished request, as written to the structured request log.
 ///
 /// **Thread safety:** value type; not shared.
-public struct RequestLogEntry: Sendable {
-    public var time: Date
-    public var method: String
-    public var path: String
-    public var status: Int
-    public var durationSeconds: Double
-    public var bytes: Int
-    public var events: Int?
-    public var end: StreamEnd?
+struct RequestLogEntry: Sendable {
+    var time: Date
+    var method: String
+    var path: String
+    var status: Int
+    var durationSeconds: Double
+    var bytes: Int
+    var events: Int?
+    var end: StreamEnd?
     /// The raw query (without `?`), written with the values of ``redaction``'s parameters replaced.
-    public var query: String?
+    var query: String?
     /// The query parameters whose values are not written.
-    public var redaction = QueryRedaction.none
+    var redaction = QueryRedaction.none
     /// The matched route's pattern, or `unmatched`.
-    public var route: String?
+    var route: String?
     /// The client's IP address as text.
-    public var remoteAddress: String?
+    var remoteAddress: String?
     /// The `User-Agent` header.
-    public var userAgent: String?
+    var userAgent: String?
     /// The request ID and trace context.
-    public var correlation: RequestCorrelation?
+    var correlation: RequestCorrelation?
     /// Why the upstream failed, for a request answered with an upstream problem.
-    public var upstreamFailure: UpstreamFailureSummary?
+    var upstreamFailure: UpstreamFailureSummary?
 
-    public init(
+    init(
         time: Date,
         method: String,
         path: String,
@@ -56,15 +56,15 @@ public struct RequestLogEntry: Sendable {
     }
 
     /// The longest query written; longer ones are cut and end with `…`.
-    public static let maxQueryBytes = 2048
+    static let maxQueryBytes = 2048
     /// The longest `User-Agent` written; longer ones are cut and end with `…`.
-    public static let maxUserAgentBytes = 256
+    static let maxUserAgentBytes = 256
 
     /// The entry as one JSON object (no trailing newline):
     /// `{"time":"2026-12-02T18:30:00.123Z","level":"info","method":"GET","path":"/health","status":200,"duration_ms":0.041,"bytes":15}`,
     /// then, when known, `query`, `route`, `events`, `end`, `request_id`, `trace_id`, `remote`, `user_agent`
     /// and `upstream` (an object: `url`, `error`, `status`, `attempts`, `timeout_s`).
-    public var jsonBytes: [UInt8] {
+    var jsonBytes: [UInt8] {
         // Written straight into one buffer, field by field, as `JSONObjectWriter` would write them.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + path.utf8.count + (query?.utf8.count ?? 0))

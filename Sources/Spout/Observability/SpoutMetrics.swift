@@ -1,5 +1,5 @@
 /// Why a stream ended, as counted in metrics and written in the request log.
-public enum StreamEnd: String, Sendable, CaseIterable {
+enum StreamEnd: String, Sendable, CaseIterable {
     /// The sequence finished and the final frame was written.
     case completed
     /// The client went away (closed the connection or stopped for longer than the stall timeout).
@@ -11,7 +11,7 @@ public enum StreamEnd: String, Sendable, CaseIterable {
 }
 
 /// How one upstream attempt ended, as counted in `spout_upstream_requests_total{outcome}`.
-public enum UpstreamOutcome: String, Sendable, CaseIterable {
+enum UpstreamOutcome: String, Sendable, CaseIterable {
     /// A 2xx response, read in full.
     case ok
     /// A response whose status is not 2xx.
@@ -31,35 +31,35 @@ public enum UpstreamOutcome: String, Sendable, CaseIterable {
 /// **Ownership:** created once by the service; every route holds it.
 ///
 /// **Thread safety:** safe to call from any thread.
-public final class SpoutMetrics: Sendable {
+final class SpoutMetrics: Sendable {
     /// The registry rendered at `/metrics`.
-    public let registry: MetricsRegistry
+    let registry: MetricsRegistry
     /// `spout_http_requests_total{route,status}`.
-    public let requests: CounterFamily
+    let requests: CounterFamily
     /// `spout_http_request_duration_seconds{route}`: time to the end of the response.
-    public let requestDuration: HistogramFamily
+    let requestDuration: HistogramFamily
     /// `spout_active_streams`: streaming responses currently open.
-    public let activeStreams: Gauge
+    let activeStreams: Gauge
     /// `spout_events_sent_total`: stream elements written (SSE events and NDJSON lines).
-    public let eventsSent: CounterFamily
+    let eventsSent: CounterFamily
     /// `spout_streams_ended_total{reason}`.
-    public let streamsEnded: CounterFamily
+    let streamsEnded: CounterFamily
     /// `spout_upstream_requests_total{outcome}`: upstream HTTP requests (each attempt counts) by
     /// ``UpstreamOutcome``.
-    public let upstreamRequests: CounterFamily
+    let upstreamRequests: CounterFamily
     /// `spout_upstream_retries_total`: attempts after the first of an upstream request.
-    public let upstreamRetries: CounterFamily
+    let upstreamRetries: CounterFamily
     /// `spout_upstream_cache_total{result}`: cache lookups by ``CacheLookup`` (hit, miss, coalesced, stale).
-    public let upstreamCache: CounterFamily
+    let upstreamCache: CounterFamily
     /// `spout_upstream_request_duration_seconds`: time of one upstream attempt, whatever its outcome.
-    public let upstreamDuration: HistogramFamily
+    let upstreamDuration: HistogramFamily
     /// `spout_upstream_in_flight`: upstream attempts started and not yet ended or cancelled.
-    public let upstreamInFlight: Gauge
+    let upstreamInFlight: Gauge
     /// `spout_upstream_cache_bytes`: bytes of response bodies in the upstream cache (read from the cache).
-    public let upstreamCacheBytes: SampledGauge
+    let upstreamCacheBytes: SampledGauge
 
     /// Creates the metrics in a new registry.
-    public init() {
+    init() {
         let registry = MetricsRegistry()
         self.registry = registry
         requests = registry.counter("spout_http_requests_total", help: "HTTP requests answered.", labels: ["route", "status"])

@@ -4,13 +4,13 @@
 /// are ignored, so the real public service and the demo data both decode.
 
 /// An article: `GET /posts`, `GET /posts/{id}`, `GET /users/{id}/posts`.
-public struct Post: Codable, Equatable, Sendable {
-    public var userId: Int
-    public var id: Int
-    public var title: String
-    public var body: String
+struct Post: Codable, Equatable, Sendable {
+    var userId: Int
+    var id: Int
+    var title: String
+    var body: String
 
-    public init(userId: Int, id: Int, title: String, body: String) {
+    init(userId: Int, id: Int, title: String, body: String) {
         self.userId = userId
         self.id = id
         self.title = title
@@ -19,17 +19,17 @@ public struct Post: Codable, Equatable, Sendable {
 }
 
 /// `GET /users/{id}`.
-public struct User: Codable, Equatable, Sendable {
-    public var id: Int
-    public var name: String
-    public var username: String
-    public var email: String
+struct User: Codable, Equatable, Sendable {
+    var id: Int
+    var name: String
+    var username: String
+    var email: String
     /// The user's phone number, when the upstream has one.
-    public var phone: String?
+    var phone: String?
     /// The user's website, when the upstream has one.
-    public var website: String?
+    var website: String?
 
-    public init(id: Int, name: String, username: String, email: String, phone: String? = nil, website: String? = nil) {
+    init(id: Int, name: String, username: String, email: String, phone: String? = nil, website: String? = nil) {
         self.id = id
         self.name = name
         self.username = username
@@ -40,13 +40,13 @@ public struct User: Codable, Equatable, Sendable {
 }
 
 /// `GET /users/{id}/todos`.
-public struct Todo: Codable, Equatable, Sendable {
-    public var userId: Int
-    public var id: Int
-    public var title: String
-    public var completed: Bool
+struct Todo: Codable, Equatable, Sendable {
+    var userId: Int
+    var id: Int
+    var title: String
+    var completed: Bool
 
-    public init(userId: Int, id: Int, title: String, completed: Bool) {
+    init(userId: Int, id: Int, title: String, completed: Bool) {
         self.userId = userId
         self.id = id
         self.title = title
@@ -55,14 +55,14 @@ public struct Todo: Codable, Equatable, Sendable {
 }
 
 /// `GET /posts/{id}/comments`.
-public struct Comment: Codable, Equatable, Sendable {
-    public var postId: Int
-    public var id: Int
-    public var name: String
-    public var email: String
-    public var body: String
+struct Comment: Codable, Equatable, Sendable {
+    var postId: Int
+    var id: Int
+    var name: String
+    var email: String
+    var body: String
 
-    public init(postId: Int, id: Int, name: String, email: String, body: String) {
+    init(postId: Int, id: Int, name: String, email: String, body: String) {
         self.postId = postId
         self.id = id
         self.name = name
@@ -72,12 +72,12 @@ public struct Comment: Codable, Equatable, Sendable {
 }
 
 /// `GET /users/{id}/albums`.
-public struct Album: Codable, Equatable, Sendable {
-    public var userId: Int
-    public var id: Int
-    public var title: String
+struct Album: Codable, Equatable, Sendable {
+    var userId: Int
+    var id: Int
+    var title: String
 
-    public init(userId: Int, id: Int, title: String) {
+    init(userId: Int, id: Int, title: String) {
         self.userId = userId
         self.id = id
         self.title = title
