@@ -4,29 +4,6 @@ import HTTPServer
 import Sequences
 import Synchronization
 
-/// Whether the service should receive traffic: false while starting and once draining.
-///
-/// **Thread safety:** safe to call from any thread (an atomic).
-public final class Readiness: Sendable {
-    /// The phases of the service's life, as `/ready` reports them.
-    public enum Phase: Int, Sendable {
-        case starting
-        case ready
-        case draining
-    }
-
-    private let phase = Atomic<Int>(Phase.starting.rawValue)
-
-    public init() {}
-
-    /// The current phase.
-    public var current: Phase { Phase(rawValue: phase.load(ordering: .acquiring)) ?? .starting }
-
-    func set(_ newPhase: Phase) {
-        phase.store(newPhase.rawValue, ordering: .releasing)
-    }
-}
-
 /// The Spout service: the HTTP server with Spout's routes, metrics, log and lifecycle.
 ///
 ///     let service = try SpoutService.start(configuration: SpoutConfiguration())

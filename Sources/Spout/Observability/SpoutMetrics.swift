@@ -1,30 +1,4 @@
-/// Why a stream ended, as counted in metrics and written in the request log.
-enum StreamEnd: String, Sendable, CaseIterable {
-    /// The sequence finished and the final frame was written.
-    case completed
-    /// The client went away (closed the connection or stopped for longer than the stall timeout).
-    case clientGone = "client_gone"
-    /// The producer failed (an upstream error after retries).
-    case error
-    /// The server is shutting down; the client got a final `event: end` with this reason.
-    case shutdown
-}
 
-/// How one upstream attempt ended, as counted in `spout_upstream_requests_total{outcome}`.
-enum UpstreamOutcome: String, Sendable, CaseIterable {
-    /// A 2xx response, read in full.
-    case ok
-    /// A response whose status is not 2xx.
-    case status
-    /// No complete response within the attempt's time limit.
-    case timeout
-    /// No response: connection refused or lost, DNS or TLS failure.
-    case unreachable
-    /// A response that could not be read as HTTP.
-    case badBody = "bad_body"
-    /// Cancelled by the caller (the client left, the deadline passed, or the request was abandoned).
-    case cancelled
-}
 
 /// The metrics Spout exposes at `GET /metrics`.
 ///
@@ -98,45 +72,5 @@ final class SpoutMetrics: Sendable {
         upstreamCache.preinitialize(CacheLookup.allCases.map { [$0.rawValue] })
         registry.add(BuildInfoMetric())
         registry.add(ProcessMetrics())
-    }
-}
-
-/// The request metrics of one `route` label, resolved once at start-up: recording a request then counts
-/// through cells, with no label arrays built or hashed per request.
-///
-/// **Ownership:** created by the service for each route pattern (and for unmatched requests).
-///
-/// **Thread safety:** immutable; the cells it holds are safe to use from any thread.
-final class RouteMetrics: Sendable {
-    /// The `route` label.
-    let route: String
-    private let requests: CounterFamily
-    private let duration: HistogramFamily.Series
-    /// The `spout_http_requests_total{route,status}` cells of the statuses Spout answers with.
-    private let statusCells: [(status: Int, cell: CounterFamily.Cell)]
-
-    /// The statuses whose cells are resolved in advance; others are resolved when they happen.
-    static let commonStatuses = [200, 204, 400, 404, 405, 406, 413, 500, 502, 503, 504]
-
-    init(route: String, metrics: SpoutMetrics) {
-        self.route = route
-        requests = metrics.requests
-        duration = metrics.requestDuration.series([route])
-        statusCells = Self.commonStatuses.map { status in (status, metrics.requests.cell([route, String(status)])) }
-    }
-
-    /// Counts one answered request with `status` in `spout_http_requests_total`.
-    func countRequest(status: Int) {
-        for entry in statusCells where entry.status == status {
-            entry.cell.increment()
-            return
-        }
-        requests.increment([route, String(status)])
-    }
-
-    /// Counts one finished request and observes its duration.
-    func record(status: Int, seconds: Double) {
-        countRequest(status: status)
-        duration.observe(seconds)
     }
 }
