@@ -1,4 +1,3 @@
-
 /// The lifecycle and writability of one open streaming response, as pure state: events in, actions out.
 ///
 /// A stream is open from ``Responder/startStreaming(status:headers:)`` until it closes, and while open it is

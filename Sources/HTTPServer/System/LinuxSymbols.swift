@@ -7,7 +7,8 @@ package enum LinuxSymbols {
     typealias EpollCreate1 = @convention(c) (Int32) -> Int32
     typealias EpollControl = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
     typealias EpollWait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
-    typealias Accept4 = @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32
+    typealias Accept4 =
+        @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32
 
     static let epollCreate1: EpollCreate1 = symbol("epoll_create1")
     static let epollControl: EpollControl = symbol("epoll_ctl")

@@ -13,11 +13,11 @@ private let EPOLL_CLOEXEC: Int32 = 0o2_000_000
 
 // struct epoll_event { uint32_t events; uint64_t data; } is packed on x86-64 (12 bytes), padded elsewhere.
 #if arch(x86_64)
-private let epollEventStride = 12
-private let epollDataOffset = 4
+    private let epollEventStride = 12
+    private let epollDataOffset = 4
 #else
-private let epollEventStride = 16
-private let epollDataOffset = 8
+    private let epollEventStride = 16
+    private let epollDataOffset = 8
 #endif
 
 /// What a registered descriptor is waiting for.
@@ -107,7 +107,10 @@ package final class Poller {
     package func poll(_ body: (PollEvent) -> Void) -> Int {
         let count: Int
         do {
-            switch try Syscall.run("epoll_wait", { Int(LinuxSymbols.epollWait(fd, events.baseAddress, Int32(Poller.batchSize), 0)) }) {
+            switch try Syscall.run(
+                "epoll_wait",
+                { Int(LinuxSymbols.epollWait(fd, events.baseAddress, Int32(Poller.batchSize), 0)) }
+            ) {
             case .processed(let ready):
                 count = ready
             case .wouldBlock:

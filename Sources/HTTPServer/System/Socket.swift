@@ -16,7 +16,8 @@ package enum Socket {
     ///   - backlog: The accept queue length passed to `listen(2)`.
     /// - Returns: The descriptor and the port actually bound.
     /// - Throws: ``IOError`` from `getaddrinfo`, `socket`, `bind` or `listen`.
-    package static func makeListener(host: String, port: Int, backlog: Int32) throws(IOError) -> (fd: Int32, port: Int) {
+    package static func makeListener(host: String, port: Int, backlog: Int32) throws(IOError) -> (fd: Int32, port: Int)
+    {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

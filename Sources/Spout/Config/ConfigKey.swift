@@ -70,8 +70,14 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "limits.maxHeaderBytes", kind: .integer(\.limits.maxHeaderBytes, 256...1_048_576)),
         ConfigKey(name: "limits.maxHeaderCount", kind: .integer(\.limits.maxHeaderCount, 1...10_000)),
         ConfigKey(name: "limits.maxBodyBytes", kind: .integer(\.limits.maxBodyBytes, 0...1_073_741_824)),
-        ConfigKey(name: "limits.headReadTimeoutSeconds", kind: .seconds(\.limits.headReadTimeoutSeconds, 0.001...3_600)),
-        ConfigKey(name: "limits.bodyReadTimeoutSeconds", kind: .seconds(\.limits.bodyReadTimeoutSeconds, 0.001...3_600)),
+        ConfigKey(
+            name: "limits.headReadTimeoutSeconds",
+            kind: .seconds(\.limits.headReadTimeoutSeconds, 0.001...3_600)
+        ),
+        ConfigKey(
+            name: "limits.bodyReadTimeoutSeconds",
+            kind: .seconds(\.limits.bodyReadTimeoutSeconds, 0.001...3_600)
+        ),
         ConfigKey(name: "limits.idleTimeoutSeconds", kind: .seconds(\.limits.idleTimeoutSeconds, 0.001...86_400)),
         ConfigKey(
             name: "limits.writeStallTimeoutSeconds",
@@ -96,7 +102,10 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "upstream.attempts", kind: .integer(\.upstream.attempts, 1...10)),
         ConfigKey(name: "upstream.baseDelayMilliseconds", kind: .integer(\.upstream.baseDelayMilliseconds, 0...60_000)),
         ConfigKey(name: "upstream.maxDelayMilliseconds", kind: .integer(\.upstream.maxDelayMilliseconds, 0...600_000)),
-        ConfigKey(name: "upstream.attemptTimeoutSeconds", kind: .seconds(\.upstream.attemptTimeoutSeconds, 0.001...600)),
+        ConfigKey(
+            name: "upstream.attemptTimeoutSeconds",
+            kind: .seconds(\.upstream.attemptTimeoutSeconds, 0.001...600)
+        ),
         ConfigKey(name: "upstream.deadlineSeconds", kind: .seconds(\.upstream.deadlineSeconds, 0.001...3_600)),
         ConfigKey(name: "upstream.cacheTTLSeconds", kind: .seconds(\.upstream.cacheTTLSeconds, 0...86_400)),
         ConfigKey(name: "upstream.cacheMaxEntries", kind: .integer(\.upstream.cacheMaxEntries, 0...1_000_000)),
@@ -109,12 +118,16 @@ struct ConfigKey: @unchecked Sendable {
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
 
     /// The dotted prefixes that are JSON objects in the file.
-    static let sections: Set<String> = Set(all.compactMap { key in
-        key.name.split(separator: ".").count > 1 ? String(key.name.split(separator: ".")[0]) : nil
-    })
+    static let sections: Set<String> = Set(
+        all.compactMap { key in
+            key.name.split(separator: ".").count > 1 ? String(key.name.split(separator: ".")[0]) : nil
+        }
+    )
 
     /// Every environment variable Spout reads at start-up: the keys', their aliases, and `SPOUT_CONFIG`.
-    static let environmentNames: Set<String> = Set(all.map(\.environmentName) + all.compactMap(\.alias) + ["SPOUT_CONFIG"])
+    static let environmentNames: Set<String> = Set(
+        all.map(\.environmentName) + all.compactMap(\.alias) + ["SPOUT_CONFIG"]
+    )
 
     /// Stores a value given as text (environment variable or flag).
     func apply(text: String, to configuration: inout SpoutConfiguration, source: String) throws(ConfigError) {
@@ -127,17 +140,29 @@ struct ConfigKey: @unchecked Sendable {
             configuration[keyPath: path] = value
         case .seconds(let path, let range):
             guard let value = Double(trimmed), value.isFinite, range.contains(value) else {
-                throw invalid(quoted(text), expected: "a number of seconds in \(range.lowerBound)...\(range.upperBound)", source)
+                throw invalid(
+                    quoted(text),
+                    expected: "a number of seconds in \(range.lowerBound)...\(range.upperBound)",
+                    source
+                )
             }
             configuration[keyPath: path] = value
         case .string(let path, let allowed):
             guard !trimmed.isEmpty, allowed?.contains(trimmed) ?? true else {
-                throw invalid(quoted(text), expected: allowed.map { "one of \($0.joined(separator: ", "))" } ?? "a non-empty string", source)
+                throw invalid(
+                    quoted(text),
+                    expected: allowed.map { "one of \($0.joined(separator: ", "))" } ?? "a non-empty string",
+                    source
+                )
             }
             configuration[keyPath: path] = trimmed
         case .level(let path):
             guard let level = LogLevel(rawValue: trimmed.lowercased()) else {
-                throw invalid(quoted(text), expected: "one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))", source)
+                throw invalid(
+                    quoted(text),
+                    expected: "one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))",
+                    source
+                )
             }
             configuration[keyPath: path] = level
         case .boolean(let path):
@@ -162,7 +187,11 @@ struct ConfigKey: @unchecked Sendable {
                 guard let url = URLComponents(string: trimmed), let scheme = url.scheme?.lowercased(),
                     scheme == "http" || scheme == "https", url.host?.isEmpty == false, url.query == nil
                 else {
-                    throw invalid(quoted(text), expected: "an http or https URL with a host (or empty for the demo data)", source)
+                    throw invalid(
+                        quoted(text),
+                        expected: "an http or https URL with a host (or empty for the demo data)",
+                        source
+                    )
                 }
             }
             configuration[keyPath: path] = trimmed
@@ -174,7 +203,9 @@ struct ConfigKey: @unchecked Sendable {
         switch kind {
         case .integer(let path, let range):
             let expected = "an integer in \(range.lowerBound)...\(range.upperBound)"
-            guard case .number(let text, let number) = value else { throw invalid(value.summary, expected: expected, source) }
+            guard case .number(let text, let number) = value else {
+                throw invalid(value.summary, expected: expected, source)
+            }
             // Exact integers parse as integers (no rounding through Double); `80.0` and `8e1` are 80 too.
             guard let integer = Int(text) ?? Int(exactly: number), range.contains(integer) else {
                 throw invalid(value.summary, expected: expected, source)
@@ -190,7 +221,9 @@ struct ConfigKey: @unchecked Sendable {
             guard case .string(let text) = value else { throw invalid(value.summary, expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):
-            guard case .boolean(let flag) = value else { throw invalid(value.summary, expected: "true or false", source) }
+            guard case .boolean(let flag) = value else {
+                throw invalid(value.summary, expected: "true or false", source)
+            }
             configuration[keyPath: path] = flag
         case .strings(let path), .names(let path):
             let mayBeEmpty = if case .names = kind { true } else { false }
@@ -230,7 +263,8 @@ struct ConfigKey: @unchecked Sendable {
     var typeText: String {
         switch kind {
         case .integer(_, let range): "integer \(range.lowerBound)...\(range.upperBound)"
-        case .seconds(_, let range): "seconds \(ConfigKey.plain(range.lowerBound))...\(ConfigKey.plain(range.upperBound))"
+        case .seconds(_, let range):
+            "seconds \(ConfigKey.plain(range.lowerBound))...\(ConfigKey.plain(range.upperBound))"
         case .string(_, let allowed): allowed?.joined(separator: "|") ?? "string"
         case .url: "URL"
         case .boolean: "true|false"

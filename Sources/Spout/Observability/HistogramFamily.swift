@@ -89,7 +89,8 @@ final class HistogramFamily: MetricFamily, @unchecked Sendable {
                 text += "\(name)_bucket\(labelText) \(cumulative)\n"
             }
             cumulative += entry.buckets[bounds.count]
-            text += "\(name)_bucket\(renderLabels(names: labels, values: labelValues, extra: ("le", "+Inf"))) \(cumulative)\n"
+            text +=
+                "\(name)_bucket\(renderLabels(names: labels, values: labelValues, extra: ("le", "+Inf"))) \(cumulative)\n"
             text += "\(name)_sum\(renderLabels(names: labels, values: labelValues)) \(entry.sum)\n"
             text += "\(name)_count\(renderLabels(names: labels, values: labelValues)) \(entry.count)\n"
         }

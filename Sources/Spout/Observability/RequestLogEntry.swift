@@ -118,7 +118,8 @@ struct RequestLogEntry: Sendable {
     @inline(__always)
     static func appendQuotedPlain(_ text: String, to bytes: inout [UInt8]) {
         let copied: Bool? = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0x7F }) else {
+            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0x7F })
+            else {
                 return false
             }
             bytes.append(UInt8(ascii: "\""))
@@ -135,7 +136,9 @@ struct RequestLogEntry: Sendable {
             JSONText.appendString(text, to: &bytes)
         } else {
             var end = text.utf8.index(text.utf8.startIndex, offsetBy: maxBytes)
-            while end > text.startIndex, !text.unicodeScalars.indices.contains(end) { end = text.utf8.index(before: end) }
+            while end > text.startIndex, !text.unicodeScalars.indices.contains(end) {
+                end = text.utf8.index(before: end)
+            }
             JSONText.appendString(text[..<end] + "…", to: &bytes)
         }
     }

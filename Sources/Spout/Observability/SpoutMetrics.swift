@@ -1,5 +1,3 @@
-
-
 /// The metrics Spout exposes at `GET /metrics`.
 ///
 /// **Ownership:** created once by the service; every route holds it.
@@ -36,7 +34,11 @@ final class SpoutMetrics: Sendable {
     init() {
         let registry = MetricsRegistry()
         self.registry = registry
-        requests = registry.counter("spout_http_requests_total", help: "HTTP requests answered.", labels: ["route", "status"])
+        requests = registry.counter(
+            "spout_http_requests_total",
+            help: "HTTP requests answered.",
+            labels: ["route", "status"]
+        )
         requestDuration = registry.histogram(
             "spout_http_request_duration_seconds",
             help: "Time from request to the end of its response, in seconds.",
@@ -45,7 +47,11 @@ final class SpoutMetrics: Sendable {
         )
         activeStreams = registry.gauge("spout_active_streams", help: "Streaming responses currently open.")
         eventsSent = registry.counter("spout_events_sent_total", help: "Stream elements written to clients.")
-        streamsEnded = registry.counter("spout_streams_ended_total", help: "Streams ended, by reason.", labels: ["reason"])
+        streamsEnded = registry.counter(
+            "spout_streams_ended_total",
+            help: "Streams ended, by reason.",
+            labels: ["reason"]
+        )
         upstreamRequests = registry.counter(
             "spout_upstream_requests_total",
             help: "Upstream HTTP requests (each attempt), by outcome.",

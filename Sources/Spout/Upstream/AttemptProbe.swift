@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import FoundationNetworking
 import Reactive
 import Synchronization
-import FoundationNetworking
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -30,7 +30,11 @@ final class AttemptProbe: Sendable {
     }
 
     func ended(_ outcome: UpstreamOutcome) {
-        guard let metrics, let began = start.withLock({ start in defer { start = nil }; return start }) else { return }
+        guard let metrics,
+            let began = start.withLock({ start in
+                defer { start = nil }; return start
+            })
+        else { return }
         metrics.upstreamInFlight.add(-1)
         metrics.upstreamRequests.increment([outcome.rawValue])
         let elapsed = DispatchTime.now().uptimeNanoseconds &- began

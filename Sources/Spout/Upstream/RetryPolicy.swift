@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import FoundationNetworking
 import Reactive
 import Synchronization
-import FoundationNetworking
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -4,7 +4,7 @@ import Reactive
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension UpstreamClient {
@@ -70,7 +70,8 @@ extension UpstreamClient {
             maxBodyBytes: configuration.maxBodyBytes,
             session: session
         )
-        return transfer
+        return
+            transfer
             .mapError { UpstreamError($0, target: target, timeoutSeconds: timeoutSeconds) as any Error }
             .tryMap { data, response -> Data in
                 tracker.responded(status: response.statusCode)

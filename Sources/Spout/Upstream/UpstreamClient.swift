@@ -3,7 +3,7 @@ import Reactive
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Spout's outbound client for the JSON API behind its article routes.
@@ -224,7 +224,8 @@ final class UpstreamClient: Sendable {
     static func forwardable(_ headers: [String: String]) -> [String: String] {
         guard !headers.isEmpty else { return headers }
         return headers.filter { name, value in
-            let isToken = !name.isEmpty && name.utf8.count <= 64
+            let isToken =
+                !name.isEmpty && name.utf8.count <= 64
                 && name.utf8.allSatisfy { byte in
                     (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                         || "!#$%&'*+-.^_`|~".utf8.contains(byte)

@@ -1,8 +1,8 @@
 import Dispatch
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -23,7 +23,8 @@ import TestSupport
         func fetch() -> AnyPublisher<String, Failed> {
             let subject = PassthroughSubject<String, Failed>()
             lock.withLock { subjects.append(subject) }
-            return subject
+            return
+                subject
                 .handleEvents(receiveCancel: { [self] in lock.withLock { cancels += 1 } })
                 .eraseToAnyPublisher()
         }
