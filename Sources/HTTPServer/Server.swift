@@ -119,6 +119,9 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         )
         // Opened before the first accept, so it holds a low slot that a connection can reuse.
         server.spare.reopen()
+        for loop in server.group.loops {
+            loop.execute { try? loop.preparePoller() }  // queued before any connection is handed to the loop
+        }
         server.contexts = server.group.loops.map { loop in
             LoopContext(loop: loop, configuration: configuration, handler: handler) { [server] in
                 server.acceptLoop.execute { server.connectionClosed() }

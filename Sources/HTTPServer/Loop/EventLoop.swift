@@ -99,6 +99,14 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         if Int(fd) < targets.count { targets[Int(fd)] = nil }
     }
 
+    /// Creates the loop's epoll set now rather than at the first connection, so that a server holds every
+    /// descriptor its loops need before it accepts: under a tight open-file limit, a loop that created its set
+    /// late would fail to register the connection it was handed and could only reset it.
+    package func preparePoller() throws(IOError) {
+        preconditionInEventLoop()
+        _ = try activePoller()
+    }
+
     private func activePoller() throws(IOError) -> Poller {
         if let poller { return poller }
         let created = try Poller()

@@ -170,34 +170,46 @@ struct RequestLogEntry: Sendable {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        // Every field fits its width in years 0...9999: fixed-width digits. Outside, `String(value)`
-        // left-padded with zeros, as a formatter would write it.
-        let field = (0...9999).contains(year) ? Self.appendDigits(_:width:to:) : Self.appendPadded(_:width:to:)
-        field(year, 4, &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        field(month, 2, &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        field(day, 2, &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        field(dayMilliseconds / 3_600_000, 2, &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        field(dayMilliseconds / 60_000 % 60, 2, &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        field(dayMilliseconds / 1000 % 60, 2, &bytes)
-        bytes.append(UInt8(ascii: "."))
-        field(dayMilliseconds % 1000, 3, &bytes)
-        bytes.append(UInt8(ascii: "Z"))
-    }
-
-    /// Appends `value` (non-negative, fewer than `width` + 1 digits) as exactly `width` digits.
-    private static func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
-        var divisor: Int64 = 1
-        for _ in 1..<width { divisor &*= 10 }
-        var rest = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest / divisor))
-            rest %= divisor
-            divisor /= 10
+        let hour = dayMilliseconds / 3_600_000
+        let minute = dayMilliseconds / 60_000 % 60
+        let second = dayMilliseconds / 1000 % 60
+        let millisecond = dayMilliseconds % 1000
+        guard (0...9999).contains(year) else {
+            // Outside years 0...9999, `String(value)` left-padded with zeros, as a formatter would write it.
+            appendPadded(year, width: 4, to: &bytes)
+            for (separator, value, width) in [
+                ("-", month, 2), ("-", day, 2), ("T", hour, 2), (":", minute, 2), (":", second, 2), (".", millisecond, 3),
+            ] as [(Unicode.Scalar, Int64, Int)] {
+                bytes.append(UInt8(ascii: separator))
+                appendPadded(value, width: width, to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "Z"))
+            return
+        }
+        // The request path: every field fits its width; 24 bytes written in place and appended once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { out in
+            func put(_ value: Int64, width: Int, at start: Int) {
+                var rest = value
+                for index in stride(from: start + width - 1, through: start, by: -1) {
+                    out[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
+            }
+            put(year, width: 4, at: 0)
+            out[4] = UInt8(ascii: "-")
+            put(month, width: 2, at: 5)
+            out[7] = UInt8(ascii: "-")
+            put(day, width: 2, at: 8)
+            out[10] = UInt8(ascii: "T")
+            put(hour, width: 2, at: 11)
+            out[13] = UInt8(ascii: ":")
+            put(minute, width: 2, at: 14)
+            out[16] = UInt8(ascii: ":")
+            put(second, width: 2, at: 17)
+            out[19] = UInt8(ascii: ".")
+            put(millisecond, width: 3, at: 20)
+            out[23] = UInt8(ascii: "Z")
+            bytes.append(contentsOf: UnsafeBufferPointer(out))
         }
     }
 
