@@ -178,7 +178,8 @@ struct RequestLogEntry: Sendable {
             // Outside years 0...9999, `String(value)` left-padded with zeros, as a formatter would write it.
             appendPadded(year, width: 4, to: &bytes)
             for (separator, value, width) in [
-                ("-", month, 2), ("-", day, 2), ("T", hour, 2), (":", minute, 2), (":", second, 2), (".", millisecond, 3),
+                ("-", month, 2), ("-", day, 2), ("T", hour, 2), (":", minute, 2), (":", second, 2),
+                (".", millisecond, 3),
             ] as [(Unicode.Scalar, Int64, Int)] {
                 bytes.append(UInt8(ascii: separator))
                 appendPadded(value, width: width, to: &bytes)
