@@ -4,29 +4,6 @@ import HTTPServer
 import Sequences
 import Synchronization
 
-/// Whether the service should receive traffic: false while starting and once draining.
-///
-/// **Thread safety:** safe to call from any thread (an atomic).
-public final class Readiness: Sendable {
-    /// The phases of the service's life, as `/ready` reports them.
-    public enum Phase: Int, Sendable {
-        case starting
-        case ready
-        case draining
-    }
-
-    private let phase = Atomic<Int>(Phase.starting.rawValue)
-
-    public init() {}
-
-    /// The current phase.
-    public var current: Phase { Phase(rawValue: phase.load(ordering: .acquiring)) ?? .starting }
-
-    func set(_ newPhase: Phase) {
-        phase.store(newPhase.rawValue, ordering: .releasing)
-    }
-}
-
 /// The Spout service: the HTTP server with Spout's routes, metrics, log and lifecycle.
 ///
 ///     let service = try SpoutService.start(configuration: SpoutConfiguration())
@@ -40,7 +17,7 @@ public final class SpoutService: Sendable {
     /// The bound port (useful with port 0).
     public let port: Int
     /// The metrics served at `/metrics`.
-    public let metrics: SpoutMetrics
+    let metrics: SpoutMetrics
     /// Readiness as served at `/ready`.
     public let readiness: Readiness
     /// The number of event loops serving connections.
@@ -233,24 +210,6 @@ func demoUpstreamURL(host: String, port: Int) -> URL {
     let loopback = host.contains(":") ? "[::1]" : "127.0.0.1"
     // Both parts are ours: an IP literal and a bound port, so the URL always parses.
     return URL(string: "http://\(loopback):\(port)/demo")!
-}
-
-/// Places where tests observe the service from inside.
-///
-/// **Thread safety:** immutable; the closures are called from event loops.
-package struct ServiceHooks: Sendable {
-    /// Called for each sequence stream; the probe it returns watches that stream's producer.
-    package var makeSequenceProbe: (@Sendable (SequenceKind) -> SequenceProbe?)?
-    /// Called on the worker thread that is about to reach a costly `start` (kind, start), before the work.
-    package var willReachStart: (@Sendable (SequenceKind, Int) -> Void)?
-
-    package init(
-        makeSequenceProbe: (@Sendable (SequenceKind) -> SequenceProbe?)? = nil,
-        willReachStart: (@Sendable (SequenceKind, Int) -> Void)? = nil
-    ) {
-        self.makeSequenceProbe = makeSequenceProbe
-        self.willReachStart = willReachStart
-    }
 }
 
 extension Server.Configuration {

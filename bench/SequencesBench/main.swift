@@ -225,12 +225,6 @@ report("naturals, .unlimited", elements: naturalsCount) {
     return subscriber.checksum
 }
 
-report("naturals, .unlimited, with a probe", elements: naturalsCount) {
-    let subscriber = UnlimitedCounter()
-    Naturals(count: naturalsCount, probe: SequenceProbe()).subscribe(subscriber)
-    return subscriber.checksum
-}
-
 report("naturals via SequencePublisher, .unlimited", elements: naturalsCount) {
     let subscriber = UnlimitedCounter()
     SequencePublisher(kind: .naturals, count: naturalsCount).subscribe(subscriber)

@@ -28,7 +28,7 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// The one read buffer every connection on this loop reads into. // Loop-confined.
     package let readBuffer: UnsafeMutableRawBufferPointer
     /// Outbound storage a drained connection handed back, for the next one that needs some. // Loop-confined.
-    private var spareStorage: UnsafeMutableRawBufferPointer?
+    private(set) var spareStorage: UnsafeMutableRawBufferPointer?
     /// Whether the spare's whole pages have been given back to the kernel since it was handed back. // Loop-confined.
     private var spareIsReleased = false
     /// Whether the spare was lent or handed back since the last ``releaseIdleSpare()``. // Loop-confined.
@@ -188,22 +188,11 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         return true
     }
 
-    /// The bytes of the spare storage, and of them the bytes in whole pages that are resident (`mincore`;
-    /// the partial pages at its ends are shared with other allocations and not counted). For tests.
-    package var spareStorageBytes: (capacity: Int, resident: Int) {
-        preconditionInEventLoop()
-        guard let spare = spareStorage else { return (0, 0) }
-        guard let pages = EventLoop.wholePages(of: spare) else { return (spare.count, 0) }
-        var residency = [UInt8](repeating: 0, count: pages.count / EventLoop.pageBytes)
-        guard mincore(pages.baseAddress, pages.count, &residency) == 0 else { return (spare.count, -1) }
-        return (spare.count, residency.reduce(0) { $0 &+ Int($1 & 1) } &* EventLoop.pageBytes)
-    }
-
     /// The size of a memory page.
-    private static let pageBytes = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
+    static let pageBytes = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
 
     /// The whole pages inside `storage` (its partial first and last pages left out), or `nil` if none.
-    private static func wholePages(of storage: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer? {
+    static func wholePages(of storage: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer? {
         guard let base = storage.baseAddress else { return nil }
         let mask = pageBytes &- 1
         let start = (Int(bitPattern: base) &+ mask) & ~mask
@@ -223,30 +212,4 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     package func appendDateLine(to buffer: inout OutboundBuffer) {
         dateCache.appendLine(to: &buffer, now: SystemEnvironment.wallClockSeconds())
     }
-}
-
-/// Something registered with an ``EventLoop`` for socket readiness (a connection).
-package protocol PollTarget: AnyObject {
-    /// Called on the loop when the descriptor is ready.
-    func pollReady(_ event: PollEvent)
-}
-
-/// A fixed set of ``EventLoop``s, by default one per processor core; connections are spread round-robin.
-///
-/// **Ownership:** Retained by whoever creates it (a ``Server`` creates its own when given none); the
-/// loops live as long as the group.
-///
-/// **Thread safety:** Immutable; safe to use from any thread.
-public final class EventLoopGroup: Sendable {
-    /// The loops, in a fixed order. // Immutable.
-    public let loops: [EventLoop]
-
-    /// Creates `loopCount` loops (default: one per online processor).
-    public init(loopCount: Int = EventLoopGroup.defaultLoopCount) {
-        let count = max(1, loopCount)
-        loops = (0..<count).map { EventLoop(label: "spout.loop.\($0)") }
-    }
-
-    /// One loop per online processor.
-    public static var defaultLoopCount: Int { SystemEnvironment.processorCount }
 }

@@ -21,28 +21,6 @@ public struct ResponseHead: Sendable {
     }
 }
 
-/// How the body after a head is delimited.
-enum BodyFraming: Equatable {
-    /// `Content-Length: n`.
-    case contentLength(Int)
-    /// `Transfer-Encoding: chunked`.
-    case chunked
-    /// No length: the body ends when the connection closes (HTTP/1.0 streams).
-    case untilClose
-    /// No body and no framing header (1xx, 204, 304).
-    case none
-}
-
-/// What the `Connection` header must say.
-enum ConnectionHeader {
-    /// Nothing (HTTP/1.1 keep-alive is the default).
-    case omitted
-    /// `Connection: keep-alive` (HTTP/1.0 keep-alive must be explicit).
-    case keepAlive
-    /// `Connection: close`.
-    case close
-}
-
 extension ResponseHead {
     /// Serialises the status line and fields, ending with the blank line.
     static func write(
@@ -120,20 +98,5 @@ extension ResponseHead {
                 return bytes.count
             }
         }
-    }
-}
-
-/// ASCII case-insensitive comparison against a lowercase literal.
-enum ASCIILower {
-    @inline(__always)
-    static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        let literal = lowercase.utf8Start
-        for index in 0..<bytes.count {
-            var byte = bytes[index]
-            if byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
-            if byte != literal[index] { return false }
-        }
-        return true
     }
 }

@@ -1,13 +1,3 @@
-/// How the bytes of a streamed body go on the wire.
-enum StreamBodyMode: Equatable {
-    /// Framed as HTTP chunks (HTTP/1.1).
-    case chunked
-    /// As they are; the body ends when the connection closes (HTTP/1.0).
-    case raw
-    /// Dropped (`HEAD`, or a status that has no body).
-    case discard
-}
-
 /// The lifecycle and writability of one open streaming response, as pure state: events in, actions out.
 ///
 /// A stream is open from ``Responder/startStreaming(status:headers:)`` until it closes, and while open it is

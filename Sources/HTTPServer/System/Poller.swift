@@ -1,27 +1,5 @@
 import Glibc
 
-// Glibc's Swift module map leaves out <sys/epoll.h> (and accept4, which needs _GNU_SOURCE). The symbols
-// are looked up once with dlsym and called through @convention(c) pointers: the C calling convention,
-// with no extra C target.
-package enum LinuxSymbols {
-    typealias EpollCreate1 = @convention(c) (Int32) -> Int32
-    typealias EpollControl = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
-    typealias EpollWait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
-    typealias Accept4 = @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32
-
-    static let epollCreate1: EpollCreate1 = symbol("epoll_create1")
-    static let epollControl: EpollControl = symbol("epoll_ctl")
-    static let epollWait: EpollWait = symbol("epoll_wait")
-    static let accept4: Accept4 = symbol("accept4")
-
-    private static func symbol<F>(_ name: String) -> F {
-        guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {
-            fatalError("libc lacks \(name)")
-        }
-        return unsafeBitCast(address, to: F.self)
-    }
-}
-
 // <sys/epoll.h> values (the same on every Linux architecture).
 private let EPOLLIN: UInt32 = 0x001
 private let EPOLLOUT: UInt32 = 0x004
@@ -35,11 +13,11 @@ private let EPOLL_CLOEXEC: Int32 = 0o2_000_000
 
 // struct epoll_event { uint32_t events; uint64_t data; } is packed on x86-64 (12 bytes), padded elsewhere.
 #if arch(x86_64)
-private let epollEventStride = 12
-private let epollDataOffset = 4
+    private let epollEventStride = 12
+    private let epollDataOffset = 4
 #else
-private let epollEventStride = 16
-private let epollDataOffset = 8
+    private let epollEventStride = 16
+    private let epollDataOffset = 8
 #endif
 
 /// What a registered descriptor is waiting for.
@@ -129,7 +107,10 @@ package final class Poller {
     package func poll(_ body: (PollEvent) -> Void) -> Int {
         let count: Int
         do {
-            switch try Syscall.run("epoll_wait", { Int(LinuxSymbols.epollWait(fd, events.baseAddress, Int32(Poller.batchSize), 0)) }) {
+            switch try Syscall.run(
+                "epoll_wait",
+                { Int(LinuxSymbols.epollWait(fd, events.baseAddress, Int32(Poller.batchSize), 0)) }
+            ) {
             case .processed(let ready):
                 count = ready
             case .wouldBlock:

@@ -16,7 +16,8 @@ package enum Socket {
     ///   - backlog: The accept queue length passed to `listen(2)`.
     /// - Returns: The descriptor and the port actually bound.
     /// - Throws: ``IOError`` from `getaddrinfo`, `socket`, `bind` or `listen`.
-    package static func makeListener(host: String, port: Int, backlog: Int32) throws(IOError) -> (fd: Int32, port: Int) {
+    package static func makeListener(host: String, port: Int, backlog: Int32) throws(IOError) -> (fd: Int32, port: Int)
+    {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -109,67 +110,10 @@ package enum Socket {
         return Int(count)
     }
 
-    /// Sets `errno` and returns -1, like a failing call (for tests of the wrapper).
-    package static func setErrno(_ code: Int32) -> Int {
-        Glibc.errno = code
-        return -1
-    }
-
     private static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(IOError) {
         var value = value
         try Syscall.blocking("setsockopt") {
             Int(setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)))
         }
-    }
-}
-
-/// Process-wide settings and clocks the server needs.
-///
-/// **Ownership:** Stateless namespace.
-///
-/// **Thread safety:** Safe to call from any thread.
-package enum SystemEnvironment {
-    /// Ignores `SIGPIPE` for the whole process: a peer that closes mid-write must not kill the server.
-    package static func ignoreBrokenPipeSignal() {
-        _ = signal(SIGPIPE, SIG_IGN)
-    }
-
-    /// Raises the soft `RLIMIT_NOFILE` to the hard limit, so thousands of sockets can be open.
-    ///
-    /// The soft limit is often 1024 for historical reasons (`select(2)` cannot watch higher descriptors); this
-    /// process never uses `select`, so it takes what the hard limit allows, as nginx, Go's runtime and most
-    /// servers do. The hard limit is the operator's: it is never raised.
-    /// - Returns: The soft limit now in force.
-    @discardableResult
-    package static func raiseOpenFileLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return Int(clamping: raised.rlim_cur) }
-        }
-        return Int(clamping: limit.rlim_cur)
-    }
-
-    /// The number of online processors (at least 1).
-    package static var processorCount: Int {
-        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-    }
-
-    /// A monotonic clock in nanoseconds (`CLOCK_MONOTONIC_COARSE`, millisecond-ish resolution).
-    @inline(__always)
-    package static func monotonicNanoseconds() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &spec)
-        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
-    }
-
-    /// Wall-clock seconds since the Unix epoch (`CLOCK_REALTIME_COARSE`).
-    @inline(__always)
-    package static func wallClockSeconds() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME_COARSE, &spec)
-        return Int64(spec.tv_sec)
     }
 }

@@ -1,13 +1,5 @@
 import Glibc
 
-/// The outcome of a non-blocking system call that did not fail.
-package enum IOResult<Value> {
-    /// The call completed and returned `Value`.
-    case processed(Value)
-    /// The call would have blocked (`EAGAIN` / `EWOULDBLOCK`).
-    case wouldBlock
-}
-
 /// The one wrapper every system call in HTTPServer goes through.
 ///
 /// It retries `EINTR`, reports `EAGAIN` as ``IOResult/wouldBlock`` and turns every other failure

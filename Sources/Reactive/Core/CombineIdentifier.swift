@@ -22,15 +22,3 @@ public struct CombineIdentifier: Hashable, CustomStringConvertible, Sendable {
         "0x" + String(rawValue, radix: 16)
     }
 }
-
-/// A type that can identify itself in a stream by a ``CombineIdentifier``.
-public protocol CustomCombineIdentifierConvertible {
-    /// The identifier of this stream element.
-    var combineIdentifier: CombineIdentifier { get }
-}
-
-extension CustomCombineIdentifierConvertible where Self: AnyObject {
-    public var combineIdentifier: CombineIdentifier {
-        CombineIdentifier(self)
-    }
-}

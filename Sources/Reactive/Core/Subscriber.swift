@@ -34,6 +34,3 @@ extension Subscriber where Input == Void {
         receive(())
     }
 }
-
-/// A namespace for types that serve as subscribers.
-public enum Subscribers {}

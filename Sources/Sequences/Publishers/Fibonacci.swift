@@ -23,8 +23,9 @@ public struct Fibonacci: Publisher, Sendable {
     /// How many elements to deliver before finishing, or `nil` for no limit.
     public let count: Int?
 
-    /// Counters that every subscription made from this publisher reports to, if any.
-    public let probe: SequenceProbe?
+    /// Counters that every subscription made from this publisher reports to, if any (tests only; see
+    /// `Fibonacci+Testing.swift`).
+    package let probe: SequenceProbe?
 
     /// Creates a publisher of the elements from index `start`, `count` of them.
     ///
@@ -34,12 +35,8 @@ public struct Fibonacci: Publisher, Sendable {
     ///   - start: The index of the first element to deliver; zero or more. See
     ///     ``SequenceKind/maxStart`` for what reaching it costs.
     ///   - count: The number of elements to deliver, zero or more; `nil` streams until cancelled.
-    ///   - probe: Counters to report to, for tests.
-    public init(start: Int = 0, count: Int? = nil, probe: SequenceProbe? = nil) {
-        let publisher = SequencePublisher(kind: .fibonacci, start: start, count: count, probe: probe)
-        self.start = publisher.start
-        self.count = publisher.count
-        self.probe = publisher.probe
+    public init(start: Int = 0, count: Int? = nil) {
+        self.init(start: start, count: count, probe: nil)
     }
 
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Term, S.Failure == Never {

@@ -4,7 +4,8 @@ import Synchronization
 /// Counters that let tests watch a sequence subscription's producer: how many elements it produced,
 /// how much demand it was given, and whether it was cancelled or finished.
 ///
-/// Pass one to a publisher's initializer; every subscription made from that publisher reports to it.
+/// A test hook, `package` only: pass one to a publisher's package-level initializer (the `+Testing.swift`
+/// files); every subscription made from that publisher reports to it.
 /// Counters only grow, so a test can read them at any time, from any thread. A subscription with no
 /// probe pays nothing for this.
 ///
@@ -12,7 +13,7 @@ import Synchronization
 /// subscription ends.
 ///
 /// **Thread safety:** safe to call from any thread.
-public final class SequenceProbe: Sendable {
+package final class SequenceProbe: Sendable {
     private let producedCount = Atomic<Int>(0)
     /// Total demand; `unlimitedDemand` once any demand was unlimited or the sum passed `Int.max`.
     private let requestedDemand = Atomic<UInt>(0)
@@ -23,35 +24,35 @@ public final class SequenceProbe: Sendable {
     private static let unlimitedDemand = UInt.max
 
     /// Creates a probe with every counter at zero.
-    public init() {}
+    package init() {}
 
     /// The number of elements handed to subscribers so far. It counts an element just before the
     /// subscriber's `receive(_:)` is called, so inside that call it already includes that element (and
     /// a batch, just before `BatchSubscriber.receive(batch:)`: inside it, the whole batch).
-    public var produced: Int {
+    package var produced: Int {
         producedCount.load(ordering: .acquiring)
     }
 
     /// The total demand subscribers asked for: every `request(_:)` plus every demand returned from
     /// `receive(_:)`, with `.unlimited` absorbing.
-    public var requested: Subscribers.Demand {
+    package var requested: Subscribers.Demand {
         let raw = requestedDemand.load(ordering: .acquiring)
         return raw == Self.unlimitedDemand ? .unlimited : .max(Int(raw))
     }
 
     /// Whether a cancel reached the producer (of any subscription made with this probe).
-    public var isCancelled: Bool {
+    package var isCancelled: Bool {
         cancelledFlag.load(ordering: .acquiring)
     }
 
     /// Whether the producer sent `.finished` (to any subscription made with this probe).
-    public var isFinished: Bool {
+    package var isFinished: Bool {
         finishedFlag.load(ordering: .acquiring)
     }
 
     /// Whether the work of reaching `start` (skipping the elements before it) was completed, by a
     /// subscription's first delivery or by ``SequencePublisher/reachingStart(isCancelled:)``.
-    public var isStartReached: Bool {
+    package var isStartReached: Bool {
         startReachedFlag.load(ordering: .acquiring)
     }
 

@@ -30,8 +30,9 @@ public struct SequencePublisher: Publisher, Sendable {
     /// How many elements to deliver before finishing, or `nil` for no limit.
     public let count: Int?
 
-    /// Counters that every subscription made from this publisher reports to, if any.
-    public let probe: SequenceProbe?
+    /// Counters that every subscription made from this publisher reports to, if any (tests only; see
+    /// `SequencePublisher+Testing.swift`).
+    package let probe: SequenceProbe?
 
     /// A cursor that has already reached `start` (see ``reachingStart(isCancelled:)``); each subscription
     /// starts from a copy of it instead of doing that work again.
@@ -48,8 +49,13 @@ public struct SequencePublisher: Publisher, Sendable {
     ///   - kind: The sequence.
     ///   - start: The index of the first element to deliver; zero or more.
     ///   - count: The number of elements to deliver, zero or more; `nil` streams until cancelled.
-    ///   - probe: Counters to report to, for tests.
-    public init(kind: SequenceKind, start: Int = 0, count: Int? = nil, probe: SequenceProbe? = nil) {
+    public init(kind: SequenceKind, start: Int = 0, count: Int? = nil) {
+        self.init(kind: kind, start: start, count: count, probe: nil)
+    }
+
+    /// The designated initializer; ``init(kind:start:count:)`` without a probe, and the package-level
+    /// `init(kind:start:count:probe:)` of `SequencePublisher+Testing.swift`, go through it.
+    init(checkedKind kind: SequenceKind, start: Int, count: Int?, probe: SequenceProbe?) {
         if start < 0 {
             apiViolation("start must not be negative, got \(start)")
         }

@@ -2,16 +2,6 @@ import HTTPServer
 import Reactive
 import Synchronization
 
-/// How a finished stream went, for the request log and metrics.
-public struct StreamSummary: Sendable, Equatable {
-    /// Elements written.
-    public var events: Int
-    /// Body bytes written (including prologue, heartbeats and the final frame).
-    public var bytes: Int
-    /// Why the stream ended.
-    public var end: StreamEnd
-}
-
 /// The subscriber that turns a streaming response's writability into demand: the client's read rate
 /// becomes the publisher's pace.
 ///
@@ -362,15 +352,3 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: BatchSubscribe
 
 /// The problem for a failure that cannot happen.
 private func absurd(_ never: Never) -> Problem {}
-
-/// Carries a non-`Sendable` value onto a loop queue.
-///
-/// Sound where used: the value is created on one thread, handed to exactly one queued block and
-/// used only inside it, with the queue's own ordering as the hand-off.
-struct UncheckedSendableBox<Value>: @unchecked Sendable {
-    let value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-}

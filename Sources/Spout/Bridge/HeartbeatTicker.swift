@@ -1,12 +1,6 @@
 import Dispatch
 import HTTPServer
 
-/// Something that wants a tick from its loop's heartbeat timer.
-protocol HeartbeatParticipant: AnyObject {
-    /// Called on the loop every tick; writes a keep-alive after `ticksPerHeartbeat` ticks without output.
-    func heartbeatTick(ticksPerHeartbeat: Int)
-}
-
 /// One timer per event loop that ticks every open stream on that loop, so that 10,000 idle
 /// streams cost one timer, not 10,000.
 ///

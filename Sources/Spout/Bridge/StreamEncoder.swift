@@ -7,7 +7,7 @@ import HTTPServer
 /// ``NDJSONEventEncoder`` for JSON documents.
 ///
 /// **Thread safety:** value type; used on one loop at a time.
-public protocol StreamEncoder: Sendable {
+protocol StreamEncoder: Sendable {
     /// The kind of element encoded.
     associatedtype Element
 
@@ -33,7 +33,7 @@ public protocol StreamEncoder: Sendable {
 
 extension StreamEncoder {
     @inline(__always)
-    public func append(contentsOf elements: UnsafeBufferPointer<Element>, to buffer: inout OutboundBuffer) {
+    func append(contentsOf elements: UnsafeBufferPointer<Element>, to buffer: inout OutboundBuffer) {
         // Indexing borrows each element in place; `for element in elements` would copy (retain) each one.
         for index in elements.indices { append(elements[index], to: &buffer) }
     }

@@ -1,18 +1,6 @@
 import Dispatch
 import Reactive
 
-/// What a cache lookup found, as counted in `spout_upstream_cache_total{result}`.
-public enum CacheLookup: String, Sendable, CaseIterable {
-    /// A fresh stored value.
-    case hit
-    /// Nothing stored and nothing under way: this lookup started an upstream fetch.
-    case miss
-    /// Nothing stored, but a fetch for the same key was under way: this lookup shares it.
-    case coalesced
-    /// An expired value, served while a refresh runs (stale-while-revalidate).
-    case stale
-}
-
 /// A TTL cache of upstream responses keyed by URL, with LRU eviction and single-flight fetches.
 ///
 /// ``publisher(for:fetch:)`` returns a publisher that, on each subscription, serves a fresh stored
@@ -31,15 +19,15 @@ public enum CacheLookup: String, Sendable, CaseIterable {
 ///
 /// **Thread safety:** safe to call from any thread; one lock guards the whole state, and it is never
 /// held while calling a subscriber, an upstream subscription or a fetch.
-public final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Sendable {
+final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Sendable {
     // @unchecked Sendable: `machine` is only touched inside `lock`; everything else is immutable.
     typealias Machine = ResponseCacheStateMachine<Value, Failure>
 
     /// Reads the clock in nanoseconds; injectable so tests drive expiry without sleeping.
-    public typealias Clock = @Sendable () -> Int
+    typealias Clock = @Sendable () -> Int
 
     /// The system's monotonic clock in nanoseconds.
-    public static var uptime: Clock {
+    static var uptime: Clock {
         { Int(clamping: DispatchTime.now().uptimeNanoseconds) }
     }
 
@@ -60,7 +48,7 @@ public final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Se
     ///     zero (the default) never serves an expired value.
     ///   - now: The clock, in nanoseconds; the system's monotonic clock by default.
     ///   - onLookup: Called with the outcome of every lookup (for metrics), outside the lock.
-    public init(
+    init(
         ttlSeconds: Double,
         maxEntries: Int,
         maxCost: Int = .max,
@@ -81,17 +69,17 @@ public final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Se
     }
 
     /// The number of stored values (fresh or not yet evicted).
-    public var count: Int { lock.withLock { machine.count } }
+    var count: Int { lock.withLock { machine.count } }
 
     /// The summed cost of the stored values (bytes, for the upstream client's cache).
-    public var totalCost: Int { lock.withLock { machine.totalCost } }
+    var totalCost: Int { lock.withLock { machine.totalCost } }
 
     /// The number of fetches under way.
-    public var inFlightCount: Int { lock.withLock { machine.flightCount } }
+    var inFlightCount: Int { lock.withLock { machine.flightCount } }
 
     /// A publisher of the value for `key`: stored, shared with a fetch under way, or fetched with
     /// `fetch`. The lookup happens at each subscription.
-    public func publisher(
+    func publisher(
         for key: String,
         fetch: @escaping @Sendable () -> AnyPublisher<Value, Failure>
     ) -> AnyPublisher<Value, Failure> {
@@ -99,12 +87,12 @@ public final class ResponseCache<Value: Sendable, Failure: Error>: @unchecked Se
     }
 
     /// Drops the stored value for `key`, e.g. when a caller found it unusable.
-    public func removeValue(for key: String) {
+    func removeValue(for key: String) {
         lock.withLock { machine.remove(key) }
     }
 
     /// Drops every stored value.
-    public func removeAll() {
+    func removeAll() {
         lock.withLock { machine.removeAll() }
     }
 

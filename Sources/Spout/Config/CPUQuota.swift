@@ -13,21 +13,21 @@ import Foundation
 /// negative values and text that is not numbers all mean "no limit known", never a crash or a zero.
 ///
 /// **Thread safety:** stateless; reads files.
-public enum CPUQuota {
+enum CPUQuota {
     /// The event loops for `eventLoops: 0`: `available` capped by the quota found under `root`, at least 1.
     ///
     /// - Parameters:
     ///   - available: The processors the process may run on.
     ///   - root: Where the cgroup file systems are mounted.
     ///   - selfCgroup: The text of `/proc/self/cgroup`.
-    public static func loopCount(available: Int, root: String = "/sys/fs/cgroup", selfCgroup: String? = nil) -> Int {
+    static func loopCount(available: Int, root: String = "/sys/fs/cgroup", selfCgroup: String? = nil) -> Int {
         let cgroupText = selfCgroup ?? (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
         guard let quota = limit(root: root, selfCgroup: cgroupText) else { return max(1, available) }
         return max(1, min(max(1, available), Int(quota.rounded(.up))))
     }
 
     /// The CPU quota in CPUs (`2.5` for `250000 100000`), or `nil` when none is set or none can be read.
-    public static func limit(root: String, selfCgroup: String) -> Double? {
+    static func limit(root: String, selfCgroup: String) -> Double? {
         var smallest: Double?
         func consider(_ value: Double?) {
             guard let value else { return }
@@ -58,14 +58,14 @@ public enum CPUQuota {
     }
 
     /// `cpu.max` (`"200000 100000"` → 2.0; `"max 100000"` → nil; anything malformed → nil).
-    public static func parseCPUMax(_ text: String) -> Double? {
+    static func parseCPUMax(_ text: String) -> Double? {
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
         guard fields.count == 2, fields[0] != "max" else { return nil }
         return ratio(String(fields[0]), String(fields[1]))
     }
 
     /// cgroup v1's quota and period files (`"-1"` → nil).
-    public static func parseV1(quota: String, period: String) -> Double? {
+    static func parseV1(quota: String, period: String) -> Double? {
         ratio(
             quota.trimmingCharacters(in: .whitespacesAndNewlines),
             period.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -7,14 +7,14 @@
 /// malformed members are skipped and a malformed quality counts as 0, so no header fails the request.
 ///
 /// **Thread safety:** value type; not shared.
-public struct AcceptEncoding: Sendable, Equatable {
+struct AcceptEncoding: Sendable, Equatable {
     /// Whether the client takes a `gzip` body and prefers it (or likes it as well as no coding).
-    public let prefersGzip: Bool
+    let prefersGzip: Bool
     /// Whether the header excludes an uncoded body.
-    public let refusesIdentity: Bool
+    let refusesIdentity: Bool
 
     /// What `header` allows; a missing header allows only what Spout sends anyway, no coding.
-    public init(_ header: String?) {
+    init(_ header: String?) {
         guard var header else {
             prefersGzip = false
             refusesIdentity = false

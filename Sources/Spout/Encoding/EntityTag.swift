@@ -4,13 +4,13 @@
 /// (its tag is the identity tag with a suffix that names the compressor, see ``withCoding(_:)``).
 ///
 /// **Thread safety:** value type; not shared.
-public struct EntityTag: Sendable, Equatable {
+struct EntityTag: Sendable, Equatable {
     /// The field value: the opaque tag in double quotes, as `ETag` carries it. Stored in this form so that a
     /// response writes it as it is.
-    public let headerValue: String
+    let headerValue: String
 
     /// A tag from its opaque part; `nil` when it holds a character an entity tag cannot carry.
-    public init?(opaque: String) {
+    init?(opaque: String) {
         guard !opaque.isEmpty, opaque.utf8.allSatisfy(Self.isTagCharacter) else { return nil }
         self.init(unchecked: opaque)
     }
@@ -26,7 +26,7 @@ public struct EntityTag: Sendable, Equatable {
     }
 
     /// The opaque tag between the quotes.
-    public var opaque: Substring { headerValue.dropFirst().dropLast() }
+    var opaque: Substring { headerValue.dropFirst().dropLast() }
 
     /// Whether `bytes` (the inside of a quoted tag) is this tag's opaque part.
     func hasOpaque(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -37,7 +37,7 @@ public struct EntityTag: Sendable, Equatable {
 
     /// The tag of the same content sent with the content coding named `coding` (e.g. `gzip1-z1.2.13`): a
     /// different byte sequence, so a different strong tag (RFC 9110 §8.8.3.3).
-    public func withCoding(_ coding: String) -> EntityTag {
+    func withCoding(_ coding: String) -> EntityTag {
         EntityTag(quoted: String(headerValue.dropLast()) + "." + coding + "\"")
     }
 
@@ -98,7 +98,7 @@ public struct EntityTag: Sendable, Equatable {
     }
 
     /// A tag for `bytes`: a 64-bit FNV-1a digest, for documents built once at start-up.
-    public static func digest(of bytes: [UInt8]) -> EntityTag {
+    static func digest(of bytes: [UInt8]) -> EntityTag {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)
@@ -117,7 +117,7 @@ public struct EntityTag: Sendable, Equatable {
 /// The `If-None-Match` precondition (RFC 9110 §13.1.2), read on the header's bytes.
 ///
 /// **Thread safety:** stateless.
-public enum IfNoneMatch {
+enum IfNoneMatch {
     /// The first of `candidates` that `header` matches by the weak comparison (`W/"x"` matches `"x"`), or
     /// the first candidate when the header is `*`; `nil` when none matches. A malformed member matches
     /// nothing, and whatever follows it is still read. At most 64 members are looked at.
@@ -125,7 +125,7 @@ public enum IfNoneMatch {
     /// - Parameters:
     ///   - header: The `If-None-Match` field value (several fields joined with `,` are one list).
     ///   - candidates: The tags of the representations the server would be willing to send.
-    public static func match(_ header: String, candidates: [EntityTag]) -> EntityTag? {
+    static func match(_ header: String, candidates: [EntityTag]) -> EntityTag? {
         guard !candidates.isEmpty else { return nil }
         var header = header
         return header.withUTF8 { bytes -> EntityTag? in

@@ -11,7 +11,7 @@ import Glibc
 /// **Ownership:** one process-wide instance; the library handle is never closed.
 ///
 /// **Thread safety:** safe to call from any thread: each call owns its own `z_stream`.
-public final class Gzip: Sendable {
+final class Gzip: Sendable {
     private typealias DeflateInit2 =
         @convention(c) (
             UnsafeMutableRawPointer?, Int32, Int32, Int32, Int32, Int32, UnsafePointer<CChar>?, Int32
@@ -28,13 +28,13 @@ public final class Gzip: Sendable {
     /// The version string zlib reports, passed back to `deflateInit2_` as its ABI check. Immutable.
     private let version: [CChar]
     /// The compression level, 1 (fastest) … 9 (smallest).
-    public let level: Int32
+    let level: Int32
     /// The name of this coder's output in entity tags: `gzip`, the level and the zlib version.
-    public let coding: String
+    let coding: String
 
     /// The zlib coder, or `nil` when `libz.so.1` is missing or unusable. Level 1, as nginx uses by default:
     /// on JSON it codes about twice as fast as level 6 for a body about 5% larger.
-    public static let shared: Gzip? = Gzip(library: "libz.so.1", level: 1)
+    static let shared: Gzip? = Gzip(library: "libz.so.1", level: 1)
 
     /// Loads `library` and checks that it is a zlib whose stream this file can drive.
     init?(library: String, level: Int32) {
@@ -91,7 +91,7 @@ public final class Gzip: Sendable {
     /// deterministic.
     ///
     /// - Complexity: O(n) in the input's length.
-    public func compress(_ input: [UInt8]) -> [UInt8]? {
+    func compress(_ input: [UInt8]) -> [UInt8]? {
         guard input.count <= Int(UInt32.max) else { return nil }
         var windowBits: Int32 = 9
         while windowBits < 15 && (1 << windowBits) < input.count { windowBits += 1 }

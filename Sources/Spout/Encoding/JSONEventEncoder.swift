@@ -3,15 +3,15 @@ import HTTPServer
 /// One event of a stream of JSON documents: an article, a workflow step, a summary.
 ///
 /// **Thread safety:** value type; not shared.
-public struct JSONStreamEvent: Sendable, Equatable {
+struct JSONStreamEvent: Sendable, Equatable {
     /// The SSE `id:` field (the position to resume after), if the event has one.
-    public var id: String?
+    var id: String?
     /// The SSE `event:` name; `nil` for a plain `message`.
-    public var event: String?
+    var event: String?
     /// The event's data: one JSON document, compact.
-    public var json: [UInt8]
+    var json: [UInt8]
 
-    public init(id: String? = nil, event: String? = nil, json: [UInt8]) {
+    init(id: String? = nil, event: String? = nil, json: [UInt8]) {
         self.id = id
         self.event = event
         self.json = json
@@ -22,25 +22,25 @@ public struct JSONStreamEvent: Sendable, Equatable {
 /// ``SSEEncoder`` so that nothing inside the data can start a field or a frame.
 ///
 /// **Thread safety:** value type; used on one loop at a time.
-public struct SSEJSONEncoder: StreamEncoder {
+struct SSEJSONEncoder: StreamEncoder {
     /// The reconnection delay sent in the `retry:` field, in milliseconds.
-    public var retryMilliseconds: Int
+    var retryMilliseconds: Int
     /// Whether a stream that completes ends with `event: end`; `false` where the last event of the
     /// stream already says it is the last (a workflow's `summary`). Shutdown always gets its frame.
-    public var writesCompletionFrame: Bool
+    var writesCompletionFrame: Bool
 
-    public init(retryMilliseconds: Int, writesCompletionFrame: Bool = true) {
+    init(retryMilliseconds: Int, writesCompletionFrame: Bool = true) {
         self.retryMilliseconds = retryMilliseconds
         self.writesCompletionFrame = writesCompletionFrame
     }
 
-    public func appendPrologue(to buffer: inout OutboundBuffer) {
+    func appendPrologue(to buffer: inout OutboundBuffer) {
         var bytes: [UInt8] = []
         SSEEncoder.appendRetry(milliseconds: retryMilliseconds, to: &bytes)
         buffer.append(bytes: bytes)
     }
 
-    public func append(_ event: JSONStreamEvent, to buffer: inout OutboundBuffer) {
+    func append(_ event: JSONStreamEvent, to buffer: inout OutboundBuffer) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(event.json.count + 32)
         let data = String(decoding: event.json, as: UTF8.self)
@@ -48,16 +48,16 @@ public struct SSEJSONEncoder: StreamEncoder {
         buffer.append(bytes: bytes)
     }
 
-    public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
+    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
         if reason == .completed && !writesCompletionFrame { return }
         buffer.append(bytes: SSETermEncoder.endFrame(reason))
     }
 
-    public func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
+    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: SSETermEncoder.failureFrame(problem))
     }
 
-    public func appendHeartbeat(to buffer: inout OutboundBuffer) {
+    func appendHeartbeat(to buffer: inout OutboundBuffer) {
         buffer.append(bytes: SSETermEncoder.heartbeat)
     }
 }
@@ -67,12 +67,12 @@ public struct SSEJSONEncoder: StreamEncoder {
 /// does: `{"end":{"reason":"completed"}}` (or `"shutdown"`), or a `{"error":{…problem…}}` line instead.
 ///
 /// **Thread safety:** value type; used on one loop at a time.
-public struct NDJSONEventEncoder: StreamEncoder {
-    public init() {}
+struct NDJSONEventEncoder: StreamEncoder {
+    init() {}
 
-    public func appendPrologue(to buffer: inout OutboundBuffer) {}
+    func appendPrologue(to buffer: inout OutboundBuffer) {}
 
-    public func append(_ event: JSONStreamEvent, to buffer: inout OutboundBuffer) {
+    func append(_ event: JSONStreamEvent, to buffer: inout OutboundBuffer) {
         if let name = event.event {
             var object = JSONObjectWriter()
             object.add("event", name)
@@ -86,14 +86,14 @@ public struct NDJSONEventEncoder: StreamEncoder {
         }
     }
 
-    public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
+    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: NDJSONTermEncoder.endLine(reason))
     }
 
-    public func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
+    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: NDJSONTermEncoder.failureLine(problem))
     }
 
     /// NDJSON has no comment syntax, so no heartbeat is sent.
-    public func appendHeartbeat(to buffer: inout OutboundBuffer) {}
+    func appendHeartbeat(to buffer: inout OutboundBuffer) {}
 }

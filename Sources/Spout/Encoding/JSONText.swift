@@ -4,9 +4,9 @@
 /// hand, so key order is stable and no `Foundation` encoder runs per streamed element.
 ///
 /// **Thread safety:** value type; not shared.
-public enum JSONText {
+enum JSONText {
     /// Appends `value` as a quoted JSON string, escaping quotes, backslashes and control characters.
-    public static func appendString(_ value: some StringProtocol, to bytes: inout [UInt8]) {
+    static func appendString(_ value: some StringProtocol, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         let written: Void? = value.utf8.withContiguousStorageIfAvailable { buffer in
             appendEscaped(buffer, to: &bytes)
@@ -55,13 +55,13 @@ public enum JSONText {
     }
 
     /// Appends a signed integer in decimal.
-    public static func appendInteger(_ value: Int, to bytes: inout [UInt8]) {
+    static func appendInteger(_ value: Int, to bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         appendUnsigned(UInt64(value.magnitude), to: &bytes)
     }
 
     /// Appends an unsigned integer in decimal.
-    public static func appendUnsigned(_ value: UInt64, to bytes: inout [UInt8]) {
+    static func appendUnsigned(_ value: UInt64, to bytes: inout [UInt8]) {
         // Digit by digit from the most significant: no scratch buffer, no slice to copy.
         var divisor: UInt64 = 1
         while divisor <= value / 10 { divisor &*= 10 }
@@ -72,7 +72,7 @@ public enum JSONText {
     }
 
     /// Appends a number with up to `fractionDigits` decimals (for durations in logs and metrics).
-    public static func appendDecimal(_ value: Double, fractionDigits: Int, to bytes: inout [UInt8]) {
+    static func appendDecimal(_ value: Double, fractionDigits: Int, to bytes: inout [UInt8]) {
         guard value.isFinite else {
             bytes.append(contentsOf: Array("null".utf8))
             return
@@ -107,13 +107,13 @@ public enum JSONText {
 /// A JSON object written field by field into a byte buffer, in the order the fields are added.
 ///
 /// **Thread safety:** value type; not shared.
-public struct JSONObjectWriter {
+struct JSONObjectWriter {
     /// The bytes written so far; ``finish()`` closes the object.
-    public private(set) var bytes: [UInt8]
+    private(set) var bytes: [UInt8]
     private var isEmpty = true
 
     /// Starts an object, appending to `bytes`.
-    public init(appendingTo bytes: [UInt8] = []) {
+    init(appendingTo bytes: [UInt8] = []) {
         self.bytes = bytes
         // Spout's objects are small; one reservation spares the doubling from an empty buffer.
         self.bytes.reserveCapacity(bytes.count + 128)
@@ -128,43 +128,43 @@ public struct JSONObjectWriter {
     }
 
     /// Adds a string field.
-    public mutating func add(_ name: String, _ value: some StringProtocol) {
+    mutating func add(_ name: String, _ value: some StringProtocol) {
         key(name)
         JSONText.appendString(value, to: &bytes)
     }
 
     /// Adds an integer field.
-    public mutating func add(_ name: String, _ value: Int) {
+    mutating func add(_ name: String, _ value: Int) {
         key(name)
         JSONText.appendInteger(value, to: &bytes)
     }
 
     /// Adds a boolean field.
-    public mutating func add(_ name: String, _ value: Bool) {
+    mutating func add(_ name: String, _ value: Bool) {
         key(name)
         bytes.append(contentsOf: Array((value ? "true" : "false").utf8))
     }
 
     /// Adds a number field with up to `fractionDigits` decimals.
-    public mutating func add(_ name: String, _ value: Double, fractionDigits: Int = 3) {
+    mutating func add(_ name: String, _ value: Double, fractionDigits: Int = 3) {
         key(name)
         JSONText.appendDecimal(value, fractionDigits: fractionDigits, to: &bytes)
     }
 
     /// Adds a field whose value is already valid JSON text.
-    public mutating func addRaw(_ name: String, json: some Sequence<UInt8>) {
+    mutating func addRaw(_ name: String, json: some Sequence<UInt8>) {
         key(name)
         bytes.append(contentsOf: json)
     }
 
     /// Adds a `null` field.
-    public mutating func addNull(_ name: String) {
+    mutating func addNull(_ name: String) {
         key(name)
         bytes.append(contentsOf: Array("null".utf8))
     }
 
     /// Closes the object and returns its bytes.
-    public consuming func finish() -> [UInt8] {
+    consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }

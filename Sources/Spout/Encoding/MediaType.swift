@@ -1,7 +1,7 @@
 /// The representations Spout can produce for a sequence or a stream, and how a request picks one.
 ///
 /// **Thread safety:** value type; not shared.
-public enum StreamFormat: String, CaseIterable, Sendable {
+enum StreamFormat: String, CaseIterable, Sendable {
     /// Server-sent events, `text/event-stream`: the default, for `curl -N` and `EventSource`.
     case sse
     /// Newline-delimited JSON, `application/x-ndjson`.
@@ -10,7 +10,7 @@ public enum StreamFormat: String, CaseIterable, Sendable {
     case json
 
     /// The media type of this format's responses.
-    public var mediaType: String {
+    var mediaType: String {
         switch self {
         case .sse: "text/event-stream"
         case .ndjson: "application/x-ndjson"
@@ -42,7 +42,7 @@ public enum StreamFormat: String, CaseIterable, Sendable {
     /// accepts equally, the one named most specifically wins (`application/json` beats `*/*`), then
     /// the order SSE, NDJSON, JSON.
     /// - Throws: ``Problem`` `400` for an unknown `format`, `406` when `Accept` excludes all three.
-    public static func negotiate(format: String?, accept: String?, allowed: [StreamFormat] = allCases)
+    static func negotiate(format: String?, accept: String?, allowed: [StreamFormat] = allCases)
         throws(Problem) -> StreamFormat
     {
         if let format {

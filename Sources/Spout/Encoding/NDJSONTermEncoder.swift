@@ -4,13 +4,13 @@ import Sequences
 /// Newline-delimited JSON: `{"index":5,"value":"5"}` per line. The last line says how the stream ended:
 /// `{"end":{"reason":"completed"}}` (or `"shutdown"`), or, when the producer failed, `{"error":{…problem…}}`
 /// instead. A body that stops without either was cut (the connection dropped).
-public struct NDJSONTermEncoder: StreamEncoder {
-    public init() {}
+struct NDJSONTermEncoder: StreamEncoder {
+    init() {}
 
-    public func appendPrologue(to buffer: inout OutboundBuffer) {}
+    func appendPrologue(to buffer: inout OutboundBuffer) {}
 
     @inline(__always)
-    public func append(_ term: Term, to buffer: inout OutboundBuffer) {
+    func append(_ term: Term, to buffer: inout OutboundBuffer) {
         buffer.append(literal: "{\"index\":")
         _ = buffer.withUnsafeWritableBytes(minimumCapacity: 20) { space in
             BigUInt.writeDecimal(UInt64(truncatingIfNeeded: term.index), to: space.baseAddress!)
@@ -20,16 +20,16 @@ public struct NDJSONTermEncoder: StreamEncoder {
         buffer.append(literal: "\"}\n")
     }
 
-    public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
+    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: NDJSONTermEncoder.endLine(reason))
     }
 
-    public func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
+    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: NDJSONTermEncoder.failureLine(problem))
     }
 
     /// NDJSON has no comment syntax and blank lines trip strict parsers, so no heartbeat is sent.
-    public func appendHeartbeat(to buffer: inout OutboundBuffer) {}
+    func appendHeartbeat(to buffer: inout OutboundBuffer) {}
 
     /// `{"end":{"reason":"completed"}}` and a newline.
     static func endLine(_ reason: StreamEnd) -> [UInt8] {

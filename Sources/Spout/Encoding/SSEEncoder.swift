@@ -10,10 +10,10 @@
 /// message. So no client ever sees an event the stream did not send.
 ///
 /// **Thread safety:** value type; not shared.
-public enum SSEEncoder {
+enum SSEEncoder {
     /// Appends the `retry:` field line that tells `EventSource` how long to wait before reconnecting. It
     /// ends no block: it belongs to the block of the next event.
-    public static func appendRetry(milliseconds: Int, to bytes: inout [UInt8]) {
+    static func appendRetry(milliseconds: Int, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: Array("retry: ".utf8))
         JSONText.appendInteger(max(0, milliseconds), to: &bytes)
         bytes.append(0x0A)
@@ -21,14 +21,14 @@ public enum SSEEncoder {
 
     /// Appends a comment line (`: text`), ignored by clients; keeps idle connections alive. It ends no
     /// block, so it can never complete one into an (empty) event.
-    public static func appendComment(_ text: String, to bytes: inout [UInt8]) {
+    static func appendComment(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: " ")])
         appendSingleLine(text, to: &bytes)
         bytes.append(0x0A)
     }
 
     /// Appends one event: optional `id` and `event` fields and the data split into `data:` lines.
-    public static func appendEvent(id: String? = nil, event: String? = nil, data: String, to bytes: inout [UInt8]) {
+    static func appendEvent(id: String? = nil, event: String? = nil, data: String, to bytes: inout [UInt8]) {
         if let event {
             bytes.append(contentsOf: Array("event: ".utf8))
             appendSingleLine(event, to: &bytes)

@@ -4,22 +4,22 @@ import Sequences
 /// Server-sent events: a `retry:` line that joins the first block, `id: <index>` and `data: <value>` per
 /// element, `event: end` with `{"reason":…}` at the end, `event: error` with the problem on failure, and
 /// `: keep-alive` comment lines while idle (see ``SSEEncoder`` for why none of these ends a block alone).
-public struct SSETermEncoder: StreamEncoder {
+struct SSETermEncoder: StreamEncoder {
     /// The reconnection delay sent in the `retry:` field, in milliseconds.
-    public var retryMilliseconds: Int
+    var retryMilliseconds: Int
 
-    public init(retryMilliseconds: Int) {
+    init(retryMilliseconds: Int) {
         self.retryMilliseconds = retryMilliseconds
     }
 
-    public func appendPrologue(to buffer: inout OutboundBuffer) {
+    func appendPrologue(to buffer: inout OutboundBuffer) {
         var bytes: [UInt8] = []
         SSEEncoder.appendRetry(milliseconds: retryMilliseconds, to: &bytes)
         buffer.append(bytes: bytes)
     }
 
     @inline(__always)
-    public func append(_ term: Term, to buffer: inout OutboundBuffer) {
+    func append(_ term: Term, to buffer: inout OutboundBuffer) {
         // Values below 10^18 (every natural) are formatted from a machine word: past this point the term
         // is not touched, so a term borrowed from a batch needs no retain around the buffer's growth.
         if let small = term.value.smallValue {
@@ -47,7 +47,7 @@ public struct SSETermEncoder: StreamEncoder {
     /// Appends the terms in runs: the terms below 10^18 of a run share one reservation of the buffer
     /// instead of one each, so the per-event cost is the formatting alone.
     @inline(__always)
-    public func append(contentsOf terms: UnsafeBufferPointer<Term>, to buffer: inout OutboundBuffer) {
+    func append(contentsOf terms: UnsafeBufferPointer<Term>, to buffer: inout OutboundBuffer) {
         var next = 0
         while next < terms.count {
             // Runs of at most 16 events: a reservation of 16 * 53 bytes overshoots the buffer's need by
@@ -96,15 +96,15 @@ public struct SSETermEncoder: StreamEncoder {
         return offset &+ 2
     }
 
-    public func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
+    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: SSETermEncoder.endFrame(reason))
     }
 
-    public func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
+    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: SSETermEncoder.failureFrame(problem))
     }
 
-    public func appendHeartbeat(to buffer: inout OutboundBuffer) {
+    func appendHeartbeat(to buffer: inout OutboundBuffer) {
         buffer.append(bytes: SSETermEncoder.heartbeat)
     }
 

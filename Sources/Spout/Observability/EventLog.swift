@@ -1,24 +1,5 @@
 import Foundation
 
-/// How important a log line is. Request lines are ``info``; `log.level` sets the lowest level written.
-public enum LogLevel: String, Sendable, CaseIterable, Comparable {
-    case debug
-    case info
-    case warn
-    case error
-
-    private var rank: Int {
-        switch self {
-        case .debug: 0
-        case .info: 1
-        case .warn: 2
-        case .error: 3
-        }
-    }
-
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
-}
-
 /// The service's own messages — start-up, configuration, shutdown — as JSON lines with a level, into the same
 /// sink as the request log:
 ///
@@ -106,22 +87,5 @@ public final class EventLog: Sendable {
         }
         bytes.append(UInt8(ascii: "}"))
         return bytes
-    }
-}
-
-/// A log sink that writes each line to a descriptor at once, unbuffered: for the messages of a process that
-/// is about to exit (a configuration error) before any buffered sink exists.
-///
-/// **Thread safety:** safe to call from any thread (each line is one `write(2)` loop).
-public struct DirectLogSink: LogSink {
-    private let descriptor: Int32
-
-    /// Writes to `descriptor` (2 is standard error).
-    public init(descriptor: Int32) {
-        self.descriptor = descriptor
-    }
-
-    public func write(line: [UInt8]) {
-        BufferedLogSink.writeAll(line + [0x0A], to: descriptor)
     }
 }

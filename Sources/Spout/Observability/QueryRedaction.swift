@@ -5,20 +5,20 @@
 /// too. A parameter written several times is redacted each time.
 ///
 /// **Thread safety:** value type; not shared.
-public struct QueryRedaction: Sendable, Equatable {
+struct QueryRedaction: Sendable, Equatable {
     /// The lowercased names, as bytes.
     private let names: [[UInt8]]
 
     /// Redacts nothing.
-    public static let none = QueryRedaction([])
+    static let none = QueryRedaction([])
 
     /// Redacts the values of `names` (compared ignoring ASCII case).
-    public init(_ names: [String]) {
+    init(_ names: [String]) {
         self.names = names.map { Array($0.lowercased().utf8) }
     }
 
     /// What replaces a redacted value.
-    public static let marker = "REDACTED"
+    static let marker = "REDACTED"
 
     /// Appends `query`, redacted and cut to `maxBytes` (with `…`), as a JSON string.
     func appendQuery(_ query: String, maxBytes: Int, to bytes: inout [UInt8]) {

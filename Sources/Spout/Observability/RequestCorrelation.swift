@@ -18,26 +18,26 @@ import Synchronization
 ///   one costs a counter tick and two multiplications, nothing is formatted until it is written.
 ///
 /// **Thread safety:** value type; not shared. The generator behind it is safe from any thread.
-public struct RequestCorrelation: Sendable, Equatable {
+struct RequestCorrelation: Sendable, Equatable {
     /// The request ID echoed in `X-Request-ID` and logged as `request_id`.
-    public let requestID: String
+    let requestID: String
     /// The trace ID (128 bits, never zero).
-    public let traceID: (high: UInt64, low: UInt64)
+    let traceID: (high: UInt64, low: UInt64)
     /// Spout's span for this request (never zero): the parent ID of its upstream calls.
-    public let spanID: UInt64
+    let spanID: UInt64
     /// The span that called Spout, from `traceparent`; `nil` when Spout started the trace.
-    public let parentSpanID: UInt64?
+    let parentSpanID: UInt64?
     /// The trace flags (bit 0: sampled).
-    public let traceFlags: UInt8
+    let traceFlags: UInt8
     /// The incoming `tracestate`, when valid.
-    public let traceState: String?
+    let traceState: String?
 
     /// The longest `X-Request-ID` kept.
-    public static let maxRequestIDLength = 128
+    static let maxRequestIDLength = 128
     /// The longest `tracestate` kept (the specification's minimum to propagate).
-    public static let maxTraceStateLength = 512
+    static let maxTraceStateLength = 512
 
-    public static func == (lhs: RequestCorrelation, rhs: RequestCorrelation) -> Bool {
+    static func == (lhs: RequestCorrelation, rhs: RequestCorrelation) -> Bool {
         lhs.requestID == rhs.requestID && lhs.traceID == rhs.traceID && lhs.spanID == rhs.spanID
             && lhs.parentSpanID == rhs.parentSpanID && lhs.traceFlags == rhs.traceFlags
             && lhs.traceState == rhs.traceState
@@ -45,7 +45,7 @@ public struct RequestCorrelation: Sendable, Equatable {
 
     /// Reads the identifiers from a request's `X-Request-ID`, `traceparent` and `tracestate` (any of them may be
     /// `nil`), generating what is missing or invalid.
-    public init(requestID incomingID: String?, traceparent: String?, tracestate: String?) {
+    init(requestID incomingID: String?, traceparent: String?, tracestate: String?) {
         let fresh = CorrelationIDs.next()
         if let incomingID, Self.isValidRequestID(incomingID) {
             requestID = incomingID
@@ -67,17 +67,17 @@ public struct RequestCorrelation: Sendable, Equatable {
     }
 
     /// Whether Spout started this trace (no valid `traceparent` came in).
-    public var startedTrace: Bool { parentSpanID == nil }
+    var startedTrace: Bool { parentSpanID == nil }
 
     /// The trace ID as 32 lowercase hex digits.
-    public var traceIDText: String {
+    var traceIDText: String {
         var bytes: [UInt8] = []
         appendTraceID(to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The `traceparent` for an upstream call: this trace, Spout's span as the parent, the same flags.
-    public var outgoingTraceparent: String {
+    var outgoingTraceparent: String {
         var bytes = Array("00-".utf8)
         appendTraceID(to: &bytes)
         bytes.append(UInt8(ascii: "-"))
@@ -89,7 +89,7 @@ public struct RequestCorrelation: Sendable, Equatable {
 
     /// The headers every upstream call of this request carries: `X-Request-ID`, `traceparent` and, when one
     /// came in, `tracestate`. This is the one place the upstream client takes them from.
-    public var correlationHeaders: [String: String] {
+    var correlationHeaders: [String: String] {
         var headers = ["X-Request-ID": requestID, "traceparent": outgoingTraceparent]
         if let traceState { headers["tracestate"] = traceState }
         return headers
@@ -101,7 +101,7 @@ public struct RequestCorrelation: Sendable, Equatable {
     }
 
     /// Whether `text` is kept as a request ID: 1…128 characters, each a letter, digit or one of `-_.:+=/@~`.
-    public static func isValidRequestID(_ text: String) -> Bool {
+    static func isValidRequestID(_ text: String) -> Bool {
         let utf8 = text.utf8
         guard !utf8.isEmpty, utf8.count <= maxRequestIDLength else { return false }
         return utf8.allSatisfy { byte in
@@ -171,156 +171,5 @@ public struct RequestCorrelation: Sendable, Equatable {
         return value.allSatisfy { byte in
             (0x20...0x7E).contains(byte) && byte != UInt8(ascii: ",") && byte != UInt8(ascii: "=")
         }
-    }
-}
-
-/// A parsed `traceparent` header (W3C Trace Context §3.2).
-///
-/// `version "-" trace-id "-" parent-id "-" trace-flags`, lowercase hex: version `00` is exactly 55 characters;
-/// a later version may be longer, and then the 56th character must be `-`; version `ff` is invalid; an
-/// all-zero trace ID or parent ID is invalid. Anything else fails and the request starts a new trace.
-///
-/// **Thread safety:** value type; not shared.
-struct TraceParent: Equatable {
-    var version: UInt8
-    var traceID: (high: UInt64, low: UInt64)
-    var parentID: UInt64
-    var flags: UInt8
-
-    static func == (lhs: TraceParent, rhs: TraceParent) -> Bool {
-        lhs.version == rhs.version && lhs.traceID == rhs.traceID && lhs.parentID == rhs.parentID
-            && lhs.flags == rhs.flags
-    }
-
-    init?(_ text: String) {
-        var text = text
-        let parsed: TraceParent? = text.withUTF8 { bytes in
-            guard bytes.count >= 55 else { return nil }
-            guard let version = Hex.parse(bytes, 0, digits: 2), version != 0xFF else { return nil }
-            if version == 0 && bytes.count != 55 { return nil }
-            if bytes.count > 55 && bytes[55] != UInt8(ascii: "-") { return nil }
-            guard bytes[2] == UInt8(ascii: "-"), bytes[35] == UInt8(ascii: "-"), bytes[52] == UInt8(ascii: "-"),
-                let high = Hex.parse(bytes, 3, digits: 16), let low = Hex.parse(bytes, 19, digits: 16),
-                let parent = Hex.parse(bytes, 36, digits: 16), let flags = Hex.parse(bytes, 53, digits: 2),
-                high | low != 0, parent != 0
-            else { return nil }
-            return TraceParent(version: UInt8(version), traceID: (high, low), parentID: parent, flags: UInt8(flags))
-        }
-        guard let parsed else { return nil }
-        self = parsed
-    }
-
-    private init(version: UInt8, traceID: (high: UInt64, low: UInt64), parentID: UInt64, flags: UInt8) {
-        self.version = version
-        self.traceID = traceID
-        self.parentID = parentID
-        self.flags = flags
-    }
-}
-
-/// Lowercase hexadecimal, read and written on bytes.
-enum Hex {
-    /// Appends the low `digits` hex digits of `value` (at most 16), most significant first, in one append.
-    @inline(__always)
-    static func append(_ value: UInt64, digits count: Int, to bytes: inout [UInt8]) {
-        // Eight digits per word: the nibbles are spread one per byte, then turned into ASCII all at once.
-        var words = (spread(UInt32(truncatingIfNeeded: value >> 32)), spread(UInt32(truncatingIfNeeded: value)))
-        withUnsafeBytes(of: &words) { raw in
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[(16 - count)...]))
-        }
-    }
-
-    /// Appends the 32 hex digits of a 128-bit value given as its two halves, in one append.
-    @inline(__always)
-    static func append128(_ high: UInt64, _ low: UInt64, to bytes: inout [UInt8]) {
-        var words = (
-            spread(UInt32(truncatingIfNeeded: high >> 32)), spread(UInt32(truncatingIfNeeded: high)),
-            spread(UInt32(truncatingIfNeeded: low >> 32)), spread(UInt32(truncatingIfNeeded: low))
-        )
-        withUnsafeBytes(of: &words) { bytes.append(contentsOf: $0) }
-    }
-
-    /// The eight hex digits of `value` as ASCII bytes in a word whose memory order is the text's order.
-    @inline(__always)
-    private static func spread(_ value: UInt32) -> UInt64 {
-        var x = UInt64(value)
-        x = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF
-        x = (x | (x << 8)) & 0x00FF_00FF_00FF_00FF
-        x = (x | (x << 4)) & 0x0F0F_0F0F_0F0F_0F0F  // byte i holds nibble i, the least significant first
-        let letters = ((x &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101  // 1 where the nibble is 10...15
-        x = x &+ 0x3030_3030_3030_3030 &+ letters &* 0x27  // '0' + n, and 'a' - '0' - 10 = 0x27 more for letters
-        return x.bigEndian  // in memory, the most significant digit first
-    }
-
-    /// The value of `digits` lowercase hex digits at `offset` (at most 16), or `nil` if one is not `0-9a-f`.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, _ offset: Int, digits count: Int) -> UInt64? {
-        var value: UInt64 = 0
-        for index in offset..<(offset + count) {
-            let byte = bytes[index]
-            let nibble: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte &- UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte &- UInt8(ascii: "a") &+ 10
-            default: return nil
-            }
-            value = value << 4 | UInt64(nibble)
-        }
-        return value
-    }
-}
-
-/// The source of generated request IDs, trace IDs and span IDs: a process-wide counter run through keyed
-/// bijective mixes (SplitMix64's finaliser), so every value of a process is distinct, none repeats before 2^64
-/// requests, and a random per-process key makes processes differ. Not cryptographic: these name requests,
-/// they guard nothing.
-///
-/// **Thread safety:** safe to call from any thread (one atomic increment).
-enum CorrelationIDs {
-    private static let counter = Atomic<UInt64>(0)
-    private static let keys: (UInt64, UInt64, UInt64, UInt64) = {
-        var generator = SystemRandomNumberGenerator()
-        return (generator.next(), generator.next(), generator.next(), generator.next())
-    }()
-
-    /// One request's fresh identifiers.
-    static func next() -> (requestID: String, traceID: (high: UInt64, low: UInt64), spanID: UInt64) {
-        let tick = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        let keys = keys
-        let first = mix(tick ^ keys.0)
-        let second = mix(tick &+ keys.1)
-        var span = mix(tick ^ keys.2)
-        if span == 0 { span = 1 }
-        // An all-zero trace ID is invalid (W3C); one in 2^128, but checked all the same.
-        let high = mix(first ^ keys.3)
-        let trace = (high: high, low: high | second == 0 ? 1 : second)
-        return (requestID(first, second), trace, span)
-    }
-
-    /// 13 base-32 digits of `first` (all 64 bits) and 2 of `second`: 15 characters, written straight into a
-    /// small string (no allocation, no table).
-    private static func requestID(_ first: UInt64, _ second: UInt64) -> String {
-        @inline(__always) func digit(_ value: UInt64) -> UInt8 {
-            let five = UInt8(truncatingIfNeeded: value & 31)
-            return five < 10 ? five &+ 0x30 : five &+ 0x57  // 0-9, then a-v
-        }
-        return String(unsafeUninitializedCapacity: 15) { buffer in
-            var value = first
-            for index in stride(from: 12, through: 0, by: -1) {
-                buffer[index] = digit(value)
-                value >>= 5
-            }
-            buffer[13] = digit(second)
-            buffer[14] = digit(second >> 5)
-            return 15
-        }
-    }
-
-    /// SplitMix64's finaliser: a bijection of 64-bit values with good avalanche.
-    @inline(__always)
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

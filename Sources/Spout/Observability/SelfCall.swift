@@ -10,12 +10,12 @@
 /// too.
 ///
 /// **Thread safety:** immutable.
-public enum SelfCall {
+enum SelfCall {
     /// The request header that carries the token.
-    public static let headerName = "X-Spout-Self-Call"
+    static let headerName = "X-Spout-Self-Call"
 
     /// This process's token: 32 lowercase hex digits.
-    public static let token: String = {
+    static let token: String = {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
         Hex.append(generator.next(), digits: 16, to: &bytes)

@@ -1,68 +1,44 @@
-/// Why a stream ended, as counted in metrics and written in the request log.
-public enum StreamEnd: String, Sendable, CaseIterable {
-    /// The sequence finished and the final frame was written.
-    case completed
-    /// The client went away (closed the connection or stopped for longer than the stall timeout).
-    case clientGone = "client_gone"
-    /// The producer failed (an upstream error after retries).
-    case error
-    /// The server is shutting down; the client got a final `event: end` with this reason.
-    case shutdown
-}
-
-/// How one upstream attempt ended, as counted in `spout_upstream_requests_total{outcome}`.
-public enum UpstreamOutcome: String, Sendable, CaseIterable {
-    /// A 2xx response, read in full.
-    case ok
-    /// A response whose status is not 2xx.
-    case status
-    /// No complete response within the attempt's time limit.
-    case timeout
-    /// No response: connection refused or lost, DNS or TLS failure.
-    case unreachable
-    /// A response that could not be read as HTTP.
-    case badBody = "bad_body"
-    /// Cancelled by the caller (the client left, the deadline passed, or the request was abandoned).
-    case cancelled
-}
-
 /// The metrics Spout exposes at `GET /metrics`.
 ///
 /// **Ownership:** created once by the service; every route holds it.
 ///
 /// **Thread safety:** safe to call from any thread.
-public final class SpoutMetrics: Sendable {
+final class SpoutMetrics: Sendable {
     /// The registry rendered at `/metrics`.
-    public let registry: MetricsRegistry
+    let registry: MetricsRegistry
     /// `spout_http_requests_total{route,status}`.
-    public let requests: CounterFamily
+    let requests: CounterFamily
     /// `spout_http_request_duration_seconds{route}`: time to the end of the response.
-    public let requestDuration: HistogramFamily
+    let requestDuration: HistogramFamily
     /// `spout_active_streams`: streaming responses currently open.
-    public let activeStreams: Gauge
+    let activeStreams: Gauge
     /// `spout_events_sent_total`: stream elements written (SSE events and NDJSON lines).
-    public let eventsSent: CounterFamily
+    let eventsSent: CounterFamily
     /// `spout_streams_ended_total{reason}`.
-    public let streamsEnded: CounterFamily
+    let streamsEnded: CounterFamily
     /// `spout_upstream_requests_total{outcome}`: upstream HTTP requests (each attempt counts) by
     /// ``UpstreamOutcome``.
-    public let upstreamRequests: CounterFamily
+    let upstreamRequests: CounterFamily
     /// `spout_upstream_retries_total`: attempts after the first of an upstream request.
-    public let upstreamRetries: CounterFamily
+    let upstreamRetries: CounterFamily
     /// `spout_upstream_cache_total{result}`: cache lookups by ``CacheLookup`` (hit, miss, coalesced, stale).
-    public let upstreamCache: CounterFamily
+    let upstreamCache: CounterFamily
     /// `spout_upstream_request_duration_seconds`: time of one upstream attempt, whatever its outcome.
-    public let upstreamDuration: HistogramFamily
+    let upstreamDuration: HistogramFamily
     /// `spout_upstream_in_flight`: upstream attempts started and not yet ended or cancelled.
-    public let upstreamInFlight: Gauge
+    let upstreamInFlight: Gauge
     /// `spout_upstream_cache_bytes`: bytes of response bodies in the upstream cache (read from the cache).
-    public let upstreamCacheBytes: SampledGauge
+    let upstreamCacheBytes: SampledGauge
 
     /// Creates the metrics in a new registry.
-    public init() {
+    init() {
         let registry = MetricsRegistry()
         self.registry = registry
-        requests = registry.counter("spout_http_requests_total", help: "HTTP requests answered.", labels: ["route", "status"])
+        requests = registry.counter(
+            "spout_http_requests_total",
+            help: "HTTP requests answered.",
+            labels: ["route", "status"]
+        )
         requestDuration = registry.histogram(
             "spout_http_request_duration_seconds",
             help: "Time from request to the end of its response, in seconds.",
@@ -71,7 +47,11 @@ public final class SpoutMetrics: Sendable {
         )
         activeStreams = registry.gauge("spout_active_streams", help: "Streaming responses currently open.")
         eventsSent = registry.counter("spout_events_sent_total", help: "Stream elements written to clients.")
-        streamsEnded = registry.counter("spout_streams_ended_total", help: "Streams ended, by reason.", labels: ["reason"])
+        streamsEnded = registry.counter(
+            "spout_streams_ended_total",
+            help: "Streams ended, by reason.",
+            labels: ["reason"]
+        )
         upstreamRequests = registry.counter(
             "spout_upstream_requests_total",
             help: "Upstream HTTP requests (each attempt), by outcome.",
@@ -98,45 +78,5 @@ public final class SpoutMetrics: Sendable {
         upstreamCache.preinitialize(CacheLookup.allCases.map { [$0.rawValue] })
         registry.add(BuildInfoMetric())
         registry.add(ProcessMetrics())
-    }
-}
-
-/// The request metrics of one `route` label, resolved once at start-up: recording a request then counts
-/// through cells, with no label arrays built or hashed per request.
-///
-/// **Ownership:** created by the service for each route pattern (and for unmatched requests).
-///
-/// **Thread safety:** immutable; the cells it holds are safe to use from any thread.
-final class RouteMetrics: Sendable {
-    /// The `route` label.
-    let route: String
-    private let requests: CounterFamily
-    private let duration: HistogramFamily.Series
-    /// The `spout_http_requests_total{route,status}` cells of the statuses Spout answers with.
-    private let statusCells: [(status: Int, cell: CounterFamily.Cell)]
-
-    /// The statuses whose cells are resolved in advance; others are resolved when they happen.
-    static let commonStatuses = [200, 204, 400, 404, 405, 406, 413, 500, 502, 503, 504]
-
-    init(route: String, metrics: SpoutMetrics) {
-        self.route = route
-        requests = metrics.requests
-        duration = metrics.requestDuration.series([route])
-        statusCells = Self.commonStatuses.map { status in (status, metrics.requests.cell([route, String(status)])) }
-    }
-
-    /// Counts one answered request with `status` in `spout_http_requests_total`.
-    func countRequest(status: Int) {
-        for entry in statusCells where entry.status == status {
-            entry.cell.increment()
-            return
-        }
-        requests.increment([route, String(status)])
-    }
-
-    /// Counts one finished request and observes its duration.
-    func record(status: Int, seconds: Double) {
-        countRequest(status: status)
-        duration.observe(seconds)
     }
 }

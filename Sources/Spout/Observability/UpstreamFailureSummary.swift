@@ -5,19 +5,19 @@
 /// The URL belongs in the log, not in the problem a client sees (it names internal hosts).
 ///
 /// **Thread safety:** value type; not shared.
-public struct UpstreamFailureSummary: Sendable, Equatable {
+struct UpstreamFailureSummary: Sendable, Equatable {
     /// The URL of the failing call.
-    public var url: String?
+    var url: String?
     /// `unreachable`, `timeout`, `status`, `bad_body` or `too_large` (`failed` when only a problem told the cause).
-    public var error: String
+    var error: String
     /// The status of the last upstream response, if one came.
-    public var status: Int?
+    var status: Int?
     /// How many attempts were made.
-    public var attempts: Int?
+    var attempts: Int?
     /// The time limit that ran out, for a timeout.
-    public var timeoutSeconds: Double?
+    var timeoutSeconds: Double?
 
-    public init(url: String?, error: String, status: Int? = nil, attempts: Int? = nil, timeoutSeconds: Double? = nil) {
+    init(url: String?, error: String, status: Int? = nil, attempts: Int? = nil, timeoutSeconds: Double? = nil) {
         self.url = url
         self.error = error
         self.status = status
@@ -27,7 +27,7 @@ public struct UpstreamFailureSummary: Sendable, Equatable {
 
     /// The cause of `failure`, as the upstream client reports it: the absolute URL (which problems never show),
     /// the kind, the last status, the attempts and the time limit that ran out.
-    public init(_ failure: UpstreamError) {
+    init(_ failure: UpstreamError) {
         var timeout: Double?
         let kind: String
         switch failure.underlying {
@@ -50,7 +50,7 @@ public struct UpstreamFailureSummary: Sendable, Equatable {
 
     /// The cause as far as an upstream problem tells it (its `upstream`, `upstreamStatus` and `attempts` members),
     /// for routes that answer with the problem alone; `nil` for problems that are not about the upstream.
-    public init?(problem: Problem) {
+    init?(problem: Problem) {
         let isTimeout = problem.type == Problem.Kind.upstreamTimeout
         guard isTimeout || problem.type == Problem.Kind.upstreamFailed else { return nil }
         var url: String?

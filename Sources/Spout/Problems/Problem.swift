@@ -6,35 +6,35 @@
 /// `upstreamStatus`) help programs react without parsing the prose; numbers are JSON numbers.
 ///
 /// **Thread safety:** value type; not shared.
-public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
+struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
     /// The media type of a rendered problem.
-    public static let mediaType = "application/problem+json"
+    static let mediaType = "application/problem+json"
 
     /// The HTTP status code.
-    public var status: Int
+    var status: Int
     /// A URI reference naming the kind of problem.
-    public var type: String
+    var type: String
     /// A short summary of the kind of problem, the same for every occurrence.
-    public var title: String
+    var title: String
     /// What was wrong with this request, in words that name the input.
-    public var detail: String
+    var detail: String
     /// The request path the problem occurred on.
-    public var instance: String?
+    var instance: String?
     /// Additional members (e.g. `parameter` → `"count"`, `upstreamStatus` → `503`).
-    public var extensions: [(name: String, value: ExtensionValue)]
+    var extensions: [(name: String, value: ExtensionValue)]
 
     /// The value of an extension member: a JSON string or a JSON integer. String and integer literals
     /// convert, so `("upstreamStatus", 503)` and `("parameter", "count")` both read naturally.
-    public enum ExtensionValue: Equatable, Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    enum ExtensionValue: Equatable, Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
         CustomStringConvertible
     {
         case string(String)
         case integer(Int)
 
-        public init(stringLiteral value: String) { self = .string(value) }
-        public init(integerLiteral value: Int) { self = .integer(value) }
+        init(stringLiteral value: String) { self = .string(value) }
+        init(integerLiteral value: Int) { self = .integer(value) }
 
-        public var description: String {
+        var description: String {
             switch self {
             case .string(let value): value
             case .integer(let value): String(value)
@@ -43,7 +43,7 @@ public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Creates a problem.
-    public init(
+    init(
         status: Int,
         type: String,
         title: String,
@@ -59,15 +59,15 @@ public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
         self.extensions = extensions
     }
 
-    public var description: String { "\(status) \(title): \(detail)" }
+    var description: String { "\(status) \(title): \(detail)" }
 
-    public static func == (lhs: Problem, rhs: Problem) -> Bool {
+    static func == (lhs: Problem, rhs: Problem) -> Bool {
         lhs.status == rhs.status && lhs.type == rhs.type && lhs.title == rhs.title && lhs.detail == rhs.detail
             && lhs.instance == rhs.instance && lhs.extensions.elementsEqual(rhs.extensions) { $0 == $1 }
     }
 
     /// The problem as `application/problem+json` bytes.
-    public var jsonBytes: [UInt8] {
+    var jsonBytes: [UInt8] {
         var object = JSONObjectWriter()
         object.add("type", type)
         object.add("title", title)
@@ -87,18 +87,18 @@ public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
 extension Problem {
     /// The `type` URIs Spout uses, from the catalogue ``ProblemType/all``: relative references resolved
     /// against the service, each answering `GET` with its explanation.
-    public enum Kind {
-        public static let invalidParameter = ProblemType.invalidParameter.uri
-        public static let notFound = ProblemType.notFound.uri
-        public static let methodNotAllowed = ProblemType.methodNotAllowed.uri
-        public static let notAcceptable = ProblemType.notAcceptable.uri
-        public static let upstreamFailed = ProblemType.upstreamFailed.uri
-        public static let upstreamTimeout = ProblemType.upstreamTimeout.uri
-        public static let unavailable = ProblemType.unavailable.uri
+    enum Kind {
+        static let invalidParameter = ProblemType.invalidParameter.uri
+        static let notFound = ProblemType.notFound.uri
+        static let methodNotAllowed = ProblemType.methodNotAllowed.uri
+        static let notAcceptable = ProblemType.notAcceptable.uri
+        static let upstreamFailed = ProblemType.upstreamFailed.uri
+        static let upstreamTimeout = ProblemType.upstreamTimeout.uri
+        static let unavailable = ProblemType.unavailable.uri
     }
 
     /// `400`: a query parameter is malformed or out of range.
-    public static func invalidParameter(_ name: String, _ detail: String) -> Problem {
+    static func invalidParameter(_ name: String, _ detail: String) -> Problem {
         Problem(
             status: 400,
             type: Kind.invalidParameter,
@@ -109,12 +109,12 @@ extension Problem {
     }
 
     /// `404`: nothing is served at this path.
-    public static func notFound(_ detail: String) -> Problem {
+    static func notFound(_ detail: String) -> Problem {
         Problem(status: 404, type: Kind.notFound, title: ProblemType.notFound.title, detail: detail)
     }
 
     /// `405`: the path exists but not for this method.
-    public static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
+    static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
         Problem(
             status: 405,
             type: Kind.methodNotAllowed,
@@ -125,7 +125,7 @@ extension Problem {
     }
 
     /// `406`: none of the representations the client accepts can be produced.
-    public static func notAcceptable(_ accept: String, available: [String]) -> Problem {
+    static func notAcceptable(_ accept: String, available: [String]) -> Problem {
         Problem(
             status: 406,
             type: Kind.notAcceptable,
@@ -135,7 +135,7 @@ extension Problem {
     }
 
     /// `503`: the service is shutting down or over capacity.
-    public static func unavailable(_ detail: String) -> Problem {
+    static func unavailable(_ detail: String) -> Problem {
         Problem(status: 503, type: Kind.unavailable, title: ProblemType.unavailable.title, detail: detail)
     }
 }

@@ -8,55 +8,55 @@
 /// `Problem.Kind.<name>` (or a factory on ``Problem``) where it is raised.
 ///
 /// **Thread safety:** value type; immutable.
-public struct ProblemType: Sendable, Equatable {
+struct ProblemType: Sendable, Equatable {
     /// The last segment of the URI: `invalid-parameter`.
-    public let slug: String
+    let slug: String
     /// The problem's `title`, the same for every occurrence.
-    public let title: String
+    let title: String
     /// The HTTP statuses a problem of this kind is sent with.
-    public let statuses: [Int]
+    let statuses: [Int]
     /// What it means, in a sentence or two.
-    public let meaning: String
+    let meaning: String
     /// What a client can do about it.
-    public let remedy: String
+    let remedy: String
     /// The extension members this kind may carry, with what each holds.
-    public let members: [Member]
+    let members: [Member]
 
     /// One extension member of a problem body.
-    public struct Member: Sendable, Equatable {
+    struct Member: Sendable, Equatable {
         /// The member's name, e.g. `parameter`.
-        public let name: String
+        let name: String
         /// `string` or `integer`, as in JSON Schema.
-        public let jsonType: String
+        let jsonType: String
         /// What the member holds.
-        public let meaning: String
+        let meaning: String
     }
 
     /// The `type` URI, a reference relative to the service: `/problems/invalid-parameter`.
-    public var uri: String { Self.pathPrefix + slug }
+    var uri: String { Self.pathPrefix + slug }
 
     /// Where the explanations live.
-    public static let pathPrefix = "/problems/"
+    static let pathPrefix = "/problems/"
 
     /// The kind whose ``uri`` is `uri`, if any.
-    public static func named(uri: String) -> ProblemType? {
+    static func named(uri: String) -> ProblemType? {
         all.first { $0.uri == uri }
     }
 
     /// The kind whose ``slug`` is `slug`, if any.
-    public static func named(slug: String) -> ProblemType? {
+    static func named(slug: String) -> ProblemType? {
         all.first { $0.slug == slug }
     }
 }
 
 extension ProblemType {
     /// Every kind Spout emits, in the order the document lists them.
-    public static let all: [ProblemType] = [
+    static let all: [ProblemType] = [
         invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout, unavailable,
     ]
 
     /// `400`: a query parameter, path segment or header is malformed, out of range or unknown.
-    public static let invalidParameter = ProblemType(
+    static let invalidParameter = ProblemType(
         slug: "invalid-parameter",
         title: "Invalid parameter",
         statuses: [400],
@@ -73,7 +73,7 @@ extension ProblemType {
     )
 
     /// `404`: nothing at this path, or no such record upstream.
-    public static let notFound = ProblemType(
+    static let notFound = ProblemType(
         slug: "not-found",
         title: "Not found",
         statuses: [404],
@@ -98,7 +98,7 @@ extension ProblemType {
     )
 
     /// `405`: the path exists under other methods.
-    public static let methodNotAllowed = ProblemType(
+    static let methodNotAllowed = ProblemType(
         slug: "method-not-allowed",
         title: "Method not allowed",
         statuses: [405],
@@ -108,7 +108,7 @@ extension ProblemType {
     )
 
     /// `406`: `Accept` excludes every representation the route has.
-    public static let notAcceptable = ProblemType(
+    static let notAcceptable = ProblemType(
         slug: "not-acceptable",
         title: "Not acceptable",
         statuses: [406],
@@ -121,7 +121,7 @@ extension ProblemType {
     )
 
     /// `502`: the upstream API failed after the retries.
-    public static let upstreamFailed = ProblemType(
+    static let upstreamFailed = ProblemType(
         slug: "upstream-failed",
         title: "Upstream failed",
         statuses: [502],
@@ -153,7 +153,7 @@ extension ProblemType {
     )
 
     /// `504`: the upstream API did not answer in time.
-    public static let upstreamTimeout = ProblemType(
+    static let upstreamTimeout = ProblemType(
         slug: "upstream-timeout",
         title: "Upstream timeout",
         statuses: [504],
@@ -172,7 +172,7 @@ extension ProblemType {
     )
 
     /// `503`: the service is shutting down or over capacity.
-    public static let unavailable = ProblemType(
+    static let unavailable = ProblemType(
         slug: "unavailable",
         title: "Service unavailable",
         statuses: [503],

@@ -2,11 +2,11 @@ import Foundation
 import Reactive
 
 /// One article of a stream and its position in it (from 0), the SSE `id:` that resumes after it.
-public struct IndexedPost: Sendable, Equatable {
-    public var index: Int
-    public var post: Post
+struct IndexedPost: Sendable, Equatable {
+    var index: Int
+    var post: Post
 
-    public init(index: Int, post: Post) {
+    init(index: Int, post: Post) {
         self.index = index
         self.post = post
     }
@@ -26,24 +26,24 @@ public struct IndexedPost: Sendable, Equatable {
 ///     // Prints: 0 …, 1 …, 2 … after one page request
 ///
 /// **Thread safety:** a value; each subscription is safe to request and cancel from any thread.
-public struct ArticlePages: Publisher, Sendable {
-    public typealias Output = IndexedPost
-    public typealias Failure = UpstreamError
+struct ArticlePages: Publisher, Sendable {
+    typealias Output = IndexedPost
+    typealias Failure = UpstreamError
 
     /// Where the pages come from.
-    public let client: UpstreamClient
+    let client: UpstreamClient
     /// Only this user's articles (`?userId=`), or all.
-    public let userId: Int?
+    let userId: Int?
     /// Articles per upstream page (`_limit`), at least 1.
-    public let pageSize: Int
+    let pageSize: Int
     /// The position of the first article to send (after a `Last-Event-ID`); earlier ones are skipped.
-    public let start: Int
+    let start: Int
     /// The most articles to send, or `nil` for all.
-    public let limit: Int?
+    let limit: Int?
     /// Extra header fields of the page requests (correlation fields; see ``UpstreamClient/get(_:query:headers:)``).
-    public let headers: [String: String]
+    let headers: [String: String]
 
-    public init(
+    init(
         client: UpstreamClient,
         userId: Int? = nil,
         pageSize: Int,
@@ -59,7 +59,7 @@ public struct ArticlePages: Publisher, Sendable {
         self.limit = limit.map { Swift.max(0, $0) }
     }
 
-    public func receive<S: Subscriber>(subscriber: S) where S.Input == IndexedPost, S.Failure == UpstreamError {
+    func receive<S: Subscriber>(subscriber: S) where S.Input == IndexedPost, S.Failure == UpstreamError {
         subscriber.receive(subscription: ArticlePagesSubscription(pages: self, subscriber: subscriber))
     }
 

@@ -7,11 +7,11 @@ import HTTPServer
 /// stream into an endless one.
 ///
 /// **Thread safety:** value type; not shared.
-public struct QueryParameters: Sendable {
+struct QueryParameters: Sendable {
     private var values: [String: String] = [:]
 
     /// Collects `items`, rejecting names outside `known` and names given more than once.
-    public init(_ items: [(name: String, value: String)], known: Set<String>) throws(Problem) {
+    init(_ items: [(name: String, value: String)], known: Set<String>) throws(Problem) {
         for (name, value) in items {
             try add(name: name, value: value, known: known)
         }
@@ -19,7 +19,7 @@ public struct QueryParameters: Sendable {
 
     /// ``init(_:known:)`` over the query of `request`. A query of ASCII bytes with no `%` or `+` decodes to
     /// itself, so it is read straight from its bytes; any other goes through `Request.queryItems`.
-    public init(query request: Request, known: Set<String>) throws(Problem) {
+    init(query request: Request, known: Set<String>) throws(Problem) {
         self.init()
         guard var query = request.query else { return }
         let plain = query.withUTF8 { bytes in
@@ -64,12 +64,12 @@ public struct QueryParameters: Sendable {
     }
 
     /// The raw value of `name`, if present.
-    public subscript(name: String) -> String? { values[name] }
+    subscript(name: String) -> String? { values[name] }
 
     /// A whole number in `range`, or `nil` when absent.
     ///
     /// - Throws: ``Problem`` when the value is not a plain non-negative decimal integer or is out of range.
-    public func integer(_ name: String, in range: ClosedRange<Int>, unit: String = "") throws(Problem) -> Int? {
+    func integer(_ name: String, in range: ClosedRange<Int>, unit: String = "") throws(Problem) -> Int? {
         guard let text = values[name] else { return nil }
         let suffix = unit.isEmpty ? "" : " \(unit)"
         guard !text.isEmpty, text.utf8.count <= 40, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {

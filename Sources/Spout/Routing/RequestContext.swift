@@ -15,13 +15,13 @@ import Reactive
 /// **Ownership:** created per request by the service; routes may capture it in callbacks.
 ///
 /// **Thread safety:** confined to the connection's loop, like the responder it wraps.
-public struct RequestContext: Sendable {
+struct RequestContext: Sendable {
     /// The request.
-    public let request: Request
+    let request: Request
     /// The matched route's pattern (`/sequences/{name}`), or a fixed label for unmatched requests.
-    public let route: String
+    let route: String
     /// The `{name}` segments of the matched pattern.
-    public let parameters: [String: String]
+    let parameters: [String: String]
     let responder: Responder
     let service: ServiceContext
     /// The metrics of ``route``, resolved once at start-up.
@@ -31,16 +31,16 @@ public struct RequestContext: Sendable {
     let startNanoseconds: UInt64
     let receivedAt: Date
     /// The request ID and trace context, echoed, logged and forwarded upstream.
-    public let correlation: RequestCorrelation
+    let correlation: RequestCorrelation
     /// Whether this is the demo upstream's call to the service itself (see ``SelfCall``): not client traffic.
     let isSelfCall: Bool
 
     /// The headers every upstream call made for this request carries (`X-Request-ID`, `traceparent`,
     /// `tracestate`); see ``RequestCorrelation/correlationHeaders``.
-    public var correlationHeaders: [String: String] { correlation.correlationHeaders }
+    var correlationHeaders: [String: String] { correlation.correlationHeaders }
 
     /// The loop the request arrived on.
-    public var loop: EventLoop { responder.loop }
+    var loop: EventLoop { responder.loop }
 
     /// Cancels `work` if the client leaves before the answer (see `Responder.onAbandon(_:)`); for
     /// routes that wait on upstream calls before they answer. Call on the loop.
@@ -50,7 +50,7 @@ public struct RequestContext: Sendable {
 
     /// Answers with a complete body; `headers` should name its `Content-Type`. A JSON body may go out
     /// `gzip`-coded (see ``send(status:headers:body:compressible:validator:)``).
-    public func respond(status: Status = .ok, headers: Headers = [:], body: [UInt8]) {
+    func respond(status: Status = .ok, headers: Headers = [:], body: [UInt8]) {
         respond(status: status, headers: headers, body: body, validator: nil)
     }
 
@@ -78,7 +78,7 @@ public struct RequestContext: Sendable {
     }
 
     /// Answers with a JSON body.
-    public func respond(status: Status = .ok, json body: [UInt8]) {
+    func respond(status: Status = .ok, json body: [UInt8]) {
         respond(status: status, json: body, validator: nil)
     }
 
@@ -100,12 +100,12 @@ public struct RequestContext: Sendable {
 
     /// Answers with an `application/problem+json` body; the instance is this request's path. The request log
     /// records the upstream failure behind it: `cause` when given, else what the problem's members tell.
-    public func respond(problem: Problem, headers: Headers = [:], cause: UpstreamError? = nil) {
+    func respond(problem: Problem, headers: Headers = [:], cause: UpstreamError? = nil) {
         let problem = instanced(problem)
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
         respond(
-            status: Status(code: problem.status, reasonPhrase: Status.reasonPhrase(for: problem.status)),
+            status: Status(code: problem.status),
             headers: headers,
             body: problem.jsonBytes,
             validator: nil,
@@ -174,7 +174,7 @@ public struct RequestContext: Sendable {
     }
 
     /// Starts a `200` streamed response; the caller reports its end with ``streamEnded(_:)``.
-    public func startStream(headers: Headers) -> BodyWriter {
+    func startStream(headers: Headers) -> BodyWriter {
         var headers = headers
         service.cors.apply(to: &headers, origin: request.headers["Origin"])
         responses.label(&headers, status: .ok, compressible: false)
@@ -184,7 +184,7 @@ public struct RequestContext: Sendable {
     }
 
     /// Records a streamed response that ended.
-    public func streamEnded(_ summary: StreamSummary) {
+    func streamEnded(_ summary: StreamSummary) {
         service.metrics.activeStreams.add(-1)
         service.metrics.eventsSent.increment(by: summary.events)
         service.metrics.streamsEnded.increment([summary.end.rawValue])
@@ -430,27 +430,6 @@ final class ServiceContext: Sendable {
 
     func stopTimers() {
         for ticker in tickers.values { ticker.cancel() }
-    }
-}
-
-extension Status {
-    /// The standard reason phrase for the codes Spout answers with.
-    static func reasonPhrase(for code: Int) -> String {
-        switch code {
-        case 200: "OK"
-        case 204: "No Content"
-        case 304: "Not Modified"
-        case 400: "Bad Request"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 406: "Not Acceptable"
-        case 413: "Content Too Large"
-        case 500: "Internal Server Error"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        default: "Status \(code)"
-        }
     }
 }
 

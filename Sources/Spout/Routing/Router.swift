@@ -8,19 +8,19 @@
 /// **Ownership:** built once at start-up, then read by every event loop.
 ///
 /// **Thread safety:** immutable after building; safe to read from any thread.
-public struct Router<Handler: Sendable>: Sendable {
+struct Router<Handler: Sendable>: Sendable {
     /// One registered route.
-    public struct Route: Sendable {
+    struct Route: Sendable {
         /// The pattern as written, used as the `route` label in metrics.
-        public let pattern: String
-        public let method: String
-        public let handler: Handler
+        let pattern: String
+        let method: String
+        let handler: Handler
         /// The position of this route in registration order (0 for the first ``add(_:_:maxBodyBytes:_:)``), so
         /// that per-route data can sit in an array beside the router.
-        public let index: Int
+        let index: Int
         /// The largest request body the route takes, in bytes; 0 (the default) for none. The server refuses a
         /// larger body with `413` before reading it.
-        public let maxBodyBytes: Int
+        let maxBodyBytes: Int
         fileprivate let segments: [Segment]
         /// The UTF-8 bytes of each literal segment (empty for a parameter), for matching paths on bytes.
         fileprivate let literalBytes: [[UInt8]]
@@ -32,7 +32,7 @@ public struct Router<Handler: Sendable>: Sendable {
     }
 
     /// The outcome of matching one request.
-    public enum Match: Sendable {
+    enum Match: Sendable {
         /// A route matched; `parameters` holds the `{name}` segments, not percent-decoded.
         case found(Route, parameters: [String: String])
         /// The path matched under other methods only.
@@ -44,19 +44,19 @@ public struct Router<Handler: Sendable>: Sendable {
     private var routes: [Route] = []
 
     /// The patterns in registration order: `patterns[route.index] == route.pattern`.
-    public private(set) var patterns: [String] = []
+    private(set) var patterns: [String] = []
 
     /// Every registered route's method and pattern, in registration order.
-    public var registered: [(method: String, pattern: String)] {
+    var registered: [(method: String, pattern: String)] {
         routes.sorted { $0.index < $1.index }.map { ($0.method, $0.pattern) }
     }
 
     /// Creates an empty router.
-    public init() {}
+    init() {}
 
     /// Registers `handler` for `method` (e.g. `GET`) and `pattern` (e.g. `/users/{id}/profile`), taking request
     /// bodies of up to `maxBodyBytes` (default 0: none; GET, HEAD, OPTIONS and DELETE routes take none).
-    public mutating func add(_ method: String, _ pattern: String, maxBodyBytes: Int = 0, _ handler: Handler) {
+    mutating func add(_ method: String, _ pattern: String, maxBodyBytes: Int = 0, _ handler: Handler) {
         let segments = pattern.split(separator: "/").map { piece -> Segment in
             if piece.hasPrefix("{") && piece.hasSuffix("}") { return .parameter(String(piece.dropFirst().dropLast())) }
             return .literal(piece)
@@ -88,7 +88,7 @@ public struct Router<Handler: Sendable>: Sendable {
     }
 
     /// Finds the route for `method` and `path` (the path without its query).
-    public func match(method: String, path: Substring) -> Match {
+    func match(method: String, path: Substring) -> Match {
         var path = path
         // ASCII paths (all that the HTTP parser lets through) match on bytes without splitting them into an
         // array; in ASCII a byte is a character, so the outcome is the one of the general way below.

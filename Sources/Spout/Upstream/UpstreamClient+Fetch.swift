@@ -4,18 +4,8 @@ import Reactive
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
-
-/// The arguments of one `retry(_:withBackoff:…)`, built per request.
-///
-/// **Thread safety:** value type; not shared (its closures capture the request's tracker).
-struct RetryPolicy {
-    var maxRetries: Int
-    var backoff: Backoff
-    var shouldRetry: (UpstreamError) -> Bool
-    var retryAfter: (UpstreamError) -> Duration?
-}
 
 extension UpstreamClient {
     /// One `GET url`, uncached: attempts with backoff, bounded by the overall deadline. Each
@@ -80,7 +70,8 @@ extension UpstreamClient {
             maxBodyBytes: configuration.maxBodyBytes,
             session: session
         )
-        return transfer
+        return
+            transfer
             .mapError { UpstreamError($0, target: target, timeoutSeconds: timeoutSeconds) as any Error }
             .tryMap { data, response -> Data in
                 tracker.responded(status: response.statusCode)
@@ -123,83 +114,5 @@ extension UpstreamOutcome {
         case .unreachable(_, let reason): self = reason == "cancelled" ? .cancelled : .unreachable
         case .badBody, .tooLarge, .gaveUp: self = .badBody
         }
-    }
-}
-
-/// What one upstream request has tried so far: attempts, the last status, and its deadline.
-///
-/// **Ownership:** created per subscription of ``UpstreamClient/fetch(_:)``, retained by its
-/// closures until the request ends.
-///
-/// **Thread safety:** safe to call from any thread (a `Mutex`).
-final class RequestTracker: Sendable {
-    private struct State {
-        var attempts = 0
-        var lastStatus: Int?
-    }
-
-    private let state = Mutex(State())
-    private let deadline: UInt64
-
-    init(deadlineNanoseconds: Int) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let (sum, overflow) = now.addingReportingOverflow(UInt64(max(0, deadlineNanoseconds)))
-        deadline = overflow ? .max : sum
-    }
-
-    /// Counts an attempt; returns its number, from 1.
-    func attemptStarted() -> Int {
-        state.withLock { state in
-            state.attempts += 1
-            return state.attempts
-        }
-    }
-
-    /// Records the status of a response.
-    func responded(status: Int) {
-        state.withLock { $0.lastStatus = status }
-    }
-
-    /// The time left before the deadline.
-    var remaining: Duration {
-        let now = DispatchTime.now().uptimeNanoseconds
-        return now >= deadline ? .zero : .nanoseconds(Int64(clamping: deadline - now))
-    }
-
-    /// `error` as the caller sees it: wrapped with what was tried when there was more than one attempt.
-    func finalError(_ error: UpstreamError) -> UpstreamError {
-        let (attempts, lastStatus) = state.withLock { ($0.attempts, $0.lastStatus) }
-        if case .gaveUp = error { return error }
-        return attempts > 1 ? .gaveUp(attempts: attempts, lastStatus: lastStatus, error: error) : error
-    }
-}
-
-/// Counts one attempt in the metrics exactly once: in flight while it runs, then its outcome and
-/// duration.
-///
-/// **Ownership:** retained by the attempt's `handleEvents` closures.
-///
-/// **Thread safety:** safe to call from any thread (a `Mutex`).
-final class AttemptProbe: Sendable {
-    private let metrics: SpoutMetrics?
-    /// When the attempt started (uptime nanoseconds), until it ends; `nil` before and after.
-    private let start = Mutex<UInt64?>(nil)
-
-    init(metrics: SpoutMetrics?) {
-        self.metrics = metrics
-    }
-
-    func started() {
-        guard let metrics else { return }
-        start.withLock { $0 = DispatchTime.now().uptimeNanoseconds }
-        metrics.upstreamInFlight.add(1)
-    }
-
-    func ended(_ outcome: UpstreamOutcome) {
-        guard let metrics, let began = start.withLock({ start in defer { start = nil }; return start }) else { return }
-        metrics.upstreamInFlight.add(-1)
-        metrics.upstreamRequests.increment([outcome.rawValue])
-        let elapsed = DispatchTime.now().uptimeNanoseconds &- began
-        metrics.upstreamDuration.observe(Double(elapsed) / 1e9)
     }
 }

@@ -3,7 +3,7 @@ import Reactive
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Spout's outbound client for the JSON API behind its article routes.
@@ -40,11 +40,11 @@ import FoundationNetworking
 /// **Ownership:** one per service, created by ``SpoutService``; routes share it.
 ///
 /// **Thread safety:** safe to call from any thread. The base URL is set once, before traffic.
-public final class UpstreamClient: Sendable {
+final class UpstreamClient: Sendable {
     /// The settings calls follow (attempts, backoff, deadline, cache).
-    public let configuration: SpoutConfiguration.Upstream
+    let configuration: SpoutConfiguration.Upstream
     /// The bodies of successful `GET`s, keyed by absolute URL.
-    public let cache: ResponseCache<Data, UpstreamError>
+    let cache: ResponseCache<Data, UpstreamError>
     /// The URLSession and the queue every call into FoundationNetworking goes through.
     let session: UpstreamSession
     private let base: Mutex<URL?>
@@ -64,7 +64,7 @@ public final class UpstreamClient: Sendable {
     ///   - metrics: Where to count requests, retries, cache lookups and latency; `nil` counts nothing.
     ///   - eventLoopQueues: The queues of the service's event loops, on which no FoundationNetworking
     ///     call may run (checked on every call; see ``UpstreamSession``).
-    public convenience init(
+    convenience init(
         configuration: SpoutConfiguration.Upstream,
         baseURL: URL?,
         metrics: SpoutMetrics? = nil,
@@ -87,7 +87,7 @@ public final class UpstreamClient: Sendable {
     ///   - backoffScheduler: Times the waits between attempts and subscribes the retries.
     ///   - cacheClock: The cache's clock, in nanoseconds.
     ///   - eventLoopQueues: The queues no FoundationNetworking call may run on.
-    public init<S: Scheduler & Sendable>(
+    init<S: Scheduler & Sendable>(
         configuration: SpoutConfiguration.Upstream,
         baseURL: URL?,
         metrics: SpoutMetrics?,
@@ -144,15 +144,15 @@ public final class UpstreamClient: Sendable {
     }
 
     /// Points the client at `url` (used once the demo upstream's port is known).
-    public func setBaseURL(_ url: URL) {
+    func setBaseURL(_ url: URL) {
         base.withLock { $0 = url }
     }
 
     /// The API root calls go to.
-    public var baseURL: URL? { base.withLock { $0 } }
+    var baseURL: URL? { base.withLock { $0 } }
 
     /// The absolute URL of `path` (e.g. `/posts/1`) with `query` under the base URL.
-    public func url(_ path: String, query: [URLQueryItem] = []) -> URL? {
+    func url(_ path: String, query: [URLQueryItem] = []) -> URL? {
         guard let baseURL, var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) else {
             return nil
         }
@@ -171,7 +171,7 @@ public final class UpstreamClient: Sendable {
     ///     token or whose value holds a control character is dropped. Calls share a fetch when their
     ///     URLs are equal (single flight), whatever their headers: a shared fetch carries the headers of
     ///     the call that started it (the first miss), and a cache hit sends nothing.
-    public func get(
+    func get(
         _ path: String,
         query: [URLQueryItem] = [],
         headers: [String: String] = [:]
@@ -193,7 +193,7 @@ public final class UpstreamClient: Sendable {
     }
 
     /// `GET path`, decoded as JSON into `type`; see ``get(_:query:headers:)``.
-    public func get<T: Decodable>(
+    func get<T: Decodable>(
         _ type: T.Type,
         _ path: String,
         query: [URLQueryItem] = [],
@@ -215,7 +215,7 @@ public final class UpstreamClient: Sendable {
 
     /// Invalidates the URLSession (on its networking queue): calls under way are cancelled and later
     /// calls fail as unreachable. For the service's shutdown.
-    public func shutdown() {
+    func shutdown() {
         session.invalidate()
     }
 
@@ -224,7 +224,8 @@ public final class UpstreamClient: Sendable {
     static func forwardable(_ headers: [String: String]) -> [String: String] {
         guard !headers.isEmpty else { return headers }
         return headers.filter { name, value in
-            let isToken = !name.isEmpty && name.utf8.count <= 64
+            let isToken =
+                !name.isEmpty && name.utf8.count <= 64
                 && name.utf8.allSatisfy { byte in
                     (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                         || "!#$%&'*+-.^_`|~".utf8.contains(byte)

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Why an upstream call failed, in the ways a caller can act on.
@@ -15,7 +15,7 @@ import FoundationNetworking
 /// ``problem``): the upstream's address is configuration.
 ///
 /// **Thread safety:** value type.
-public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
+enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No response: connection refused or reset, DNS failure, TLS failure.
     case unreachable(UpstreamTarget, reason: String)
     /// No complete response within the attempt's time limit or the request's deadline.
@@ -32,7 +32,7 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     indirect case gaveUp(attempts: Int, lastStatus: Int?, error: UpstreamError)
 
     /// Where the failing request went.
-    public var target: UpstreamTarget {
+    var target: UpstreamTarget {
         switch self {
         case .unreachable(let target, _), .timeout(let target, _), .status(let target, _, _),
             .badBody(let target, _), .tooLarge(let target, _, _):
@@ -42,32 +42,32 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The absolute URL the failing request was sent to: for logs, never for clients.
-    public var url: String { target.url }
+    var url: String { target.url }
 
     /// The resource under the API root the failing request asked for (e.g. `/posts/1`).
-    public var resource: String { target.resource }
+    var resource: String { target.resource }
 
     /// The failure itself, without the ``gaveUp(attempts:lastStatus:error:)`` wrapper.
-    public var underlying: UpstreamError {
+    var underlying: UpstreamError {
         if case .gaveUp(_, _, let error) = self { return error.underlying }
         return self
     }
 
     /// How many times the request was sent: 1 unless this is ``gaveUp(attempts:lastStatus:error:)``.
-    public var attempts: Int {
+    var attempts: Int {
         if case .gaveUp(let attempts, _, _) = self { return attempts }
         return 1
     }
 
     /// Whether the request ran out of time (the attempt's limit or the whole call's deadline).
-    public var isTimeout: Bool {
+    var isTimeout: Bool {
         if case .timeout = underlying { return true }
         return false
     }
 
     /// The status of the last upstream response, if one came (`nil` for transport failures and
     /// timeouts with no response before them).
-    public var upstreamStatus: Int? {
+    var upstreamStatus: Int? {
         switch self {
         case .status(_, let code, _): code
         case .gaveUp(_, let lastStatus, let error): error.upstreamStatus ?? lastStatus
@@ -84,7 +84,7 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     /// behind a load balancer is often a transient fault (a restarting backend). Retrying it costs at
     /// most `upstream.attempts` requests within `upstream.deadlineSeconds`, so a permanent 500 is
     /// bounded in cost and still reported as a `502` naming the status.
-    public var isRetryable: Bool {
+    var isRetryable: Bool {
         switch self {
         case .unreachable, .timeout: true
         case .status(_, let code, _): [408, 429, 500, 502, 503, 504].contains(code)
@@ -95,11 +95,11 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// What went wrong, naming the resource only (`upstream /posts/1 answered 503 after 3 attempts`):
     /// safe to show a client.
-    public var description: String { describe(\.resource) }
+    var description: String { describe(\.resource) }
 
     /// What went wrong, naming the absolute URL (`upstream http://10.0.0.5/api/posts/1 answered 503
     /// after 3 attempts`): for the log.
-    public var logDescription: String { describe(\.url) }
+    var logDescription: String { describe(\.url) }
 
     private func describe(_ name: KeyPath<UpstreamTarget, String>) -> String {
         switch self {
@@ -178,7 +178,7 @@ extension UpstreamError {
     /// RFC 9457 problem naming the upstream resource (`upstream`, e.g. `/posts/1`, never the host) and,
     /// when known, the upstream status (`upstreamStatus`), how many attempts were made (`attempts`, when
     /// more than one) and, for a body over the limit, the limit (`limit`).
-    public var problem: Problem {
+    var problem: Problem {
         var extensions: [(name: String, value: Problem.ExtensionValue)] = [("upstream", .string(resource))]
         if let upstreamStatus { extensions.append(("upstreamStatus", .integer(upstreamStatus))) }
         if attempts > 1 { extensions.append(("attempts", .integer(attempts))) }
@@ -202,5 +202,5 @@ extension UpstreamError {
     }
 
     /// The cause of this failure as the request log records it (absolute URL included).
-    public var cause: UpstreamFailureSummary { UpstreamFailureSummary(self) }
+    var cause: UpstreamFailureSummary { UpstreamFailureSummary(self) }
 }

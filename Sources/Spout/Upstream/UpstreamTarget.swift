@@ -8,21 +8,21 @@ import Foundation
 /// API for, in the API's own terms, and is all a problem body names.
 ///
 /// **Thread safety:** value type.
-public struct UpstreamTarget: Hashable, Sendable, CustomStringConvertible {
+struct UpstreamTarget: Hashable, Sendable, CustomStringConvertible {
     /// The absolute URL of the request, e.g. `http://127.0.0.1:8080/demo/posts/1`. For logs only.
-    public var url: String
+    var url: String
     /// The resource under the API root with its query, e.g. `/posts/1` or `/posts?_page=2&_limit=10`.
-    public var resource: String
+    var resource: String
 
     /// Creates a target from the absolute URL and the resource under the API root.
-    public init(url: String, resource: String) {
+    init(url: String, resource: String) {
         self.url = url
         self.resource = resource
     }
 
     /// The target of `url`, whose resource is what follows `base` in it (the whole path and query when
     /// `url` is not under `base`).
-    public init(url: URL, base: URL?) {
+    init(url: URL, base: URL?) {
         let absolute = url.absoluteString
         self.url = absolute
         let rest = Self.root(base).flatMap { absolute.hasPrefix($0) ? absolute.dropFirst($0.count) : nil }
@@ -37,7 +37,7 @@ public struct UpstreamTarget: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The client-safe name: the resource.
-    public var description: String { resource }
+    var description: String { resource }
 
     /// `base` as a prefix of the URLs under it, without a trailing slash.
     private static func root(_ base: URL?) -> String? {

@@ -1,8 +1,8 @@
 import Dispatch
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -13,7 +13,7 @@ import TestSupport
     /// Hands out one subject per fetch and records what happened to it.
     final class Upstream: @unchecked Sendable {
         // @unchecked Sendable: every property is guarded by `lock`.
-        private let lock = Lock()
+        private let lock = Spout.Lock()
         private var subjects: [PassthroughSubject<String, Failed>] = []
         private var cancels = 0
 
@@ -23,7 +23,8 @@ import TestSupport
         func fetch() -> AnyPublisher<String, Failed> {
             let subject = PassthroughSubject<String, Failed>()
             lock.withLock { subjects.append(subject) }
-            return subject
+            return
+                subject
                 .handleEvents(receiveCancel: { [self] in lock.withLock { cancels += 1 } })
                 .eraseToAnyPublisher()
         }

@@ -2,7 +2,7 @@ import Foundation
 import Reactive
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension URLSession {
@@ -54,7 +54,9 @@ extension URLSession {
         static let taskQueue = DispatchQueue(label: "spout.data-task-publisher")
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == URLError {
-            subscriber.receive(subscription: DataTaskSubscription(request: request, session: session, subscriber: subscriber))
+            subscriber.receive(
+                subscription: DataTaskSubscription(request: request, session: session, subscriber: subscriber)
+            )
         }
     }
 }

@@ -2,40 +2,34 @@ import Dispatch
 import Foundation
 import Reactive
 
-/// Where log lines go. Spout's library code never opens a log of its own; it is handed one.
-public protocol LogSink: Sendable {
-    /// Writes one complete line (the sink adds nothing but may buffer).
-    func write(line: [UInt8])
-}
-
 /// One finished request, as written to the structured request log.
 ///
 /// **Thread safety:** value type; not shared.
-public struct RequestLogEntry: Sendable {
-    public var time: Date
-    public var method: String
-    public var path: String
-    public var status: Int
-    public var durationSeconds: Double
-    public var bytes: Int
-    public var events: Int?
-    public var end: StreamEnd?
+struct RequestLogEntry: Sendable {
+    var time: Date
+    var method: String
+    var path: String
+    var status: Int
+    var durationSeconds: Double
+    var bytes: Int
+    var events: Int?
+    var end: StreamEnd?
     /// The raw query (without `?`), written with the values of ``redaction``'s parameters replaced.
-    public var query: String?
+    var query: String?
     /// The query parameters whose values are not written.
-    public var redaction = QueryRedaction.none
+    var redaction = QueryRedaction.none
     /// The matched route's pattern, or `unmatched`.
-    public var route: String?
+    var route: String?
     /// The client's IP address as text.
-    public var remoteAddress: String?
+    var remoteAddress: String?
     /// The `User-Agent` header.
-    public var userAgent: String?
+    var userAgent: String?
     /// The request ID and trace context.
-    public var correlation: RequestCorrelation?
+    var correlation: RequestCorrelation?
     /// Why the upstream failed, for a request answered with an upstream problem.
-    public var upstreamFailure: UpstreamFailureSummary?
+    var upstreamFailure: UpstreamFailureSummary?
 
-    public init(
+    init(
         time: Date,
         method: String,
         path: String,
@@ -56,15 +50,15 @@ public struct RequestLogEntry: Sendable {
     }
 
     /// The longest query written; longer ones are cut and end with `…`.
-    public static let maxQueryBytes = 2048
+    static let maxQueryBytes = 2048
     /// The longest `User-Agent` written; longer ones are cut and end with `…`.
-    public static let maxUserAgentBytes = 256
+    static let maxUserAgentBytes = 256
 
     /// The entry as one JSON object (no trailing newline):
     /// `{"time":"2026-12-02T18:30:00.123Z","level":"info","method":"GET","path":"/health","status":200,"duration_ms":0.041,"bytes":15}`,
     /// then, when known, `query`, `route`, `events`, `end`, `request_id`, `trace_id`, `remote`, `user_agent`
     /// and `upstream` (an object: `url`, `error`, `status`, `attempts`, `timeout_s`).
-    public var jsonBytes: [UInt8] {
+    var jsonBytes: [UInt8] {
         // Written straight into one buffer, field by field, as `JSONObjectWriter` would write them.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + path.utf8.count + (query?.utf8.count ?? 0))
@@ -124,7 +118,8 @@ public struct RequestLogEntry: Sendable {
     @inline(__always)
     static func appendQuotedPlain(_ text: String, to bytes: inout [UInt8]) {
         let copied: Bool? = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0x7F }) else {
+            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0x7F })
+            else {
                 return false
             }
             bytes.append(UInt8(ascii: "\""))
@@ -141,7 +136,9 @@ public struct RequestLogEntry: Sendable {
             JSONText.appendString(text, to: &bytes)
         } else {
             var end = text.utf8.index(text.utf8.startIndex, offsetBy: maxBytes)
-            while end > text.startIndex, !text.unicodeScalars.indices.contains(end) { end = text.utf8.index(before: end) }
+            while end > text.startIndex, !text.unicodeScalars.indices.contains(end) {
+                end = text.utf8.index(before: end)
+            }
             JSONText.appendString(text[..<end] + "…", to: &bytes)
         }
     }
@@ -181,7 +178,8 @@ public struct RequestLogEntry: Sendable {
             // Outside years 0...9999, `String(value)` left-padded with zeros, as a formatter would write it.
             appendPadded(year, width: 4, to: &bytes)
             for (separator, value, width) in [
-                ("-", month, 2), ("-", day, 2), ("T", hour, 2), (":", minute, 2), (":", second, 2), (".", millisecond, 3),
+                ("-", month, 2), ("-", day, 2), ("T", hour, 2), (":", minute, 2), (":", second, 2),
+                (".", millisecond, 3),
             ] as [(Unicode.Scalar, Int64, Int)] {
                 bytes.append(UInt8(ascii: separator))
                 appendPadded(value, width: width, to: &bytes)
@@ -232,103 +230,5 @@ public struct RequestLogEntry: Sendable {
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
         let quotient = value >= 0 ? value / divisor : (value - divisor + 1) / divisor
         return (quotient, value - quotient * divisor)
-    }
-}
-
-/// A log sink that batches lines and writes them to a file descriptor (standard output by
-/// default) from a background queue, so request handling never waits on the terminal or pipe.
-///
-/// Lines are flushed when 64 KiB are pending, 50 ms after the first pending line, and by ``flush()``.
-///
-/// **Ownership:** created by the executable; lives as long as the process.
-///
-/// **Thread safety:** safe to call from any thread.
-public final class BufferedLogSink: LogSink, @unchecked Sendable {
-    // @unchecked Sendable: `pending` and `flushScheduled` are only touched inside `lock`.
-    private let descriptor: Int32
-    private let queue = DispatchQueue(label: "spout.log")
-    private let lock = Lock()
-    private var pending: [UInt8] = []  // Guarded by lock.
-    private var flushScheduled = false  // Guarded by lock.
-
-    /// Creates a sink writing to `descriptor` (1 is standard output).
-    public init(descriptor: Int32 = 1) {
-        self.descriptor = descriptor
-    }
-
-    public func write(line: [UInt8]) {
-        let action = lock.withLock { () -> FlushAction in
-            pending.append(contentsOf: line)
-            pending.append(0x0A)
-            if pending.count >= 65_536 { return .now }
-            if flushScheduled { return .none }
-            flushScheduled = true
-            return .later
-        }
-        switch action {
-        case .now: queue.async { self.drain() }
-        case .later: queue.asyncAfter(deadline: .now() + .milliseconds(50)) { self.drain() }
-        case .none: break
-        }
-    }
-
-    /// Writes everything pending and returns when it is written.
-    public func flush() {
-        queue.sync { drain() }
-    }
-
-    private enum FlushAction {
-        case now
-        case later
-        case none
-    }
-
-    private func drain() {
-        let bytes = lock.withLock { () -> [UInt8] in
-            flushScheduled = false
-            defer { pending = [] }
-            return pending
-        }
-        Self.writeAll(bytes, to: descriptor)
-    }
-
-    /// Writes all of `bytes` to `descriptor`, retrying short writes and `EINTR`; gives up quietly on any other
-    /// failure: a closed or broken stdout must not take the service down.
-    static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
-        var offset = 0
-        bytes.withUnsafeBytes { raw in
-            while offset < raw.count {
-                let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if !(written < 0 && errno == EINTR) {
-                    return
-                }
-            }
-        }
-    }
-}
-
-/// A log sink that keeps lines in memory, for tests.
-///
-/// **Thread safety:** safe to call from any thread.
-public final class MemoryLogSink: LogSink, @unchecked Sendable {
-    // @unchecked Sendable: `stored` is only touched inside `lock`.
-    private let lock = Lock()
-    private var stored: [String] = []  // Guarded by lock.
-    private let onLine: (@Sendable (String) -> Void)?
-
-    /// Creates an empty sink; `onLine` runs after each line is stored.
-    public init(onLine: (@Sendable (String) -> Void)? = nil) {
-        self.onLine = onLine
-    }
-
-    /// The lines written so far.
-    public var lines: [String] { lock.withLock { stored } }
-
-    public func write(line: [UInt8]) {
-        let text = String(decoding: line, as: UTF8.self)
-        lock.withLock { stored.append(text) }
-        onLine?(text)
     }
 }

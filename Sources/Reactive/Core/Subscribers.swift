@@ -1,0 +1,2 @@
+/// A namespace for types that serve as subscribers.
+public enum Subscribers {}

@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+import Reactive
+
+/// A log sink that batches lines and writes them to a file descriptor (standard output by
+/// default) from a background queue, so request handling never waits on the terminal or pipe.
+///
+/// Lines are flushed when 64 KiB are pending, 50 ms after the first pending line, and by ``flush()``.
+///
+/// **Ownership:** created by the executable; lives as long as the process.
+///
+/// **Thread safety:** safe to call from any thread.
+public final class BufferedLogSink: LogSink, @unchecked Sendable {
+    // @unchecked Sendable: `pending` and `flushScheduled` are only touched inside `lock`.
+    private let descriptor: Int32
+    private let queue = DispatchQueue(label: "spout.log")
+    private let lock = Lock()
+    private var pending: [UInt8] = []  // Guarded by lock.
+    private var flushScheduled = false  // Guarded by lock.
+
+    /// Creates a sink writing to `descriptor` (1 is standard output).
+    public init(descriptor: Int32 = 1) {
+        self.descriptor = descriptor
+    }
+
+    public func write(line: [UInt8]) {
+        let action = lock.withLock { () -> FlushAction in
+            pending.append(contentsOf: line)
+            pending.append(0x0A)
+            if pending.count >= 65_536 { return .now }
+            if flushScheduled { return .none }
+            flushScheduled = true
+            return .later
+        }
+        switch action {
+        case .now: queue.async { self.drain() }
+        case .later: queue.asyncAfter(deadline: .now() + .milliseconds(50)) { self.drain() }
+        case .none: break
+        }
+    }
+
+    /// Writes everything pending and returns when it is written.
+    public func flush() {
+        queue.sync { drain() }
+    }
+
+    private enum FlushAction {
+        case now
+        case later
+        case none
+    }
+
+    private func drain() {
+        let bytes = lock.withLock { () -> [UInt8] in
+            flushScheduled = false
+            defer { pending = [] }
+            return pending
+        }
+        Self.writeAll(bytes, to: descriptor)
+    }
+
+    /// Writes all of `bytes` to `descriptor`, retrying short writes and `EINTR`; gives up quietly on any other
+    /// failure: a closed or broken stdout must not take the service down.
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
+        var offset = 0
+        bytes.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if !(written < 0 && errno == EINTR) {
+                    return
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+/// Why a stream ended, as counted in metrics and written in the request log.
+enum StreamEnd: String, Sendable, CaseIterable {
+    /// The sequence finished and the final frame was written.
+    case completed
+    /// The client went away (closed the connection or stopped for longer than the stall timeout).
+    case clientGone = "client_gone"
+    /// The producer failed (an upstream error after retries).
+    case error
+    /// The server is shutting down; the client got a final `event: end` with this reason.
+    case shutdown
+}
