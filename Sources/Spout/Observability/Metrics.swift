@@ -215,7 +215,7 @@ public final class Gauge: MetricFamily, Sendable {
 public final class SampledGauge: MetricFamily, Sendable {
     private let name: String
     private let help: String
-    private let source = Mutex<(@Sendable () -> Int)?>(nil)
+    private let source = LockedState<(@Sendable () -> Int)?>(nil)
 
     init(name: String, help: String) {
         self.name = name
@@ -323,7 +323,8 @@ public final class HistogramFamily: MetricFamily, @unchecked Sendable {
                 text += "\(name)_bucket\(labelText) \(cumulative)\n"
             }
             cumulative += entry.buckets[bounds.count]
-            text += "\(name)_bucket\(renderLabels(names: labels, values: labelValues, extra: ("le", "+Inf"))) \(cumulative)\n"
+            text +=
+                "\(name)_bucket\(renderLabels(names: labels, values: labelValues, extra: ("le", "+Inf"))) \(cumulative)\n"
             text += "\(name)_sum\(renderLabels(names: labels, values: labelValues)) \(entry.sum)\n"
             text += "\(name)_count\(renderLabels(names: labels, values: labelValues)) \(entry.count)\n"
         }

@@ -4,7 +4,7 @@ import Reactive
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The arguments of one `retry(_:withBackoff:…)`, built per request.
@@ -80,7 +80,8 @@ extension UpstreamClient {
             maxBodyBytes: configuration.maxBodyBytes,
             session: session
         )
-        return transfer
+        return
+            transfer
             .mapError { UpstreamError($0, target: target, timeoutSeconds: timeoutSeconds) as any Error }
             .tryMap { data, response -> Data in
                 tracker.responded(status: response.statusCode)
@@ -138,7 +139,7 @@ final class RequestTracker: Sendable {
         var lastStatus: Int?
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     private let deadline: UInt64
 
     init(deadlineNanoseconds: Int) {
@@ -183,7 +184,7 @@ final class RequestTracker: Sendable {
 final class AttemptProbe: Sendable {
     private let metrics: SpoutMetrics?
     /// When the attempt started (uptime nanoseconds), until it ends; `nil` before and after.
-    private let start = Mutex<UInt64?>(nil)
+    private let start = LockedState<UInt64?>(nil)
 
     init(metrics: SpoutMetrics?) {
         self.metrics = metrics
@@ -196,7 +197,11 @@ final class AttemptProbe: Sendable {
     }
 
     func ended(_ outcome: UpstreamOutcome) {
-        guard let metrics, let began = start.withLock({ start in defer { start = nil }; return start }) else { return }
+        guard let metrics,
+            let began = start.withLock({ start in
+                defer { start = nil }; return start
+            })
+        else { return }
         metrics.upstreamInFlight.add(-1)
         metrics.upstreamRequests.increment([outcome.rawValue])
         let elapsed = DispatchTime.now().uptimeNanoseconds &- began

@@ -3,7 +3,7 @@ import Reactive
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Spout's outbound client for the JSON API behind its article routes.
@@ -47,7 +47,7 @@ public final class UpstreamClient: Sendable {
     public let cache: ResponseCache<Data, UpstreamError>
     /// The URLSession and the queue every call into FoundationNetworking goes through.
     let session: UpstreamSession
-    private let base: Mutex<URL?>
+    private let base: LockedState<URL?>
     let metrics: SpoutMetrics?
     /// Runs the attempt timeouts and the deadline.
     let timers = DispatchQueue.global()
@@ -106,7 +106,7 @@ public final class UpstreamClient: Sendable {
             // No base URL yet means the service's own demo routes: mark the calls so they are not counted as traffic.
             additionalHeaders: baseURL == nil ? [SelfCall.headerName: SelfCall.token] : [:]
         )
-        self.base = Mutex(baseURL)
+        self.base = LockedState(baseURL)
         self.metrics = metrics
         var onLookup: (@Sendable (CacheLookup) -> Void)?
         if let metrics {
@@ -224,7 +224,8 @@ public final class UpstreamClient: Sendable {
     static func forwardable(_ headers: [String: String]) -> [String: String] {
         guard !headers.isEmpty else { return headers }
         return headers.filter { name, value in
-            let isToken = !name.isEmpty && name.utf8.count <= 64
+            let isToken =
+                !name.isEmpty && name.utf8.count <= 64
                 && name.utf8.allSatisfy { byte in
                     (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                         || "!#$%&'*+-.^_`|~".utf8.contains(byte)

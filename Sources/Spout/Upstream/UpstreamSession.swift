@@ -249,8 +249,8 @@ protocol TransferSink: AnyObject, Sendable {
 /// **Thread safety:** safe to call from any thread (`sinks` is behind a `Mutex`); the callbacks come
 /// on the session's delegate queue.
 final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked Sendable: the only state is `sinks`, a Mutex.
-    private let sinks = Mutex<[Int: any TransferSink]>([:])
+    // @unchecked Sendable: the only state is `sinks`, a LockedState (a Mutex).
+    private let sinks = LockedState<[Int: any TransferSink]>([:])
 
     /// Sends the callbacks of task `id` to `sink`.
     func register(_ id: Int, _ sink: any TransferSink) {

@@ -1,8 +1,8 @@
 import Dispatch
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -23,7 +23,8 @@ import TestSupport
         func fetch() -> AnyPublisher<String, Failed> {
             let subject = PassthroughSubject<String, Failed>()
             lock.withLock { subjects.append(subject) }
-            return subject
+            return
+                subject
                 .handleEvents(receiveCancel: { [self] in lock.withLock { cancels += 1 } })
                 .eraseToAnyPublisher()
         }
@@ -41,7 +42,7 @@ import TestSupport
     }
 
     final class Lookups: Sendable {
-        let recorded = Mutex<[CacheLookup]>([])
+        let recorded = LockedState<[CacheLookup]>([])
         var all: [CacheLookup] { recorded.withLock { $0 } }
         func count(_ lookup: CacheLookup) -> Int { all.filter { $0 == lookup }.count }
     }
@@ -137,7 +138,7 @@ import TestSupport
         let lookups = Lookups()
         let cache = Self.makeCache(lookups: lookups)
         let upstream = Upstream()
-        let subscribers = Mutex<[TrackingSubscriber<String, Failed>]>([])
+        let subscribers = LockedState<[TrackingSubscriber<String, Failed>]>([])
         DispatchQueue.concurrentPerform(iterations: 100) { _ in
             let subscriber = Self.subscribe(cache, "/posts", upstream)
             subscribers.withLock { $0.append(subscriber) }
