@@ -10,8 +10,14 @@ import Testing
 ///
 /// Skipped when no `chromium` is installed (so `swift test` needs only the toolchain), unless
 /// `SPOUT_REQUIRE_BROWSER` is set, as CI does: then a browser that cannot start fails the test.
-/// Serialized so that at most one browser runs at a time on the shared cores.
-@Suite(.serialized, .offPool(limited: false), .enabled(if: HeadlessChromium.testsEnabled), .timeLimit(.minutes(1)))
+/// Serialized so that at most one browser runs at a time on the shared cores. The time limit, a minute per test,
+/// stretches with the other waits under sanitizers (`TestTiming`).
+@Suite(
+    .serialized,
+    .offPool(limited: false),
+    .enabled(if: HeadlessChromium.testsEnabled),
+    .timeLimit(.minutes(TestTiming.scale))
+)
 struct EventSourceBrowserTests {
     static let fibonacci = ["0", "1", "1", "2", "3", "5", "8", "13", "21", "34"]
 
