@@ -30,12 +30,16 @@ let package = Package(
             dependencies: ["Reactive", "Sequences", "HTTPServer"],
             swiftSettings: strictSettings
         ),
-        .executableTarget(name: "SpoutServer", dependencies: ["Spout"], swiftSettings: strictSettings),
+        .executableTarget(name: "SpoutServer", dependencies: ["Spout", "Reactive"], swiftSettings: strictSettings),
 
         // RESP: the Redis protocol as pure values, parser, command encoder and connection state machine; no
         // sockets, no Dispatch, standard library only. A socket transport on the event loops goes on top of it.
         .target(name: "RESP", swiftSettings: strictSettings),
-        .testTarget(name: "RESPTests", dependencies: ["RESP", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "RESPTests",
+            dependencies: ["RESP", "Reactive", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
 
         // Test helpers shared by the test targets: tracking subscriber, loopback client.
         .target(

@@ -11,7 +11,8 @@ import Dispatch
 /// The handler is called on the connection's loop with each complete request and a ``Responder``.
 ///
 /// **Ownership:** The caller retains it; its accept source keeps it alive until ``shutdown(deadline:completion:)``
-/// has completed.
+/// begins, its connections until the shutdown has completed. Once stopped, nothing of its own retains it: a
+/// stopped server the caller lets go is freed, with its loops and its handler.
 ///
 /// **Thread safety:** Safe to call from any thread; the mutable state is confined to the accept loop's queue.
 public final class Server: @unchecked Sendable {  // Mutable state is confined to `acceptLoop.queue`.
@@ -281,8 +282,11 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
                 context.loop.execute { context.shutdown() }
             }
             let nanoseconds = Int(clamping: deadline.clampedNanoseconds)
-            acceptLoop.queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
-                guard case .shuttingDown = lifecycle else { return }
+            // Weak: until the last connection closes, the contexts' callbacks keep the server alive; once it
+            // has stopped, this timer must not hold it (and the whole application behind its handler) for
+            // the rest of the grace period.
+            acceptLoop.queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                guard let self, case .shuttingDown = lifecycle else { return }
                 for context in contexts {
                     context.loop.execute { context.forceCloseAll() }
                 }
@@ -308,6 +312,7 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
             group.enter()
             context.loop.execute {
                 context.stopTimer()
+                context.detach()
                 group.leave()
             }
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Reactive
 import Sequences
 import Synchronization
 
@@ -70,7 +71,8 @@ public final class SpoutService: Sendable {
         hooks: ServiceHooks
     ) throws -> SpoutService {
         let available = min(EventLoopGroup.defaultLoopCount, ProcessInfo.processInfo.activeProcessorCount)
-        let loopCount = configuration.eventLoops > 0 ? configuration.eventLoops : CPUQuota.loopCount(available: available)
+        let loopCount =
+            configuration.eventLoops > 0 ? configuration.eventLoops : CPUQuota.loopCount(available: available)
         let group = EventLoopGroup(loopCount: loopCount)
         let metrics = SpoutMetrics()
         let readiness = Readiness()
@@ -89,13 +91,15 @@ public final class SpoutService: Sendable {
         // A request may have a body only on a route that takes one, up to that route's `maxBodyBytes` (GET,
         // HEAD, OPTIONS and DELETE take none); any other body is refused with 413 before it is read.
         serverConfiguration.requestBodyLimit = { head in
-            guard case .found(let route, _) = router.match(method: head.method.rawValue, path: Substring(head.path)) else {
+            guard case .found(let route, _) = router.match(method: head.method.rawValue, path: Substring(head.path))
+            else {
                 return 0
             }
             return route.maxBodyBytes
         }
         let server = try Server.start(configuration: serverConfiguration, group: group) {
-            request, responder in
+            request,
+            responder in
             Routes.dispatch(request, responder: responder, router: router, context: context)
         }
         let service = SpoutService(
@@ -110,18 +114,28 @@ public final class SpoutService: Sendable {
             context.upstream.setBaseURL(demoUpstreamURL(host: configuration.host, port: server.port))
         }
         readiness.set(.ready)
-        events?.log(.info, "listening", "listening on http://\(hostForURL(configuration.host)):\(server.port)", [
-            "host": .string(configuration.host), "port": .integer(server.port), "event_loops": .integer(loopCount),
-            "version": .string(BuildInfo.version), "revision": .string(BuildInfo.revision),
-            "upstream": .string(configuration.upstream.baseURL.isEmpty ? "demo" : configuration.upstream.baseURL),
-            "max_connections": .integer(server.connectionLimit.effective),
-        ])
+        events?.log(
+            .info,
+            "listening",
+            "listening on http://\(hostForURL(configuration.host)):\(server.port)",
+            [
+                "host": .string(configuration.host), "port": .integer(server.port), "event_loops": .integer(loopCount),
+                "version": .string(BuildInfo.version), "revision": .string(BuildInfo.revision),
+                "upstream": .string(configuration.upstream.baseURL.isEmpty ? "demo" : configuration.upstream.baseURL),
+                "max_connections": .integer(server.connectionLimit.effective),
+            ]
+        )
         if server.connectionLimit.isClamped {
-            events?.log(.info, "connection_limit_clamped", "\(server.connectionLimit)", [
-                "configured": .integer(server.connectionLimit.configured),
-                "effective": .integer(server.connectionLimit.effective),
-                "open_file_limit": .integer(server.connectionLimit.openFileLimit),
-            ])
+            events?.log(
+                .info,
+                "connection_limit_clamped",
+                "\(server.connectionLimit)",
+                [
+                    "configured": .integer(server.connectionLimit.configured),
+                    "effective": .integer(server.connectionLimit.effective),
+                    "open_file_limit": .integer(server.connectionLimit.openFileLimit),
+                ]
+            )
         }
         return service
     }
@@ -140,22 +154,35 @@ public final class SpoutService: Sendable {
         readiness.set(.draining)
         if first {
             let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-            events?.log(.info, "draining", "draining: /ready answers 503; closing the listener in \(seconds) s", [
-                "delay_s": .number(seconds), "grace_s": .number(context.configuration.shutdown.graceSeconds),
-            ])
+            events?.log(
+                .info,
+                "draining",
+                "draining: /ready answers 503; closing the listener in \(seconds) s",
+                [
+                    "delay_s": .number(seconds), "grace_s": .number(context.configuration.shutdown.graceSeconds),
+                ]
+            )
             await drainDelay.wait(delay)
         } else {
             drainDelay.end()
         }
-        events?.log(.info, "closing", "closing the listener; open streams get a final frame", [
-            "active_streams": .integer(metrics.activeStreams.value)
-        ])
+        events?.log(
+            .info,
+            "closing",
+            "closing the listener; open streams get a final frame",
+            [
+                "active_streams": .integer(metrics.activeStreams.value)
+            ]
+        )
         let grace = Duration.milliseconds(Int64((context.configuration.shutdown.graceSeconds * 1000).rounded()))
         await server.shutdown(deadline: grace)
         context.stopTimers()
         context.upstream.shutdown()
         events?.log(.info, "stopped", "stopped")
     }
+
+    /// The loops serving connections; for tests (that a stopped service lets them go).
+    var eventLoopGroup: EventLoopGroup { server.group }
 
     /// Ends the delay of a ``shutdown(delay:)`` under way now (a second signal); nothing else.
     public func endDelay() {
@@ -168,7 +195,7 @@ public final class SpoutService: Sendable {
 ///
 /// **Thread safety:** safe to call from any thread (a `Mutex`).
 final class DrainDelay: Sendable {
-    private let state = Mutex<(ended: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = LockedState<(ended: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Returns after `delay`, or as soon as ``end()`` is called.
     func wait(_ delay: Duration) async {
@@ -183,8 +210,10 @@ final class DrainDelay: Sendable {
                 continuation.resume()
                 return
             }
-            let nanoseconds = Int(clamping: delay.components.seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue
-                + delay.components.attoseconds / 1_000_000_000)
+            let nanoseconds = Int(
+                clamping: delay.components.seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue
+                    + delay.components.attoseconds / 1_000_000_000
+            )
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in end() }
         }
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Reactive
 import Spout
 import Synchronization
 
@@ -40,7 +41,7 @@ if events.isEnabled(.debug) {
 
 // The signal sources exist before the service answers `/ready`, so no signal falls between the two. One that
 // comes before the service has started ends the process at once: there is nothing to drain yet.
-let running = Mutex<SpoutService?>(nil)
+let running = LockedState<SpoutService?>(nil)
 let signals = [SIGTERM, SIGINT].map { signalNumber in
     signal(signalNumber, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
@@ -67,7 +68,9 @@ do {
 } catch {
     sink.flush()
     EventLog(sink: DirectLogSink(descriptor: 2)).log(
-        .error, "listen_failed", "cannot listen on \(configuration.host):\(configuration.port): \(error)"
+        .error,
+        "listen_failed",
+        "cannot listen on \(configuration.host):\(configuration.port): \(error)"
     )
     exit(1)
 }

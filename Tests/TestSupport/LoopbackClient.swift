@@ -5,7 +5,7 @@ import Glibc
 /// read slowly or not at all.
 ///
 /// Every read takes a timeout (a `poll(2)` deadline), so a test waits on an event, never on a sleep,
-/// and a broken server fails the test instead of hanging it.
+/// and a broken server fails the test instead of hanging it. Timeouts are scaled by ``TestTiming``.
 ///
 /// **Ownership:** Owned by the test; closes its socket on ``close()`` or deinit.
 ///
@@ -138,12 +138,15 @@ public final class LoopbackClient {
             buffer.removeFirst(taken.count)
             return taken
         }
-        return try readFromSocket(atMost: maximum, timeout: timeout)
+        return try readFromSocket(atMost: maximum, timeout: TestTiming.scaled(timeout))
     }
 
     /// Reads until the server closes the connection or `timeout` passes; returns everything read.
     public func readUntilClosed(timeout: Duration = .seconds(5)) throws(Failure) -> [UInt8] {
-        let deadline = DispatchTime.now().uptimeNanoseconds + timeout.nanoseconds
+        try readUntilClosed(until: LoopbackClient.deadline(after: timeout))
+    }
+
+    private func readUntilClosed(until deadline: UInt64) throws(Failure) -> [UInt8] {
         var all = buffer
         buffer = []
         while true {
@@ -169,7 +172,7 @@ public final class LoopbackClient {
     /// buffered for the next call.
     /// - Parameter isHead: The request was `HEAD`: the response has no body whatever its headers say.
     public func readResponse(timeout: Duration = .seconds(5), isHead: Bool = false) throws(Failure) -> Response {
-        let deadline = DispatchTime.now().uptimeNanoseconds + timeout.nanoseconds
+        let deadline = LoopbackClient.deadline(after: timeout)
         let headEnd = try fill(until: deadline) { LoopbackClient.find([13, 10, 13, 10], in: $0).map { $0 + 4 } }
         let headText = String(decoding: buffer[0..<(headEnd - 4)], as: UTF8.self)
         buffer.removeFirst(headEnd)
@@ -198,14 +201,14 @@ public final class LoopbackClient {
         } else if response.header("transfer-encoding")?.lowercased() == "chunked" {
             response.body = try readChunkedBody(until: deadline)
         } else {
-            response.body = try readUntilClosed(timeout: .nanoseconds(remaining(until: deadline)))
+            response.body = try readUntilClosed(until: deadline)
         }
         return response
     }
 
     /// Reads one chunk of a chunked body (the decoded bytes; empty for the last chunk), for streaming tests.
     public func readChunk(timeout: Duration = .seconds(5)) throws(Failure) -> [UInt8] {
-        let deadline = DispatchTime.now().uptimeNanoseconds + timeout.nanoseconds
+        let deadline = LoopbackClient.deadline(after: timeout)
         return try readOneChunk(until: deadline)
     }
 
@@ -274,6 +277,11 @@ public final class LoopbackClient {
             }
             return Array(chunk[0..<count])
         }
+    }
+
+    /// The uptime at which a wait of `timeout` (scaled by ``TestTiming``) ends.
+    private static func deadline(after timeout: Duration) -> UInt64 {
+        DispatchTime.now().uptimeNanoseconds &+ TestTiming.scaled(timeout).nanoseconds
     }
 
     private func remaining(until deadline: UInt64) -> UInt64 {

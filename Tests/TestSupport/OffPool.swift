@@ -1,4 +1,5 @@
 import Foundation
+import Reactive
 import Synchronization
 import Testing
 
@@ -129,10 +130,10 @@ public enum OffPool {
 ///
 /// **Thread safety:** safe to call from any thread (a `Mutex`).
 final class AsyncSlots: Sendable {
-    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+    private let state: LockedState<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
 
     init(_ count: Int) {
-        state = Mutex((count, []))
+        state = LockedState((count, []))
     }
 
     /// Takes a slot, suspending until one is free.

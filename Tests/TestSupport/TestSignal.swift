@@ -1,4 +1,5 @@
 import Dispatch
+import Reactive
 import Synchronization
 
 /// A counting signal a callback fires and a test waits on, always with a deadline.
@@ -26,7 +27,7 @@ public final class TestSignal: Sendable {
         column: Int = #column
     ) -> Bool {
         OffPool.checkMayBlock("TestSignal.wait", fileID: fileID, filePath: filePath, line: line, column: column)
-        let (seconds, attoseconds) = timeout.components
+        let (seconds, attoseconds) = TestTiming.scaled(timeout).components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         return semaphore.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
     }
@@ -38,10 +39,10 @@ public final class TestSignal: Sendable {
 ///
 /// **Thread safety:** Safe to call from any thread (guarded by a `Mutex`).
 public final class TestBox<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
+    private let storage: LockedState<Value>
 
     public init(_ value: Value) {
-        storage = Mutex(value)
+        storage = LockedState(value)
     }
 
     /// The current value.

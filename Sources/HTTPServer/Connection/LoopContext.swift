@@ -18,8 +18,10 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     let timeouts: ConnectionStateMachine<BodyWriter>.Timeouts
     /// The bounds of a stream's adaptive watermark. // Immutable.
     let watermark: AdaptiveWatermark.Settings
-    /// Called (on this loop) each time a connection's descriptor is closed. // Immutable.
-    private let closedCallback: @Sendable () -> Void
+    /// Called (on this loop) each time a connection's descriptor is closed. It holds the server, which
+    /// holds this context: a cycle that keeps a shutting-down server alive until its last connection is
+    /// gone, and that ``detach()`` breaks once the server has stopped. // Loop-confined.
+    private var closedCallback: (@Sendable () -> Void)?
 
     private var connections: [Connection] = []  // Loop-confined.
     private var timer: (any DispatchSourceTimer)?  // Loop-confined.
@@ -100,7 +102,14 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     }
 
     func connectionClosed() {
-        closedCallback()
+        closedCallback?()
+    }
+
+    /// Drops the callback into the server, once it has stopped (no connection left, none to come), so that
+    /// nothing here keeps the server, and through its handler the application, alive.
+    func detach() {
+        loop.preconditionInEventLoop()
+        closedCallback = nil
     }
 
     private func tick() {

@@ -76,10 +76,14 @@ final class ProcessMetrics: MetricFamily, Sendable {
     private static func countOpenDescriptors() -> Int? {
         guard let directory = opendir("/proc/self/fd") else { return nil }
         defer { closedir(directory) }
+        // The first byte of the name, read in place: `entry.pointee` would copy a whole `dirent`, but the
+        // kernel packs entries by their `d_reclen`, so the last one of a buffer may end before `sizeof(dirent)`
+        // (AddressSanitizer: heap-buffer-overflow reading `/proc/self/fd`).
+        guard let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return nil }
         var count = 0
         while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in name[0] == UInt8(ascii: ".") }
-            if !isDot { count += 1 }
+            let first = UnsafeRawPointer(entry).load(fromByteOffset: nameOffset, as: UInt8.self)
+            if first != UInt8(ascii: ".") { count += 1 }
         }
         return max(0, count - 1)
     }

@@ -8,7 +8,7 @@ import Synchronization
 final class SampledGauge: MetricFamily, Sendable {
     private let name: String
     private let help: String
-    private let source = Mutex<(@Sendable () -> Int)?>(nil)
+    private let source = LockedState<(@Sendable () -> Int)?>(nil)
 
     init(name: String, help: String) {
         self.name = name

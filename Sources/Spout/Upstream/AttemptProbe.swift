@@ -17,7 +17,7 @@ import Synchronization
 final class AttemptProbe: Sendable {
     private let metrics: SpoutMetrics?
     /// When the attempt started (uptime nanoseconds), until it ends; `nil` before and after.
-    private let start = Mutex<UInt64?>(nil)
+    private let start = LockedState<UInt64?>(nil)
 
     init(metrics: SpoutMetrics?) {
         self.metrics = metrics

@@ -20,7 +20,7 @@ final class RequestTracker: Sendable {
         var lastStatus: Int?
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     private let deadline: UInt64
 
     init(deadlineNanoseconds: Int) {

@@ -18,7 +18,7 @@ import Synchronization
 /// on the session's delegate queue.
 final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked Sendable: the only state is `sinks`, a Mutex.
-    private let sinks = Mutex<[Int: any TransferSink]>([:])
+    private let sinks = LockedState<[Int: any TransferSink]>([:])
 
     /// Sends the callbacks of task `id` to `sink`.
     func register(_ id: Int, _ sink: any TransferSink) {

@@ -47,7 +47,7 @@ final class UpstreamClient: Sendable {
     let cache: ResponseCache<Data, UpstreamError>
     /// The URLSession and the queue every call into FoundationNetworking goes through.
     let session: UpstreamSession
-    private let base: Mutex<URL?>
+    private let base: LockedState<URL?>
     let metrics: SpoutMetrics?
     /// Runs the attempt timeouts and the deadline.
     let timers = DispatchQueue.global()
@@ -106,7 +106,7 @@ final class UpstreamClient: Sendable {
             // No base URL yet means the service's own demo routes: mark the calls so they are not counted as traffic.
             additionalHeaders: baseURL == nil ? [SelfCall.headerName: SelfCall.token] : [:]
         )
-        self.base = Mutex(baseURL)
+        self.base = LockedState(baseURL)
         self.metrics = metrics
         var onLookup: (@Sendable (CacheLookup) -> Void)?
         if let metrics {

@@ -1,4 +1,5 @@
 import Foundation
+import Reactive
 import Synchronization
 
 /// One call into FoundationNetworking as ``UpstreamSession`` made it, for the tests that prove none
@@ -19,7 +20,7 @@ package struct NetworkingCallRecord: Sendable {
 }
 
 extension UpstreamSession {
-    private static let observers = Mutex<(next: UInt64, all: [UInt64: @Sendable (NetworkingCallRecord) -> Void])>(
+    private static let observers = LockedState<(next: UInt64, all: [UInt64: @Sendable (NetworkingCallRecord) -> Void])>(
         (0, [:])
     )
 

@@ -1,6 +1,6 @@
 import HTTPServer
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.offPool) struct ShutdownTests {
     @Test func inFlightRequestCompletesDuringGracefulShutdown() throws {
@@ -83,5 +83,52 @@ import TestSupport
         let third = TestSignal()
         server.server.shutdown { third.signal() }
         #expect(third.wait())
+    }
+}
+
+/// A server that has stopped is freed with its loops and its handler (nothing of its own holds it any more),
+/// even while the force-close timer of a long grace period is pending.
+@Suite(.offPool) struct StoppedServerReleaseTests {
+    final class HandlerToken: Sendable {}
+
+    struct Parts {
+        weak var server: Server?
+        weak var group: EventLoopGroup?
+        weak var handlerToken: HandlerToken?
+
+        var released: Bool { server == nil && group == nil && handlerToken == nil }
+    }
+
+    /// Serves one request, closes the connection, shuts down, and lets go of everything.
+    static func serveAndShutDown() throws -> Parts {
+        let token = HandlerToken()
+        let server = try Server.start(
+            configuration: .init(host: "127.0.0.1", port: 0),
+            group: EventLoopGroup(loopCount: 2)
+        ) {
+            _,
+            responder in
+            _ = token
+            responder.respond(headers: ["Content-Type": "text/plain"], body: "ok")
+        }
+        let client = try LoopbackClient(port: server.port)
+        try client.sendGet("/")
+        #expect(try client.readResponse().text == "ok")
+        client.close()
+        let done = TestSignal()
+        server.shutdown(deadline: .seconds(60)) { done.signal() }
+        #expect(done.wait())
+        return Parts(server: server, group: server.group, handlerToken: token)
+    }
+
+    @Test func aStoppedServerIsFreed() throws {
+        let parts = try Self.serveAndShutDown()
+        // Bounded: 1,000 looks 5 ms apart at most (scaled under sanitizers by TestSignal).
+        var released = parts.released
+        for _ in 0..<1_000 where !released {
+            _ = TestSignal().wait(timeout: .milliseconds(5))
+            released = parts.released
+        }
+        #expect(released)
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Reactive
 import Synchronization
 
 /// A throwaway `redis-server` for one test: a free loopback port, a temporary directory, no persistence.
@@ -74,7 +75,7 @@ final class RedisServer {
 
     /// The log, shared with the thread that reads it. Thread safety: a `Mutex`.
     private final class LogBuffer: Sendable {
-        let state = Mutex(Log())
+        let state = LockedState(Log())
         func withLock<T>(_ body: (inout Log) -> T) -> T { state.withLock { body(&$0) } }
     }
 

@@ -251,7 +251,7 @@ final class ConcurrentTestScheduler: Scheduler, @unchecked Sendable {
     /// Waits (at most 10 s) until every scheduled action has run; returns whether they did.
     func waitUntilIdle() -> Bool {
         OffPool.checkMayBlock("DispatchGroup.wait")
-        return group.wait(timeout: .now() + 10) == .success
+        return group.wait(timeout: .now() + .seconds(10 * TestTiming.scale)) == .success
     }
 }
 

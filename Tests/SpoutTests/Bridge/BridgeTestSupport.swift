@@ -146,7 +146,7 @@ final class ScriptedSubscription: Subscription, @unchecked Sendable {  // Counte
         var maximumDepth = 0
     }
 
-    private let record = Mutex(Record())
+    private let record = LockedState(Record())
     /// Runs inside `request(_:)` with the window; set before the subscription is handed over. // Immutable after.
     var onRequest: (Int) -> Void = { _ in }
     /// Runs inside `cancel()`. // Immutable after the hand-over.
@@ -176,7 +176,7 @@ final class ScriptedSubscription: Subscription, @unchecked Sendable {  // Counte
 
 /// The summaries a bridge reported.
 final class SummaryLog: Sendable {
-    private let summaries = Mutex<[StreamSummary]>([])
+    private let summaries = LockedState<[StreamSummary]>([])
 
     var all: [StreamSummary] { summaries.withLock { $0 } }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Reactive
 import Synchronization
 import TestSupport
 
@@ -40,7 +41,7 @@ final class CuttableRelay: Sendable {
     let port: Int
     private let targetPort: Int
     private let listener: Int32  // Closed by the accept thread when it ends.
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     private let acceptEnded = TestSignal()
 
     init(targetPort: Int) throws {

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPServer
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -10,8 +10,14 @@ import TestSupport
 ///
 /// Skipped when no `chromium` is installed (so `swift test` needs only the toolchain), unless
 /// `SPOUT_REQUIRE_BROWSER` is set, as CI does: then a browser that cannot start fails the test.
-/// Serialized so that at most one browser runs at a time on the shared cores.
-@Suite(.serialized, .offPool(limited: false), .enabled(if: HeadlessChromium.testsEnabled), .timeLimit(.minutes(1)))
+/// Serialized so that at most one browser runs at a time on the shared cores. The time limit, a minute per test,
+/// stretches with the other waits under sanitizers (`TestTiming`).
+@Suite(
+    .serialized,
+    .offPool(limited: false),
+    .enabled(if: HeadlessChromium.testsEnabled),
+    .timeLimit(.minutes(TestTiming.scale))
+)
 struct EventSourceBrowserTests {
     static let fibonacci = ["0", "1", "1", "2", "3", "5", "8", "13", "21", "34"]
 
@@ -100,7 +106,10 @@ struct EventSourceBrowserTests {
         #expect(seen.opens.count == 1)
         #expect(seen.errors.map(\.readyState) == [0, 2], "one reconnect (CONNECTING), then CLOSED")
         let delay = (try #require(seen.errors.last?.at)) - (try #require(seen.errors.first?.at))
-        #expect(delay < 2_500, "the reconnect came \(delay) ms after the end, with retry: 100 (upper bound only, as above)")
+        #expect(
+            delay < 2_500,
+            "the reconnect came \(delay) ms after the end, with retry: 100 (upper bound only, as above)"
+        )
 
         #expect(eventually { server.requests(to: "/sequences/fibonacci").count == 2 })
         #expect(server.requests(to: "/sequences/fibonacci").map(\.status) == [200, 204])
@@ -140,7 +149,10 @@ struct EventSourceBrowserTests {
         #expect(seen.messages.map(\.data) == ids)
         #expect(seen.opens.count == 2)
         #expect(seen.errors.last?.readyState == 2, "CLOSED after the 204")
-        #expect(seen.errors.count >= 3 && seen.errors.dropLast().allSatisfy { $0.readyState == 0 }, "reconnecting until then")
+        #expect(
+            seen.errors.count >= 3 && seen.errors.dropLast().allSatisfy { $0.readyState == 0 },
+            "reconnecting until then"
+        )
 
         #expect(eventually { second.requests(to: "/sequences/naturals").count == 2 })
         let served = second.requests(to: "/sequences/naturals")
@@ -294,7 +306,12 @@ final class BrowserHarness {
     /// Waits until `condition` (JavaScript over `log` and `source`) holds after some dispatch, and
     /// returns what the page saw by then. The page gives up after 8 s, the pipe read after 10 s.
     func until(_ what: String, _ condition: String) throws -> Seen {
-        let text = try page.evaluate("window.spout.until((log, source) => \(condition), 8000)", timeout: .seconds(10))
+        // The page's own wait stretches with the test's (TestTiming: sanitizer builds run slower).
+        let pageWait = 8000 * TestTiming.scale
+        let text = try page.evaluate(
+            "window.spout.until((log, source) => \(condition), \(pageWait))",
+            timeout: .seconds(10)
+        )
         do {
             return try JSONDecoder().decode(Seen.self, from: Data(text.utf8))
         } catch {

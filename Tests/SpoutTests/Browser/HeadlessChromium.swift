@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import TestSupport
 
 /// Debian's `chromium`, headless, driven over its DevTools protocol on a pipe
 /// (`--remote-debugging-pipe`: commands in on fd 3, answers and events out on fd 4, each message
@@ -216,7 +217,8 @@ final class HeadlessChromium {
         var bytes = [UInt8](try JSONSerialization.data(withJSONObject: message))
         bytes.append(0)
         try send(bytes)
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout.milliseconds) * 1_000_000
+        let deadline =
+            DispatchTime.now().uptimeNanoseconds + UInt64(TestTiming.scaled(timeout).milliseconds) * 1_000_000
         while true {
             let frame = try nextFrame(method: method, deadline: deadline)
             guard let reply = try? JSONSerialization.jsonObject(with: Data(frame)) as? [String: Any] else {
@@ -344,7 +346,8 @@ final class BrowserPage {
     /// Waits until the tab shows `url` fully loaded; the first evaluations may still reach the
     /// previous document while the navigation commits.
     fileprivate func waitForLoad(of url: String, timeout: Duration) throws {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout.milliseconds) * 1_000_000
+        let deadline =
+            DispatchTime.now().uptimeNanoseconds + UInt64(TestTiming.scaled(timeout).milliseconds) * 1_000_000
         let script = """
             new Promise((resolve) => {
                 if (document.readyState === "complete") resolve(location.href);

@@ -42,7 +42,7 @@ import Testing
     }
 
     final class Lookups: Sendable {
-        let recorded = Mutex<[CacheLookup]>([])
+        let recorded = LockedState<[CacheLookup]>([])
         var all: [CacheLookup] { recorded.withLock { $0 } }
         func count(_ lookup: CacheLookup) -> Int { all.filter { $0 == lookup }.count }
     }
@@ -138,7 +138,7 @@ import Testing
         let lookups = Lookups()
         let cache = Self.makeCache(lookups: lookups)
         let upstream = Upstream()
-        let subscribers = Mutex<[TrackingSubscriber<String, Failed>]>([])
+        let subscribers = LockedState<[TrackingSubscriber<String, Failed>]>([])
         DispatchQueue.concurrentPerform(iterations: 100) { _ in
             let subscriber = Self.subscribe(cache, "/posts", upstream)
             subscribers.withLock { $0.append(subscriber) }

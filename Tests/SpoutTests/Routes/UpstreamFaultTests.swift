@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Reactive
 import Synchronization
 import TestSupport
 import Testing
@@ -146,7 +147,7 @@ import Testing
         let fixture = try UpstreamFixture { request in request.path == "/posts/1" ? .json(post) : .hang }
         defer { fixture.stop() }
         let port = fixture.port
-        let records = Mutex<[NetworkingCallRecord]>([])
+        let records = LockedState<[NetworkingCallRecord]>([])
         let token = UpstreamSession._addObserver { record in
             if record.url?.port == port { records.withLock { $0.append(record) } }
         }

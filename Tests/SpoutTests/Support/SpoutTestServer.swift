@@ -47,7 +47,8 @@ final class SpoutTestServer: Sendable {
     }
 
     /// One GET on a fresh connection, read to the end.
-    func get(_ path: String, headers: [String] = [], timeout: Duration = .seconds(10)) throws -> LoopbackClient.Response {
+    func get(_ path: String, headers: [String] = [], timeout: Duration = .seconds(10)) throws -> LoopbackClient.Response
+    {
         let client = try connect()
         defer { client.close() }
         try client.sendGet(path, headers: headers)
@@ -68,10 +69,12 @@ final class SpoutTestServer: Sendable {
 /// Polls `condition` until it holds or `timeout` passes; for states observed through probes, metrics
 /// and logs, which signal nothing. Between looks it waits 5 ms on a semaphore nobody signals: the
 /// result never depends on that interval, only the deadline ends the wait. It blocks the calling
-/// thread, so a test calling it runs `.offPool` (the wait checks).
+/// thread, so a test calling it runs `.offPool` (the wait checks). `timeout` is scaled by `TestTiming`.
 func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout.components.seconds) * 1_000_000_000
-        + UInt64(timeout.components.attoseconds / 1_000_000_000)
+    let scaled = TestTiming.scaled(timeout)
+    let deadline =
+        DispatchTime.now().uptimeNanoseconds + UInt64(scaled.components.seconds) * 1_000_000_000
+        + UInt64(scaled.components.attoseconds / 1_000_000_000)
     let signal = TestSignal()
     while DispatchTime.now().uptimeNanoseconds < deadline {
         if condition() { return true }

@@ -1,7 +1,9 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Reactive
 import Synchronization
+import TestSupport
 
 /// A scripted upstream on an ephemeral loopback port: the project's own `HTTPServer` answering each
 /// request as a test's script says, with the faults the outbound client must survive.
@@ -82,7 +84,7 @@ final class UpstreamFixture: Sendable {
     ///
     /// **Thread safety:** safe to call from any thread (a `Mutex`).
     final class Gate: Sendable {
-        private let state = Mutex<(isOpen: Bool, waiting: [@Sendable () -> Void])>((false, []))
+        private let state = LockedState<(isOpen: Bool, waiting: [@Sendable () -> Void])>((false, []))
 
         init() {}
 
@@ -134,13 +136,14 @@ final class UpstreamFixture: Sendable {
 
     private struct State {
         var snapshot = Snapshot()
-        var waiters: [UInt64: (condition: @Sendable (Snapshot) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var waiters:
+            [UInt64: (condition: @Sendable (Snapshot) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
         var nextWaiter: UInt64 = 0
     }
 
     /// The counts and waiters, shared with the server's handler.
     private final class Ledger: Sendable {
-        let state = Mutex(State())
+        let state = LockedState(State())
     }
 
     private let server: Server
@@ -176,7 +179,7 @@ final class UpstreamFixture: Sendable {
     var snapshot: Snapshot { ledger.state.withLock { $0.snapshot } }
 
     /// Waits until `condition` holds for the fixture's counts; false if `timeout` passed first.
-    /// Re-checked on every request received and every request that ends.
+    /// Re-checked on every request received and every request that ends. `timeout` is scaled by `TestTiming`.
     @discardableResult
     func waitUntil(
         timeout: Duration = .seconds(60),
@@ -197,7 +200,9 @@ final class UpstreamFixture: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) {
+            DispatchQueue.global().asyncAfter(
+                deadline: .now() + .nanoseconds(Int(TestTiming.scaled(timeout).nanoseconds))
+            ) {
                 let waiter = ledger.state.withLock { $0.waiters.removeValue(forKey: id) }
                 waiter?.continuation.resume(returning: false)
             }
@@ -256,7 +261,10 @@ final class UpstreamFixture: Sendable {
             responder.respond(status: Status(code: status), headers: Self.headers(headers), body: body)
             ended(state)
         case .delayed(let delay, let inner):
-            let writer = responder.startStreaming(status: Status(code: inner.status), headers: Self.headers(inner.headers))
+            let writer = responder.startStreaming(
+                status: Status(code: inner.status),
+                headers: Self.headers(inner.headers)
+            )
             writer.onClose = { ended(state) }
             writer.loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanoseconds))) {
                 switch inner {

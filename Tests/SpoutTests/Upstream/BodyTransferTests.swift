@@ -147,7 +147,7 @@ import Testing
         defer { fixture.stop() }
         let loop = EventLoop(label: "test.loop")
         let session = Self.session(loops: [loop.queue])
-        let records = Mutex<[NetworkingCallRecord]>([])
+        let records = LockedState<[NetworkingCallRecord]>([])
         let port = fixture.port
         let token = UpstreamSession._addObserver { record in
             if record.url?.port == port || record.call == .createSession || record.call == .invalidate {

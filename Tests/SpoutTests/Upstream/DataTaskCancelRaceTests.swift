@@ -1,14 +1,14 @@
 import Foundation
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Testing
 
 @testable import Spout
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Cancelling a `dataTaskPublisher` subscription while its task starts or completes: real loopback
 /// sockets, real URLSession. On Linux a cancel racing a task's start traps inside FoundationNetworking
@@ -138,37 +138,37 @@ import FoundationNetworking
     }
 
     #if canImport(FoundationNetworking)
-    /// On Linux a task of a session with a URLCache is not cancelled (that could trap): it runs to its
-    /// end, and the publisher drops what it delivers.
-    @Test func aTaskOfASessionWithAURLCacheIsLeftToFinish() async throws {
-        let gate = UpstreamFixture.Gate()
-        let fixture = try UpstreamFixture { _ in .awaiting(gate, .json(#"{"late":true}"#)) }
-        defer { fixture.stop() }
-        let session = URLSession(configuration: .ephemeral)
-        #expect(session.configuration.urlCache != nil)
-        let outcome = TaskOutcome()
-        let task = session.dataTask(with: fixture.baseURL.appendingPathComponent("cached")) { data, _, error in
-            outcome.record(data: data, error: error)
-        }
-        task.resume()
-        #expect(await fixture.waitUntil { $0.inFlight == 1 })
-        #expect(!task.cancelUnlessCached(in: session))
-        gate.open()
-        #expect(await waitUntil { outcome.value != nil })
-        #expect(outcome.value == .data(#"{"late":true}"#))
+        /// On Linux a task of a session with a URLCache is not cancelled (that could trap): it runs to its
+        /// end, and the publisher drops what it delivers.
+        @Test func aTaskOfASessionWithAURLCacheIsLeftToFinish() async throws {
+            let gate = UpstreamFixture.Gate()
+            let fixture = try UpstreamFixture { _ in .awaiting(gate, .json(#"{"late":true}"#)) }
+            defer { fixture.stop() }
+            let session = URLSession(configuration: .ephemeral)
+            #expect(session.configuration.urlCache != nil)
+            let outcome = TaskOutcome()
+            let task = session.dataTask(with: fixture.baseURL.appendingPathComponent("cached")) { data, _, error in
+                outcome.record(data: data, error: error)
+            }
+            task.resume()
+            #expect(await fixture.waitUntil { $0.inFlight == 1 })
+            #expect(!task.cancelUnlessCached(in: session))
+            gate.open()
+            #expect(await waitUntil { outcome.value != nil })
+            #expect(outcome.value == .data(#"{"late":true}"#))
 
-        // Through the publisher: the subscriber sees nothing after cancel, the upstream answers in full.
-        let subscriber = TrackingSubscriber<Output, URLError>()
-        let held = UpstreamFixture.Gate()
-        let second = try UpstreamFixture { _ in .awaiting(held, .json("{}")) }
-        defer { second.stop() }
-        session.dataTaskPublisher(for: second.baseURL.appendingPathComponent("p")).subscribe(subscriber)
-        #expect(await second.waitUntil { $0.inFlight == 1 })
-        subscriber.cancel()
-        held.open()
-        #expect(await second.waitUntil { $0.inFlight == 0 })
-        #expect(subscriber.history.count == 1)
-    }
+            // Through the publisher: the subscriber sees nothing after cancel, the upstream answers in full.
+            let subscriber = TrackingSubscriber<Output, URLError>()
+            let held = UpstreamFixture.Gate()
+            let second = try UpstreamFixture { _ in .awaiting(held, .json("{}")) }
+            defer { second.stop() }
+            session.dataTaskPublisher(for: second.baseURL.appendingPathComponent("p")).subscribe(subscriber)
+            #expect(await second.waitUntil { $0.inFlight == 1 })
+            subscriber.cancel()
+            held.open()
+            #expect(await second.waitUntil { $0.inFlight == 0 })
+            #expect(subscriber.history.count == 1)
+        }
     #endif
 
     /// Waits (bounded) until the fixture has received a request for `path`; records what it saw if not.
@@ -197,7 +197,7 @@ private final class TaskOutcome: Sendable {
         case other(String)
     }
 
-    private let state = Mutex<Value?>(nil)
+    private let state = LockedState<Value?>(nil)
 
     var value: Value? { state.withLock { $0 } }
 

@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import Reactive
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -337,10 +337,10 @@ import TestSupport
 
 /// Waits until `condition` holds, for at most `timeout`; for states that signal nothing. It checks
 /// every 2 ms, suspended in between: a loop of `Task.yield()` would keep the cooperative pool's few
-/// threads (two on CI) busy and starve the very tasks it waits for.
+/// threads (two on CI) busy and starve the very tasks it waits for. `timeout` is scaled by `TestTiming`.
 func waitUntil(timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
     let clock = ContinuousClock()
-    let deadline = clock.now.advanced(by: timeout)
+    let deadline = clock.now.advanced(by: TestTiming.scaled(timeout))
     while !condition() {
         if clock.now >= deadline { return false }
         try? await Task.sleep(for: .milliseconds(2))
