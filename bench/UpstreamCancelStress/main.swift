@@ -26,7 +26,7 @@ import Reactive
 import Spout
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 struct Options {
@@ -180,7 +180,8 @@ func runChild(_ options: Options) -> Int32 {
                     task.resume()
                     cancel = {
                         if options.trace {
-                            let line = "cancel id=\(id) \(framing.rawValue) state=\(task.state.rawValue)"
+                            let line =
+                                "cancel id=\(id) \(framing.rawValue) state=\(task.state.rawValue)"
                                 + " response=\(task.response != nil) received=\(task.countOfBytesReceived)"
                                 + " expected=\(task.countOfBytesExpectedToReceive) size=\(size)\n"
                             FileHandle.standardError.write(Data(line.utf8))

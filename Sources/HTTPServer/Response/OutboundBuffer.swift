@@ -135,7 +135,10 @@ public struct OutboundBuffer: ~Copyable {
 
     /// Drops the last `byteCount` bytes (an unused reservation).
     package mutating func removeLast(_ byteCount: Int) {
-        precondition(byteCount >= 0 && byteCount <= count, "internal inconsistency: removeLast \(byteCount) of \(count)")
+        precondition(
+            byteCount >= 0 && byteCount <= count,
+            "internal inconsistency: removeLast \(byteCount) of \(count)"
+        )
         writeIndex &-= byteCount
     }
 
@@ -173,9 +176,12 @@ public struct OutboundBuffer: ~Copyable {
     ///   - slackFactor: The current storage is kept while it is at most this many times the pending bytes.
     ///   - minimumCapacity: The current storage is kept while it is at most this large.
     /// - Returns: The old storage when it was replaced (the caller keeps or frees it), else `nil`.
-    package mutating func shrink(keepingAtMost slackFactor: Int, minimumCapacity: Int) -> UnsafeMutableRawBufferPointer? {
+    package mutating func shrink(keepingAtMost slackFactor: Int, minimumCapacity: Int) -> UnsafeMutableRawBufferPointer?
+    {
         let pending = count
-        guard let old = base, capacity > Swift.max(minimumCapacity, pending.multipliedReportingOverflow(by: slackFactor).partialValue) else {
+        guard let old = base,
+            capacity > Swift.max(minimumCapacity, pending.multipliedReportingOverflow(by: slackFactor).partialValue)
+        else {
             return nil
         }
         let newCapacity = (Swift.max(pending, OutboundBuffer.minimumAllocation) &+ 63) & ~63

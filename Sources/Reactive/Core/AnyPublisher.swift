@@ -70,7 +70,8 @@ internal final class PublisherBox<Base: Publisher>: PublisherBoxBase<Base.Output
     }
 
     @inlinable
-    override internal func receive<S: Subscriber>(subscriber: S) where S.Input == Base.Output, S.Failure == Base.Failure {
+    override internal func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Base.Output, S.Failure == Base.Failure {
         base.receive(subscriber: subscriber)
     }
 }

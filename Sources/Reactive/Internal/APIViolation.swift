@@ -1,7 +1,8 @@
 /// Traps on misuse of the library's own API: a demand of zero, a second subscription where
 /// only one is allowed, and the like. Hostile *input* never comes here; it is handled.
 @usableFromInline
-package func apiViolation(_ message: @autoclosure () -> String, file: StaticString = #file, line: UInt = #line) -> Never {
+package func apiViolation(_ message: @autoclosure () -> String, file: StaticString = #file, line: UInt = #line) -> Never
+{
     preconditionFailure("API violation: \(message())", file: file, line: line)
 }
 

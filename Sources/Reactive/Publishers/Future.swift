@@ -101,7 +101,8 @@ private class FutureSubscriptionBase<Output, Failure: Error>: @unchecked Sendabl
 /// **Thread safety:** safe to call from any thread.
 private final class FutureSubscription<Downstream: Subscriber>: FutureSubscriptionBase<
     Downstream.Input, Downstream.Failure
->, Subscription, CustomStringConvertible, CustomReflectable, @unchecked Sendable {
+>, Subscription, CustomStringConvertible, CustomReflectable, @unchecked Sendable
+{
     // @unchecked Sendable: `machine` is only touched inside `lock`.
     typealias Output = Downstream.Input
     typealias Failure = Downstream.Failure

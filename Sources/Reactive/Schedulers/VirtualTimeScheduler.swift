@@ -60,14 +60,26 @@ public final class VirtualTimeScheduler: Scheduler, @unchecked Sendable {
 
             public static func < (lhs: Stride, rhs: Stride) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
             public static func + (lhs: Stride, rhs: Stride) -> Stride {
-                Stride(nanoseconds: saturating(lhs.nanoseconds.addingReportingOverflow(rhs.nanoseconds), rhs.nanoseconds > 0))
+                Stride(
+                    nanoseconds: saturating(
+                        lhs.nanoseconds.addingReportingOverflow(rhs.nanoseconds),
+                        rhs.nanoseconds > 0
+                    )
+                )
             }
             public static func - (lhs: Stride, rhs: Stride) -> Stride {
-                Stride(nanoseconds: saturating(lhs.nanoseconds.subtractingReportingOverflow(rhs.nanoseconds), rhs.nanoseconds < 0))
+                Stride(
+                    nanoseconds: saturating(
+                        lhs.nanoseconds.subtractingReportingOverflow(rhs.nanoseconds),
+                        rhs.nanoseconds < 0
+                    )
+                )
             }
             public static func * (lhs: Stride, rhs: Stride) -> Stride {
                 let positive = (lhs.nanoseconds < 0) == (rhs.nanoseconds < 0)
-                return Stride(nanoseconds: saturating(lhs.nanoseconds.multipliedReportingOverflow(by: rhs.nanoseconds), positive))
+                return Stride(
+                    nanoseconds: saturating(lhs.nanoseconds.multipliedReportingOverflow(by: rhs.nanoseconds), positive)
+                )
             }
             public static func += (lhs: inout Stride, rhs: Stride) { lhs = lhs + rhs }
             public static func -= (lhs: inout Stride, rhs: Stride) { lhs = lhs - rhs }
@@ -192,7 +204,9 @@ public final class VirtualTimeScheduler: Scheduler, @unchecked Sendable {
         lock.withLock {
             let id = state.nextID
             state.nextID += 1
-            state.entries.append(Entry(id: id, due: max(due ?? state.now, state.now), interval: interval, action: action))
+            state.entries.append(
+                Entry(id: id, due: max(due ?? state.now, state.now), interval: interval, action: action)
+            )
             return id
         }
     }

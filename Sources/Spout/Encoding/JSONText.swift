@@ -24,7 +24,9 @@ enum JSONText {
         while index < buffer.count {
             let byte = buffer[index]
             if needsEscape(byte) {
-                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<index])) }
+                if runStart < index {
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<index]))
+                }
                 appendEscaped(byte, to: &bytes)
                 runStart = index + 1
             }

@@ -178,7 +178,9 @@ struct MediaRange: Equatable {
     }
 
     /// The quality and specificity of the most specific range matching `type/subtype` (both lower case).
-    static func bestMatch(type: String, subtype: String, in ranges: [MediaRange]) -> (quality: Double, specificity: Int)? {
+    static func bestMatch(type: String, subtype: String, in ranges: [MediaRange]) -> (
+        quality: Double, specificity: Int
+    )? {
         var best: (quality: Double, specificity: Int)?
         for range in ranges {
             let specificity: Int

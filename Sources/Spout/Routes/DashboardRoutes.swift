@@ -12,8 +12,10 @@ enum DashboardRoutes {
     static let latestPostCount = 5
 
     /// The three branches' outcomes.
-    typealias Outcome = (user: Result<User, UpstreamError>, posts: Result<[Post], UpstreamError>,
-        todos: Result<[Todo], UpstreamError>)
+    typealias Outcome = (
+        user: Result<User, UpstreamError>, posts: Result<[Post], UpstreamError>,
+        todos: Result<[Todo], UpstreamError>
+    )
 
     static let dashboard: Routes.Handler = { context in
         do throws(Problem) {
@@ -27,8 +29,12 @@ enum DashboardRoutes {
                 settled(upstream.get([Post].self, "/users/\(id)/posts", headers: headers)),
                 settled(upstream.get([Todo].self, "/users/\(id)/todos", headers: headers))
             )
-            let subscriber = SingleValueSubscriber<(Result<User, UpstreamError>, Result<[Post], UpstreamError>,
-                Result<[Todo], UpstreamError>), Never> { result in
+            let subscriber = SingleValueSubscriber<
+                (
+                    Result<User, UpstreamError>, Result<[Post], UpstreamError>,
+                    Result<[Todo], UpstreamError>
+                ), Never
+            > { result in
                 let answer: Result<[UInt8], Problem>
                 let failure: UpstreamError?
                 if case .success(let outcome)? = result {
@@ -116,11 +122,14 @@ enum DashboardRoutes {
                 )
             )
         }
-        object.addRaw("errors", json: JSONText.array(errors) { entry in
-            var problem = entry.error.problem
-            problem.extensions.insert(("part", .string(entry.part)), at: 0)
-            return problem.jsonBytes
-        })
+        object.addRaw(
+            "errors",
+            json: JSONText.array(errors) { entry in
+                var problem = entry.error.problem
+                problem.extensions.insert(("part", .string(entry.part)), at: 0)
+                return problem.jsonBytes
+            }
+        )
         return .success(object.finish())
     }
 }

@@ -186,7 +186,10 @@ struct SequencePlan {
         let countLimit = format == .json ? settings.maxCount : Int.max
         var count = try query.integer("count", in: 0...countLimit)
         if format == .json && count == nil {
-            throw .invalidParameter("count", "count is required for JSON (at most \(settings.maxCount)); streams may omit it")
+            throw .invalidParameter(
+                "count",
+                "count is required for JSON (at most \(settings.maxCount)); streams may omit it"
+            )
         }
         let interval = try query.integer("interval", in: 1...settings.maxIntervalMilliseconds, unit: "milliseconds")
         if format == .json && interval != nil {
@@ -197,7 +200,9 @@ struct SequencePlan {
         var isResume = false
         if format == .sse, let lastEventID = context.request.headers["Last-Event-ID"] {
             let trimmed = lastEventID.trimmingCharacters(in: .whitespaces)
-            guard let lastIndex = Int(trimmed), lastIndex >= requestedStart - 1, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            guard let lastIndex = Int(trimmed), lastIndex >= requestedStart - 1,
+                trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+            else {
                 throw .invalidParameter(
                     "Last-Event-ID",
                     "Last-Event-ID must be the index of an event of this stream, got \"\(Routes.clip(lastEventID))\""

@@ -138,7 +138,8 @@ struct Workflow: Sendable {
             let started = DispatchTime.now().uptimeNanoseconds
             return Self.timed(calls.get(User.self, "/users/\(id)"), step: "user", notFound: "no user \(id)")
                 .flatMap(maxPublishers: .max(1)) {
-                    user, userSeconds -> AnyPublisher<JSONStreamEvent, WorkflowFailure> in
+                    user,
+                    userSeconds -> AnyPublisher<JSONStreamEvent, WorkflowFailure> in
                     let first = Self.step(1, "user", userSeconds) { $0.add("username", user.username) }
                     let rest = Self.activity(calls: calls, user: user, started: started, userSeconds: userSeconds)
                     return Just(first).setFailureType(to: WorkflowFailure.self).append(rest).eraseToAnyPublisher()
@@ -238,7 +239,8 @@ struct Workflow: Sendable {
     ) -> AnyPublisher<(T, Double), WorkflowFailure> {
         Deferred { () -> AnyPublisher<(T, Double), WorkflowFailure> in
             let start = DispatchTime.now().uptimeNanoseconds
-            return publisher
+            return
+                publisher
                 .map { ($0, seconds(since: start)) }
                 .mapError { error in
                     var problem = UpstreamReply.problem(for: error, notFound: notFound)
@@ -290,21 +292,27 @@ struct Workflow: Sendable {
                 for comment in latest.comments where !commenters.contains(comment.email) {
                     commenters.append(comment.email)
                 }
-                post.addRaw("commenters", json: JSONText.array(commenters) { email in
-                    var bytes: [UInt8] = []
-                    JSONText.appendString(email, to: &bytes)
-                    return bytes
-                })
+                post.addRaw(
+                    "commenters",
+                    json: JSONText.array(commenters) { email in
+                        var bytes: [UInt8] = []
+                        JSONText.appendString(email, to: &bytes)
+                        return bytes
+                    }
+                )
                 object.addRaw("latestPost", json: post.finish())
             } else {
                 object.addNull("latestPost")
             }
-            object.addRaw("steps", json: JSONText.array(steps) { step in
-                var entry = JSONObjectWriter()
-                entry.add("name", step.name)
-                entry.add("durationMs", step.seconds * 1000, fractionDigits: 2)
-                return entry.finish()
-            })
+            object.addRaw(
+                "steps",
+                json: JSONText.array(steps) { step in
+                    var entry = JSONObjectWriter()
+                    entry.add("name", step.name)
+                    entry.add("durationMs", step.seconds * 1000, fractionDigits: 2)
+                    return entry.finish()
+                }
+            )
             object.add("durationMs", totalSeconds * 1000, fractionDigits: 2)
             return object.finish()
         }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension URLSessionTask {
@@ -46,7 +46,7 @@ extension URLSessionTask {
     @discardableResult
     func cancelUnlessCached(in session: URLSession) -> Bool {
         #if canImport(FoundationNetworking)
-        guard session.configuration.urlCache == nil else { return false }
+            guard session.configuration.urlCache == nil else { return false }
         #endif
         cancel()
         return true

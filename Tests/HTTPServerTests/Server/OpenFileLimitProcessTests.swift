@@ -13,7 +13,11 @@ import Testing
         let child = try SpoutProcess(openFileLimit: 64)
         defer { child.kill() }
         let clamp = try #require(child.clampLine, "no clamp logged; stdout: \(child.outputLines)")
-        #expect(clamp.contains(#""message":"maxConnections 20000 clamped to 32 (open-file limit 64, 32 descriptors reserved)""#))
+        #expect(
+            clamp.contains(
+                #""message":"maxConnections 20000 clamped to 32 (open-file limit 64, 32 descriptors reserved)""#
+            )
+        )
 
         // Every client asks for /health and keeps its connection: the first 32 are served and stay open,
         // every later one is told to retry.

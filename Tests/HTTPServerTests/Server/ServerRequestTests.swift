@@ -1,6 +1,6 @@
 import HTTPServer
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.offPool) struct ServerRequestTests {
     @Test func keepAliveServesSeveralRequestsOnOneSocket() throws {
@@ -132,7 +132,10 @@ import TestSupport
 
     @Test func requestHeadersAndQueryReachTheHandler() throws {
         let server = try TestServer { request, responder in
-            responder.respond(body: "\(request.method.rawValue) \(request.path) \(request.query ?? "-") \(request.headers["x-test"] ?? "-")")
+            responder.respond(
+                body:
+                    "\(request.method.rawValue) \(request.path) \(request.query ?? "-") \(request.headers["x-test"] ?? "-")"
+            )
         }
         defer { server.stop() }
         let client = try server.connect()

@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 
 @testable import HTTPServer
 

@@ -1,6 +1,6 @@
 import HTTPServer
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.offPool) struct StreamingTests {
     @Test func streamedBodyIsChunkedAndTheConnectionIsKeptAlive() throws {

@@ -1,7 +1,7 @@
 import Dispatch
 import HTTPServer
-import Testing
 import TestSupport
+import Testing
 
 /// A server on 127.0.0.1 port 0 for one test; `/health` always answers `200 ok`.
 struct TestServer {

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.offPool) struct TimerPublisherTests {
     @Test func firesOnABackgroundRunLoopOnceConnected() {

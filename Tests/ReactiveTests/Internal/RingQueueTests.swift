@@ -1,5 +1,6 @@
-@testable import Reactive
 import Testing
+
+@testable import Reactive
 
 @Suite struct RingQueueTests {
     /// Runs a fixed pseudo-random mix of appends and removals at both ends (wrapping around the

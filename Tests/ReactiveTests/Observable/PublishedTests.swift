@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 private final class ViewModel: ObservableObject {
     @Published var name = ""

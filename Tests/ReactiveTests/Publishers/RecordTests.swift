@@ -1,7 +1,7 @@
 import Foundation
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct RecordTests {
     private struct Oops: Error, Equatable, Codable {}

@@ -1,7 +1,7 @@
 import Dispatch
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct SequenceTests {
     @Test func respectsFiniteDemandAndFinishesRightAfterTheLastElement() {

@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct SubjectSubscriberTests {
     @Test func publisherSubscribeSubjectForwardsAndCancels() {

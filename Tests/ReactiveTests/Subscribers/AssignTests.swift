@@ -1,6 +1,6 @@
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 private final class Target {
     var text = ""

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// The `.offPool` trait: where a test's code runs, and the check that catches a blocking wait on the
 /// cooperative pool.

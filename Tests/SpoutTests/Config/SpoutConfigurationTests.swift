@@ -28,7 +28,10 @@ import Testing
     @Test func environmentOverridesDefaultsAndFlagsOverrideEnvironment() throws {
         let configuration = try load(
             ["--port", "9090", "--host=0.0.0.0"],
-            ["SPOUT_PORT": "7070", "SPOUT_SSE_HEARTBEAT_SECONDS": "2.5", "SPOUT_CORS_ALLOWED_ORIGINS": "https://a.example, https://b.example", "SPOUT_LOG_REQUESTS": "false"]
+            [
+                "SPOUT_PORT": "7070", "SPOUT_SSE_HEARTBEAT_SECONDS": "2.5",
+                "SPOUT_CORS_ALLOWED_ORIGINS": "https://a.example, https://b.example", "SPOUT_LOG_REQUESTS": "false",
+            ]
         )
         #expect(configuration.port == 9090)
         #expect(configuration.host == "0.0.0.0")
@@ -82,7 +85,10 @@ import Testing
         (["SPOUT_SSE_HEARTBEAT_SECONDS": "nan"], "sse.heartbeatSeconds", "\"nan\""),
         (["SPOUT_LOG_REQUESTS": "maybe"], "log.requests", "\"maybe\""),
         (["SPOUT_UPSTREAM_CACHE_MAX_BYTES": "-1"], "upstream.cacheMaxBytes", "\"-1\""),
-        (["SPOUT_UPSTREAM_CACHE_MAX_BYTES": "99999999999999999999"], "upstream.cacheMaxBytes", "\"99999999999999999999\""),
+        (
+            ["SPOUT_UPSTREAM_CACHE_MAX_BYTES": "99999999999999999999"], "upstream.cacheMaxBytes",
+            "\"99999999999999999999\""
+        ),
     ])
     func badEnvironmentValueNamesTheKey(environment: [String: String], key: String, value: String) {
         #expect {
@@ -101,7 +107,14 @@ import Testing
         #expect(throws: ConfigError.unknownKey("sse.heartbeat", source: "test", suggestion: nil)) {
             try configuration.apply(json: Data(#"{"sse": {"heartbeat": 1}}"#.utf8), source: "test")
         }
-        #expect(throws: ConfigError.invalidJSON(path: "test", line: 1, column: 2, reason: "expected a member name in double quotes, got end of file")) {
+        #expect(
+            throws: ConfigError.invalidJSON(
+                path: "test",
+                line: 1,
+                column: 2,
+                reason: "expected a member name in double quotes, got end of file"
+            )
+        ) {
             try configuration.apply(json: Data("{".utf8), source: "test")
         }
         #expect {
@@ -112,15 +125,23 @@ import Testing
         #expect {
             try configuration.apply(json: Data(#"{"port": 80.5}"#.utf8), source: "test")
         } throws: { error in
-            if case .invalidValue(key: "port", value: _, expected: _, source: "test") = error as? ConfigError { return true }
+            if case .invalidValue(key: "port", value: _, expected: _, source: "test") = error as? ConfigError {
+                return true
+            }
             return false
         }
     }
 
     @Test func unknownFlagsAndMissingValuesAreRejected() throws {
-        #expect(throws: ConfigError.invalidFlag("--nope", suggestion: nil)) { try SpoutConfiguration.load(arguments: ["--nope"], environment: [:]) }
-        #expect(throws: ConfigError.invalidFlag("--port", suggestion: nil)) { try SpoutConfiguration.load(arguments: ["--port"], environment: [:]) }
-        #expect(throws: ConfigError.unreadableFile(path: "/nonexistent/spout.json", reason: "no such file or not readable")) {
+        #expect(throws: ConfigError.invalidFlag("--nope", suggestion: nil)) {
+            try SpoutConfiguration.load(arguments: ["--nope"], environment: [:])
+        }
+        #expect(throws: ConfigError.invalidFlag("--port", suggestion: nil)) {
+            try SpoutConfiguration.load(arguments: ["--port"], environment: [:])
+        }
+        #expect(
+            throws: ConfigError.unreadableFile(path: "/nonexistent/spout.json", reason: "no such file or not readable")
+        ) {
             try SpoutConfiguration.load(arguments: ["--config", "/nonexistent/spout.json"], environment: [:])
         }
         #expect(try SpoutConfiguration.load(arguments: ["--help"], environment: [:]) == .help)

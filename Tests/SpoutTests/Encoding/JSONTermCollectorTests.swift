@@ -15,10 +15,12 @@ import Testing
         return "[" + values.joined(separator: ",") + "]"
     }
 
-    @Test(arguments: [
-        (SequenceKind.fibonacci, 0, 10), (.fibonacci, 85, 10), (.fibonacci, 0, 0), (.naturals, 5, 3),
-        (.primes, 0, 600), (.factorial, 0, 40), (.factorial, 19, 3), (.naturals, Int.max - 1, 5),
-    ] as [(SequenceKind, Int, Int)])
+    @Test(
+        arguments: [
+            (SequenceKind.fibonacci, 0, 10), (.fibonacci, 85, 10), (.fibonacci, 0, 0), (.naturals, 5, 3),
+            (.primes, 0, 600), (.factorial, 0, 40), (.factorial, 19, 3), (.naturals, Int.max - 1, 5),
+        ] as [(SequenceKind, Int, Int)]
+    )
     func collectsEveryTermSynchronouslyAfterThePrefix(kind: SequenceKind, start: Int, count: Int) {
         let collector = JSONTermCollector(appendingTo: Array(#"{"values":"#.utf8))
         SequencePublisher(kind: kind, start: start, count: count).subscribe(collector)

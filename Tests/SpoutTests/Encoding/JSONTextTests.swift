@@ -58,9 +58,11 @@ import Testing
 }
 
 @Suite struct JSONTextNumberTests {
-    @Test(arguments: [
-        0, 1, 9, 10, 99, 100, 1_000_000_000_000_000_000, 9_999_999_999_999_999_999, UInt64.max,
-    ] as [UInt64])
+    @Test(
+        arguments: [
+            0, 1, 9, 10, 99, 100, 1_000_000_000_000_000_000, 9_999_999_999_999_999_999, UInt64.max,
+        ] as [UInt64]
+    )
     func unsignedIsItsDecimalText(value: UInt64) {
         var bytes: [UInt8] = [UInt8(ascii: "x")]
         JSONText.appendUnsigned(value, to: &bytes)

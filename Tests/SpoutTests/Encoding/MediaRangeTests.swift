@@ -27,9 +27,11 @@ import Testing
 
     @Test func readsTypesQualitiesAndSkipsMalformedMembers() {
         let ranges = MediaRange.parseList(" Text/Event-Stream;q=0.5 , nonsense, application/json;q=x")
-        #expect(ranges == [
-            MediaRange(type: "text", subtype: "event-stream", quality: 0.5),
-            MediaRange(type: "application", subtype: "json", quality: 0),
-        ])
+        #expect(
+            ranges == [
+                MediaRange(type: "text", subtype: "event-stream", quality: 0.5),
+                MediaRange(type: "application", subtype: "json", quality: 0),
+            ]
+        )
     }
 }

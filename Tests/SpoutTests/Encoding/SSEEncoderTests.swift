@@ -98,14 +98,19 @@ extension String {
         SSEEncoder.appendComment("keep-alive", to: &bytes)
         SSEEncoder.appendEvent(id: "1", event: "end", data: #"{"reason":"completed"}"#, to: &bytes)
         // Only events end a block: retry and comments are lines inside the next event's block.
-        #expect(String(decoding: bytes, as: UTF8.self) == "retry: 3000\nid: 0\ndata: 0\n\n: keep-alive\nevent: end\nid: 1\ndata: {\"reason\":\"completed\"}\n\n")
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == "retry: 3000\nid: 0\ndata: 0\n\n: keep-alive\nevent: end\nid: 1\ndata: {\"reason\":\"completed\"}\n\n"
+        )
         let parser = parse(bytes)
         #expect(parser.retry == 3000)
         #expect(parser.comments == ["keep-alive"])
-        #expect(parser.events == [
-            .init(type: "message", data: "0", lastEventID: "0"),
-            .init(type: "end", data: #"{"reason":"completed"}"#, lastEventID: "1"),
-        ])
+        #expect(
+            parser.events == [
+                .init(type: "message", data: "0", lastEventID: "0"),
+                .init(type: "end", data: #"{"reason":"completed"}"#, lastEventID: "1"),
+            ]
+        )
     }
 
     @Test(arguments: ["a\nb", "a\r\nb", "a\rb", "line\n\ndata: injected\n\nid: 99", "\n", "trailing\n"])

@@ -3,22 +3,24 @@ import Testing
 @testable import Spout
 
 @Suite struct StreamFormatTests {
-    @Test(arguments: [
-        (nil, StreamFormat.sse),
-        ("", .sse),
-        ("*/*", .sse),
-        ("text/event-stream", .sse),
-        ("application/json", .json),
-        ("application/x-ndjson", .ndjson),
-        ("application/json, text/plain, */*", .json),
-        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", .sse),
-        ("application/json;q=0.5, application/x-ndjson;q=0.9", .ndjson),
-        ("text/event-stream;q=0.1, application/json", .json),
-        ("application/*", .ndjson),
-        ("APPLICATION/JSON", .json),
-        ("*/*;q=0.2, text/event-stream;q=0", .ndjson),
-        ("garbage, application/json;q=abc, application/x-ndjson", .ndjson),
-    ] as [(String?, StreamFormat)])
+    @Test(
+        arguments: [
+            (nil, StreamFormat.sse),
+            ("", .sse),
+            ("*/*", .sse),
+            ("text/event-stream", .sse),
+            ("application/json", .json),
+            ("application/x-ndjson", .ndjson),
+            ("application/json, text/plain, */*", .json),
+            ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", .sse),
+            ("application/json;q=0.5, application/x-ndjson;q=0.9", .ndjson),
+            ("text/event-stream;q=0.1, application/json", .json),
+            ("application/*", .ndjson),
+            ("APPLICATION/JSON", .json),
+            ("*/*;q=0.2, text/event-stream;q=0", .ndjson),
+            ("garbage, application/json;q=abc, application/x-ndjson", .ndjson),
+        ] as [(String?, StreamFormat)]
+    )
     func acceptHeaderPicksTheBestFormat(accept: String?, expected: StreamFormat) throws {
         #expect(try StreamFormat.negotiate(format: nil, accept: accept) == expected)
     }
@@ -75,7 +77,8 @@ import Testing
     }
 
     @Test func parameterlessHeaderThatExcludesEverythingIsNotAcceptable() throws {
-        #expect(throws: Problem.notAcceptable("text/html, image/*", available: StreamFormat.allCases.map(\.mediaType))) {
+        #expect(throws: Problem.notAcceptable("text/html, image/*", available: StreamFormat.allCases.map(\.mediaType)))
+        {
             try StreamFormat.negotiate(format: nil, accept: "text/html, image/*")
         }
         #expect(throws: Problem.self) {

@@ -203,7 +203,10 @@ import Testing
 }
 
 @Suite struct HexTests {
-    @Test(arguments: [0, 1, 9, 10, 15, 16, 0xABCD_EF01_2345_6789, 0xFFFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000] as [UInt64])
+    @Test(
+        arguments: [0, 1, 9, 10, 15, 16, 0xABCD_EF01_2345_6789, 0xFFFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000]
+            as [UInt64]
+    )
     func digitsAreLowercaseAndZeroPadded(value: UInt64) {
         for count in [2, 8, 16] {
             var bytes: [UInt8] = [UInt8(ascii: "x")]

@@ -55,7 +55,10 @@ import Testing
             end: .clientGone
         )
         let text = String(decoding: entry.jsonBytes, as: UTF8.self)
-        #expect(text == #"{"time":"2025-12-02T18:30:00.123Z","level":"info","method":"GET","path":"/sequences/fibonacci","status":200,"duration_ms":12.346,"bytes":2048,"events":10,"end":"client_gone"}"#)
+        #expect(
+            text
+                == #"{"time":"2025-12-02T18:30:00.123Z","level":"info","method":"GET","path":"/sequences/fibonacci","status":200,"duration_ms":12.346,"bytes":2048,"events":10,"end":"client_gone"}"#
+        )
         _ = try JSONSerialization.jsonObject(with: Data(entry.jsonBytes))
     }
 
@@ -170,12 +173,14 @@ import Testing
         return object.finish()
     }
 
-    @Test(arguments: [
-        ("/health", 0.000041, nil, nil),
-        ("/p\"a\\t\u{1}h/é", 1.5, 0, StreamEnd.completed),
-        ("/sequences/naturals?count=3", -0.0, 3, .shutdown),
-        ("", .infinity, Int.max, .error),
-    ] as [(String, Double, Int?, StreamEnd?)])
+    @Test(
+        arguments: [
+            ("/health", 0.000041, nil, nil),
+            ("/p\"a\\t\u{1}h/é", 1.5, 0, StreamEnd.completed),
+            ("/sequences/naturals?count=3", -0.0, 3, .shutdown),
+            ("", .infinity, Int.max, .error),
+        ] as [(String, Double, Int?, StreamEnd?)]
+    )
     func entryBytesAreTheFieldsInOrder(path: String, seconds: Double, events: Int?, end: StreamEnd?) {
         for time in [0.0, 1_764_700_200.123, 253_402_300_800, -62_198_755_200] {
             let entry = RequestLogEntry(

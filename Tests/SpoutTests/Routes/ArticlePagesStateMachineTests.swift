@@ -1,8 +1,8 @@
 import Foundation
 import HTTPServer
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -77,7 +77,9 @@ import TestSupport
         var machine = ArticlePagesStateMachine(pageSize: 2, start: 0, limit: nil)
         let result7 = machine.demandRequested(.unlimited)
         #expect(result7)
-        #expect(drain(&machine, pages: [1: Self.posts(1...2), 2: []]) == ["fetch 1", "0:1", "1:2", "fetch 2", "finish"])
+        #expect(
+            drain(&machine, pages: [1: Self.posts(1...2), 2: []]) == ["fetch 1", "0:1", "1:2", "fetch 2", "finish"]
+        )
     }
 
     @Test func callsWhileDrainingOnlyUpdateTheStateAndAFailureIsReportedOnce() {
@@ -171,7 +173,8 @@ import TestSupport
             JSONStreamEvent(id: "0", json: Array(#"{"id":1}"#.utf8)),
             JSONStreamEvent(event: "step", json: Array("{}".utf8)),
         ]
-        let expected = #"{"id":1}"# + "\n" + #"{"event":"step","data":{}}"# + "\n" + #"{"end":{"reason":"completed"}}"# + "\n"
+        let expected =
+            #"{"id":1}"# + "\n" + #"{"event":"step","data":{}}"# + "\n" + #"{"end":{"reason":"completed"}}"# + "\n"
         #expect(encode(NDJSONEventEncoder(), events, end: .completed) == expected)
     }
 }

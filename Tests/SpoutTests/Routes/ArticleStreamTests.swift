@@ -1,7 +1,7 @@
 import Foundation
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -163,8 +163,10 @@ import TestSupport
         try reader.readEvents(untilCount: 13)
         reader.close()
         #expect(reader.events.count == 13)
-        #expect(reader.events.prefix(12).map { $0.split(separator: "\n").first.map(String.init) ?? "" }
-            == (0..<12).map { "id: \($0)" })
+        #expect(
+            reader.events.prefix(12).map { $0.split(separator: "\n").first.map(String.init) ?? "" }
+                == (0..<12).map { "id: \($0)" }
+        )
         #expect(reader.events.last?.hasPrefix("event: end") == true)
         #expect(fixture.snapshot.log == ["/posts?_page=1&_limit=10", "/posts?_page=2&_limit=10"])
         await server.stop()

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -103,7 +103,9 @@ import TestSupport
 
     @Test func badQueriesAreProblemsNamingTheParameter() async throws {
         let server = try SpoutTestServer()
-        let cases = [("/demo/posts?foo=1", "foo"), ("/demo/posts?_page=0", "_page"), ("/demo/posts?userId=x", "userId")]
+        let cases = [
+            ("/demo/posts?foo=1", "foo"), ("/demo/posts?_page=0", "_page"), ("/demo/posts?userId=x", "userId"),
+        ]
         for (path, parameter) in cases {
             let response = try server.get(path)
             #expect(response.status == 400, "\(path)")

@@ -1,5 +1,5 @@
-import Testing
 import HTTPServer
+import Testing
 
 @testable import Spout
 
@@ -18,14 +18,19 @@ import HTTPServer
         ("count", "abc", 0...Int.max, "count must be a non-negative integer, got \"abc\""),
         ("count", "", 0...Int.max, "count must be a non-negative integer, got \"\""),
         ("count", "1e3", 0...Int.max, "count must be a non-negative integer, got \"1e3\""),
-        ("count", "99999999999999999999999", 0...Int.max, "count must be between 0 and 9223372036854775807, got 99999999999999999999999"),
+        (
+            "count", "99999999999999999999999", 0...Int.max,
+            "count must be between 0 and 9223372036854775807, got 99999999999999999999999"
+        ),
         ("start", "100001", 0...100_000, "start must be between 0 and 100000, got 100001"),
         ("interval", "0.5s", 1...60_000, "interval must be a positive integer, got \"0.5s\""),
         ("interval", "0", 1...60_000, "interval must be between 1 and 60000, got 0"),
         ("count", "+5", 0...Int.max, "count must be a non-negative integer, got \"+5\""),
         ("count", " 5", 0...Int.max, "count must be a non-negative integer, got \" 5\""),
     ])
-    func badValuesNameTheParameterAndTheValue(name: String, value: String, range: ClosedRange<Int>, detail: String) throws {
+    func badValuesNameTheParameterAndTheValue(name: String, value: String, range: ClosedRange<Int>, detail: String)
+        throws
+    {
         let query = try QueryParameters([(name, value)], known: known)
         #expect(throws: Problem.invalidParameter(name, detail)) {
             try query.integer(name, in: range)
@@ -33,7 +38,12 @@ import HTTPServer
     }
 
     @Test func unknownAndRepeatedParametersAreRejected() {
-        #expect(throws: Problem.invalidParameter("cout", "unknown parameter \"cout\"; known parameters: count, format, interval, start")) {
+        #expect(
+            throws: Problem.invalidParameter(
+                "cout",
+                "unknown parameter \"cout\"; known parameters: count, format, interval, start"
+            )
+        ) {
             try QueryParameters([("cout", "5")], known: known)
         }
         #expect(throws: Problem.invalidParameter("count", "count must be given at most once")) {

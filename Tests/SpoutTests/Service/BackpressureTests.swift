@@ -1,7 +1,7 @@
 import Foundation
 import Sequences
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -59,7 +59,9 @@ import TestSupport
         let server = try SpoutTestServer()
         var streams: [StreamClient] = []
         for _ in 0..<1000 {
-            streams.append(try StreamClient(port: server.port, path: "/sequences/naturals?count=200", receiveBufferBytes: 4096))
+            streams.append(
+                try StreamClient(port: server.port, path: "/sequences/naturals?count=200", receiveBufferBytes: 4096)
+            )
         }
         // Each reader takes small bites in turn; every one must keep getting its events in order.
         var rounds = 0
@@ -70,9 +72,11 @@ import TestSupport
             rounds += 1
         }
         #expect(streams.allSatisfy { $0.events.count >= 20 })
-        #expect(streams.allSatisfy { stream in
-            stream.events.prefix(20).map(\.lastEventID) == (0..<20).map(String.init)
-        })
+        #expect(
+            streams.allSatisfy { stream in
+                stream.events.prefix(20).map(\.lastEventID) == (0..<20).map(String.init)
+            }
+        )
         #expect(server.sequenceProbes.count == 1000)
         for stream in streams { stream.close() }
         #expect(eventually { server.service.metrics.activeStreams.value == 0 })

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -22,7 +22,10 @@ import TestSupport
         #expect(response.header("Content-Type") == "application/json")
         #expect(response.header("Access-Control-Allow-Origin") == "*")
         #expect(response.header("Content-Length") == "99")
-        #expect(response.text == #"{"sequence":"fibonacci","start":0,"count":10,"values":["0","1","1","2","3","5","8","13","21","34"]}"#)
+        #expect(
+            response.text
+                == #"{"sequence":"fibonacci","start":0,"count":10,"values":["0","1","1","2","3","5","8","13","21","34"]}"#
+        )
         await server.stop()
     }
 
@@ -31,7 +34,10 @@ import TestSupport
         let empty = try server.get("/sequences/primes?count=0&start=7", headers: ["Accept: application/json"])
         #expect(empty.text == #"{"sequence":"primes","start":7,"count":0,"values":[]}"#)
         let big = try server.get("/sequences/factorial?count=2&start=25", headers: ["Accept: application/json"])
-        #expect(big.text == #"{"sequence":"factorial","start":25,"count":2,"values":["15511210043330985984000000","403291461126605635584000000"]}"#)
+        #expect(
+            big.text
+                == #"{"sequence":"factorial","start":25,"count":2,"values":["15511210043330985984000000","403291461126605635584000000"]}"#
+        )
         // F(99999) is about a second of CPU in a debug build, more on loaded cores in the full suite: the
         // deadline guards a hang, not the speed (as for the costly-start stream tests).
         let last = try server.get("/sequences/fibonacci?count=2&start=99999&format=json", timeout: .seconds(60))
@@ -44,14 +50,19 @@ import TestSupport
         await server.stop()
     }
 
-    @Test(arguments: [
-        ("/sequences/fibonacci?count=6", 200, nil),
-        ("/sequences/fibonacci?count=7", 400, "count must be between 0 and 6, got 7"),
-        ("/sequences/fibonacci?count=3&start=51", 400, "start must be between 0 and 50, got 51"),
-        ("/sequences/fibonacci", 400, "count is required for JSON (at most 6); streams may omit it"),
-        ("/sequences/fibonacci?count=3&interval=5", 400, "interval paces streams; it does not apply to JSON"),
-        ("/sequences/fibonacci?count=3&Count=3", 400, "unknown parameter \"Count\"; known parameters: count, format, interval, start"),
-    ] as [(String, Int, String?)])
+    @Test(
+        arguments: [
+            ("/sequences/fibonacci?count=6", 200, nil),
+            ("/sequences/fibonacci?count=7", 400, "count must be between 0 and 6, got 7"),
+            ("/sequences/fibonacci?count=3&start=51", 400, "start must be between 0 and 50, got 51"),
+            ("/sequences/fibonacci", 400, "count is required for JSON (at most 6); streams may omit it"),
+            ("/sequences/fibonacci?count=3&interval=5", 400, "interval paces streams; it does not apply to JSON"),
+            (
+                "/sequences/fibonacci?count=3&Count=3", 400,
+                "unknown parameter \"Count\"; known parameters: count, format, interval, start"
+            ),
+        ] as [(String, Int, String?)]
+    )
     func configuredLimitsApplyToJSON(path: String, status: Int, detail: String?) async throws {
         let server = try SpoutTestServer { configuration in
             configuration.sequences.maxCount = 6
@@ -106,11 +117,21 @@ import TestSupport
         #expect(metrics.contains("spout_http_request_duration_seconds_count{route=\"/sequences/{name}\"} 2\n"))
         let lines = server.log.lines.filter { $0.contains("/sequences/fibonacci") }
         #expect(lines.count == 2)
-        #expect(lines.contains {
-            $0.contains(#""method":"GET","path":"/sequences/fibonacci","query":"count=10","route":"/sequences/{name}","status":200,"#)
-                && $0.contains(#","bytes":99,"request_id":""#)
-        })
-        #expect(lines.contains { $0.contains(#""path":"/sequences/fibonacci","query":"count=x","route":"/sequences/{name}","status":400,"#) })
+        #expect(
+            lines.contains {
+                $0.contains(
+                    #""method":"GET","path":"/sequences/fibonacci","query":"count=10","route":"/sequences/{name}","status":200,"#
+                )
+                    && $0.contains(#","bytes":99,"request_id":""#)
+            }
+        )
+        #expect(
+            lines.contains {
+                $0.contains(
+                    #""path":"/sequences/fibonacci","query":"count=x","route":"/sequences/{name}","status":400,"#
+                )
+            }
+        )
         await server.stop()
     }
 }

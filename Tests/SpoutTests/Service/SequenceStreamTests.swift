@@ -1,7 +1,7 @@
 import Foundation
 import Sequences
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -30,7 +30,9 @@ import TestSupport
         let value = try #require(try stream.nextEvents(1).first)
         #expect(value.lastEventID == "1000")
         #expect(value.data.count == 209)
-        #expect(value.data.hasPrefix("43466557686937456435688527675040625802564660517371780402481729089536555417949051"))
+        #expect(
+            value.data.hasPrefix("43466557686937456435688527675040625802564660517371780402481729089536555417949051")
+        )
         let json = try server.get("/sequences/fibonacci?start=93&count=1&format=json")
         #expect(json.text == #"{"sequence":"fibonacci","start":93,"count":1,"values":["12200160415121876738"]}"#)
         stream.close()
@@ -39,17 +41,30 @@ import TestSupport
 
     @Test func ndjsonAndJSONFollowAcceptAndFormat() async throws {
         let server = try SpoutTestServer()
-        let ndjson = try StreamClient(port: server.port, path: "/sequences/primes?count=4", headers: ["Accept: application/x-ndjson"])
+        let ndjson = try StreamClient(
+            port: server.port,
+            path: "/sequences/primes?count=4",
+            headers: ["Accept: application/x-ndjson"]
+        )
         #expect(ndjson.header("Content-Type") == "application/x-ndjson")
         let text = String(decoding: try ndjson.readToEnd(), as: UTF8.self)
-        #expect(text == "{\"index\":0,\"value\":\"2\"}\n{\"index\":1,\"value\":\"3\"}\n{\"index\":2,\"value\":\"5\"}\n{\"index\":3,\"value\":\"7\"}\n{\"end\":{\"reason\":\"completed\"}}\n")
+        #expect(
+            text
+                == "{\"index\":0,\"value\":\"2\"}\n{\"index\":1,\"value\":\"3\"}\n{\"index\":2,\"value\":\"5\"}\n{\"index\":3,\"value\":\"7\"}\n{\"end\":{\"reason\":\"completed\"}}\n"
+        )
         ndjson.close()
 
         let json = try server.get("/sequences/fibonacci?count=10", headers: ["Accept: application/json"])
         #expect(json.header("Content-Type") == "application/json")
-        #expect(json.text == #"{"sequence":"fibonacci","start":0,"count":10,"values":["0","1","1","2","3","5","8","13","21","34"]}"#)
+        #expect(
+            json.text
+                == #"{"sequence":"fibonacci","start":0,"count":10,"values":["0","1","1","2","3","5","8","13","21","34"]}"#
+        )
 
-        let overridden = try server.get("/sequences/factorial?count=3&format=json", headers: ["Accept: text/event-stream"])
+        let overridden = try server.get(
+            "/sequences/factorial?count=3&format=json",
+            headers: ["Accept: text/event-stream"]
+        )
         #expect(overridden.text == #"{"sequence":"factorial","start":0,"count":3,"values":["1","1","2"]}"#)
 
         let weighted = try server.get(
@@ -66,7 +81,11 @@ import TestSupport
 
     @Test func lastEventIDResumesAtTheNextIndexAndPastTheEndIs204() async throws {
         let server = try SpoutTestServer()
-        let resumed = try StreamClient(port: server.port, path: "/sequences/naturals?start=10&count=10", headers: ["Last-Event-ID: 14"])
+        let resumed = try StreamClient(
+            port: server.port,
+            path: "/sequences/naturals?start=10&count=10",
+            headers: ["Last-Event-ID: 14"]
+        )
         let events = try resumed.remainingEvents()
         #expect(events.dropLast().map(\.lastEventID) == ["15", "16", "17", "18", "19"])
         #expect(events.last?.type == "end")
@@ -167,7 +186,9 @@ import TestSupport
         #expect(probe.isStartReached)
         let document = try json.readResponse(timeout: .seconds(60))
         #expect(document.status == 200)
-        #expect(document.text.hasPrefix(#"{"sequence":"factorial","start":10000,"count":1,"values":["28462596809170545189"#))
+        #expect(
+            document.text.hasPrefix(#"{"sequence":"factorial","start":10000,"count":1,"values":["28462596809170545189"#)
+        )
         #expect(gate.heldTooLong.value == false)
         stream.close()
         json.close()

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -46,15 +46,29 @@ import TestSupport
         ("/sequences/fibonacci?count=abc", 400, "count", "count must be a non-negative integer, got \"abc\""),
         ("/sequences/fibonacci?start=100001", 400, "start", "start must be between 0 and 100000, got 100001"),
         ("/sequences/factorial?start=20000", 400, "start", "start must be between 0 and 10000, got 20000"),
-        ("/sequences/fibonacci?interval=0.5s", 400, "interval", "interval must be a positive integer number of milliseconds, got \"0.5s\""),
+        (
+            "/sequences/fibonacci?interval=0.5s", 400, "interval",
+            "interval must be a positive integer number of milliseconds, got \"0.5s\""
+        ),
         ("/sequences/fibonacci?format=xml", 400, "format", "format must be one of sse, ndjson, json, got \"xml\""),
-        ("/sequences/fibonacci?format=json", 400, "count", "count is required for JSON (at most 10000); streams may omit it"),
+        (
+            "/sequences/fibonacci?format=json", 400, "count",
+            "count is required for JSON (at most 10000); streams may omit it"
+        ),
         ("/sequences/fibonacci?format=json&count=10001", 400, "count", "count must be between 0 and 10000, got 10001"),
-        ("/sequences/fibonacci?cout=5", 400, "cout", "unknown parameter \"cout\"; known parameters: count, format, interval, start"),
-        ("/sequences/fibonacci?count=99999999999999999999999999", 400, "count", "count must be between 0 and 9223372036854775807, got 99999999999999999999999999"),
+        (
+            "/sequences/fibonacci?cout=5", 400, "cout",
+            "unknown parameter \"cout\"; known parameters: count, format, interval, start"
+        ),
+        (
+            "/sequences/fibonacci?count=99999999999999999999999999", 400, "count",
+            "count must be between 0 and 9223372036854775807, got 99999999999999999999999999"
+        ),
         ("/sequences/fibonacci?count=1&count=2", 400, "count", "count must be given at most once"),
     ])
-    func badInputGetsAProblemNamingTheParameter(path: String, status: Int, parameter: String, detail: String) async throws {
+    func badInputGetsAProblemNamingTheParameter(path: String, status: Int, parameter: String, detail: String)
+        async throws
+    {
         let server = try SpoutTestServer()
         let response = try server.get(path)
         #expect(response.status == status)
@@ -63,7 +77,9 @@ import TestSupport
         #expect(problem["status"] as? Int == status)
         #expect(problem["parameter"] as? String == parameter)
         #expect(problem["detail"] as? String == detail)
-        #expect(problem["instance"] as? String == "/sequences/\(path.split(separator: "/")[1].split(separator: "?")[0])")
+        #expect(
+            problem["instance"] as? String == "/sequences/\(path.split(separator: "/")[1].split(separator: "?")[0])"
+        )
         #expect(server.isHealthy())
         await server.stop()
     }
@@ -72,7 +88,11 @@ import TestSupport
         let server = try SpoutTestServer()
         let unknown = try server.get("/sequences/lucas")
         #expect(unknown.status == 404)
-        #expect(unknown.text.contains(#"unknown sequence \"lucas\"; known sequences: fibonacci, naturals, primes, factorial"#))
+        #expect(
+            unknown.text.contains(
+                #"unknown sequence \"lucas\"; known sequences: fibonacci, naturals, primes, factorial"#
+            )
+        )
         let nothing = try server.get("/" + String(repeating: "a", count: 4000))
         #expect(nothing.status == 404)
         #expect(nothing.body.count < 600)
@@ -111,7 +131,11 @@ import TestSupport
         client.close()
 
         let open = try SpoutTestServer()
-        #expect(try open.get("/sequences/fibonacci?count=1", headers: ["Origin: https://any.example"]).header("Access-Control-Allow-Origin") == "*")
+        #expect(
+            try open.get("/sequences/fibonacci?count=1", headers: ["Origin: https://any.example"]).header(
+                "Access-Control-Allow-Origin"
+            ) == "*"
+        )
         await open.stop()
         await server.stop()
     }
@@ -129,7 +153,11 @@ import TestSupport
         #expect(entries[0]["bytes"] as? Int == 15)
         #expect(entries[1]["events"] as? Int == 5)
         #expect(entries[1]["end"] as? String == "completed")
-        #expect(entries.allSatisfy { $0["time"] is String && $0["duration_ms"] is Double && $0["method"] as? String == "GET" })
+        #expect(
+            entries.allSatisfy {
+                $0["time"] is String && $0["duration_ms"] is Double && $0["method"] as? String == "GET"
+            }
+        )
         await server.stop()
     }
 

@@ -38,7 +38,9 @@ final class StreamClient {
                 status = Int(statusLine.split(separator: " ")[1]) ?? 0
                 for line in lines {
                     guard let colon = line.firstIndex(of: ":") else { continue }
-                    headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                    headers.append(
+                        (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                    )
                 }
                 return
             }

@@ -1,13 +1,13 @@
 import Foundation
 import Reactive
-import Testing
 import TestSupport
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Testing
 
 @testable import Spout
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `URLSession.dataTaskPublisher` on its own: lazy start, delivery, and cancellation reaching the task.
 @Suite(.offPool) struct DataTaskPublisherTests {

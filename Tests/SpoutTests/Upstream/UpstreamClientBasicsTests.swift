@@ -1,8 +1,8 @@
 import Foundation
 import HTTPServer
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -10,8 +10,12 @@ import TestSupport
 @Suite(.offPool) struct UpstreamClientBasicsTests {
     /// Serves `/posts/1` as JSON, `/bad` as malformed JSON, anything else as 500.
     private static func startUpstream() throws -> Server {
-        try Server.start(configuration: Server.Configuration(host: "127.0.0.1", port: 0), group: EventLoopGroup(loopCount: 1)) {
-            request, responder in
+        try Server.start(
+            configuration: Server.Configuration(host: "127.0.0.1", port: 0),
+            group: EventLoopGroup(loopCount: 1)
+        ) {
+            request,
+            responder in
             switch request.path {
             case "/api/posts/1":
                 responder.respond(
@@ -26,7 +30,9 @@ import TestSupport
         }
     }
 
-    private static func first<T: Sendable>(_ publisher: AnyPublisher<T, UpstreamError>) async -> Result<T, UpstreamError> {
+    private static func first<T: Sendable>(_ publisher: AnyPublisher<T, UpstreamError>) async -> Result<
+        T, UpstreamError
+    > {
         let box = TestBox<AnyCancellable?>(nil)
         return await withCheckedContinuation { continuation in
             let cancellable = publisher.sink(
@@ -84,7 +90,9 @@ import TestSupport
 
         let status = await Self.first(client.get(Post.self, "/missing"))
         let missing = UpstreamError.status(
-            UpstreamTarget(url: base + "/missing", resource: "/missing"), code: 500, retryAfter: nil
+            UpstreamTarget(url: base + "/missing", resource: "/missing"),
+            code: 500,
+            retryAfter: nil
         )
         #expect(status.failure == .gaveUp(attempts: 3, lastStatus: 500, error: missing))
 
@@ -102,7 +110,10 @@ import TestSupport
         let upstream = try Self.startUpstream()
         let port = upstream.port
         await upstream.shutdown(deadline: .seconds(1))
-        let client = UpstreamClient(configuration: SpoutConfiguration.Upstream(), baseURL: URL(string: "http://127.0.0.1:\(port)"))
+        let client = UpstreamClient(
+            configuration: SpoutConfiguration.Upstream(),
+            baseURL: URL(string: "http://127.0.0.1:\(port)")
+        )
         let result = await Self.first(client.get(Post.self, "/posts/1"))
         // Connection refused is retryable: three attempts by default, each refused.
         #expect(result.failure?.attempts == 3)

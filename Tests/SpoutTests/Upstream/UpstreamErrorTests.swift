@@ -33,8 +33,10 @@ import Testing
         let detail = "did not answer within 1.0 s after 3 attempts (the last response was 503)"
         #expect(problem.detail == "upstream /posts/1 " + detail)
         #expect(error.logDescription == "upstream \(Self.url) " + detail)
-        #expect(problem.extensions.elementsEqual(
-            [("upstream", .string("/posts/1")), ("upstreamStatus", 503), ("attempts", 3)]) { $0 == $1 })
+        #expect(
+            problem.extensions.elementsEqual(
+                [("upstream", .string("/posts/1")), ("upstreamStatus", 503), ("attempts", 3)]) { $0 == $1 }
+        )
     }
 
     @Test func gaveUpOnAStatusIsA502WithThatStatus() {

@@ -1,7 +1,7 @@
 import Foundation
 import Reactive
-import Testing
 import TestSupport
+import Testing
 
 @testable import Spout
 
@@ -55,7 +55,11 @@ extension Publisher where Output: Sendable, Failure == UpstreamError {
         return await withCheckedContinuation { continuation in
             let once = TestBox(false)
             func finish(_ result: Result<Output, UpstreamError>) {
-                if once.update({ done in defer { done = true }; return !done }) { continuation.resume(returning: result) }
+                if once.update({ done in
+                    defer { done = true }; return !done
+                }) {
+                    continuation.resume(returning: result)
+                }
             }
             let cancellable = first().sink(
                 receiveCompletion: { completion in

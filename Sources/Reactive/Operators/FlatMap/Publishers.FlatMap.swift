@@ -396,8 +396,8 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 /// **Thread safety:** immutable; its closures are safe to call from any thread.
 @usableFromInline
 internal final class FlatMapChildRelay<Input, Failure: Error> {
-    // Each takes the child's owner (the FlatMapInner) first.
-    @usableFromInline let onSubscription: (AnyObject, FlatMapChild<Input, Failure>, any Subscription) -> Void  // Immutable.
+    // Each takes the child's owner (the FlatMapInner) first. All three are immutable.
+    @usableFromInline let onSubscription: (AnyObject, FlatMapChild<Input, Failure>, any Subscription) -> Void
     @usableFromInline let onValue: (AnyObject, FlatMapChild<Input, Failure>, Input) -> Subscribers.Demand  // Immutable.
     @usableFromInline let onCompletion:
         (AnyObject, FlatMapChild<Input, Failure>, Subscribers.Completion<Failure>) -> Void  // Immutable.
