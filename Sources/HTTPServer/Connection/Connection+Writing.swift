@@ -27,7 +27,13 @@ extension Connection {
         id == requestID && machine.awaitingContext != nil
     }
 
-    func respond(to id: UInt64, status: Status, headers: Headers, body: UnsafeRawBufferPointer) {
+    func respond(
+        to id: UInt64,
+        status: Status,
+        headers: Headers,
+        appending extra: ExtraFields = ExtraFields(),
+        body: UnsafeRawBufferPointer
+    ) {
         loop.preconditionInEventLoop()
         guard let context = awaitingContext(for: id) else { return }
         requestAnswered(id)
@@ -40,7 +46,8 @@ extension Connection {
             framing: hasBody ? .contentLength(body.count) : .none,
             connection: closes ? .close : (context.isHTTP1_0 ? .keepAlive : .omitted),
             into: &outbound,
-            loop: loop
+            loop: loop,
+            appending: extra
         )
         if hasBody && !context.isHead { outbound.append(body) }
         markOutputPending()

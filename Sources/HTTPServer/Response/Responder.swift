@@ -33,6 +33,13 @@ public struct Responder: Sendable {
         body.withUnsafeBytes { respond(status: status, headers: headers, body: $0) }
     }
 
+    /// Answers with a complete body, with `extra` written after `headers` (see ``ExtraFields``).
+    package func respond(status: Status, headers: Headers, appending extra: ExtraFields, body: [UInt8]) {
+        body.withUnsafeBytes {
+            connection.respond(to: requestID, status: status, headers: headers, appending: extra, body: $0)
+        }
+    }
+
     /// Answers with the UTF-8 bytes of `body`.
     public func respond(status: Status = .ok, headers: Headers = [:], body: String) {
         var body = body

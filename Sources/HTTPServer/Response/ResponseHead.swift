@@ -21,6 +21,24 @@ public struct ResponseHead: Sendable {
     }
 }
 
+/// Up to two fields written after a response's ``Headers``, so that a handler adding one field per response to
+/// headers built once (the request's ID, a tag) does not copy them to add it. The name is written as it is (a
+/// literal, so a token); the value like any other (CR, LF and NUL become spaces).
+///
+/// **Thread safety:** Value type; not shared.
+package struct ExtraFields: Sendable {
+    package var first: (name: StaticString, value: String)?
+    package var second: (name: StaticString, value: String)?
+
+    package init(
+        _ first: (name: StaticString, value: String)? = nil,
+        _ second: (name: StaticString, value: String)? = nil
+    ) {
+        self.first = first
+        self.second = second
+    }
+}
+
 extension ResponseHead {
     /// Serialises the status line and fields, ending with the blank line.
     static func write(
@@ -29,15 +47,20 @@ extension ResponseHead {
         framing: BodyFraming,
         connection: ConnectionHeader,
         into buffer: inout OutboundBuffer,
-        loop: EventLoop
+        loop: EventLoop,
+        appending extra: ExtraFields = ExtraFields()
     ) {
         writeStatusLine(status, into: &buffer)
-        for field in headers where !isServerOwned(field.name) {
-            appendSanitized(field.name, into: &buffer)
+        // Straight from the headers' bytes: no string per name and value.
+        headers.forEachFieldBytes { name, value in
+            guard !isServerOwned(name) else { return }
+            appendSanitized(name, into: &buffer)
             buffer.append(": " as StaticString)
-            appendSanitized(field.value, into: &buffer)
+            appendSanitized(value, into: &buffer)
             buffer.append("\r\n" as StaticString)
         }
+        if let (name, value) = extra.first { appendField(name, value, into: &buffer) }
+        if let (name, value) = extra.second { appendField(name, value, into: &buffer) }
         switch framing {
         case .contentLength(let length):
             buffer.append("Content-Length: " as StaticString)
@@ -72,17 +95,38 @@ extension ResponseHead {
         buffer.append("\r\n" as StaticString)
     }
 
+    /// `name: value\r\n`, the value sanitised.
+    private static func appendField(_ name: StaticString, _ value: String, into buffer: inout OutboundBuffer) {
+        buffer.append(name)
+        buffer.append(": " as StaticString)
+        appendSanitized(value, into: &buffer)
+        buffer.append("\r\n" as StaticString)
+    }
+
     /// Whether the server writes this field itself (case-insensitive).
-    private static func isServerOwned(_ name: String) -> Bool {
-        var name = name
-        return name.withUTF8 { bytes in
-            switch bytes.count {
-            case 4: return ASCIILower.equals(bytes, "date")
-            case 10: return ASCIILower.equals(bytes, "connection")
-            case 14: return ASCIILower.equals(bytes, "content-length")
-            case 17: return ASCIILower.equals(bytes, "transfer-encoding")
-            default: return false
+    private static func isServerOwned(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch bytes.count {
+        case 4: ASCIILower.equals(bytes, "date")
+        case 10: ASCIILower.equals(bytes, "connection")
+        case 14: ASCIILower.equals(bytes, "content-length")
+        case 17: ASCIILower.equals(bytes, "transfer-encoding")
+        default: false
+        }
+    }
+
+    /// Appends the field bytes `bytes`, replacing CR, LF and NUL with spaces. Bytes that are not valid UTF-8
+    /// are written as U+FFFD, as when the field is read as a string.
+    private static func appendSanitized(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout OutboundBuffer) {
+        guard bytes.allSatisfy({ $0 < 0x80 }) else {
+            appendSanitized(String(decoding: bytes, as: UTF8.self), into: &buffer)
+            return
+        }
+        _ = buffer.withUnsafeWritableBytes(minimumCapacity: bytes.count) { space in
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                space[index] = (byte == 0x0D || byte == 0x0A || byte == 0x00) ? 0x20 : byte
             }
+            return bytes.count
         }
     }
 

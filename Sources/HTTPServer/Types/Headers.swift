@@ -133,6 +133,20 @@ public struct Headers: Sequence, Sendable, Equatable, ExpressibleByDictionaryLit
         }
     }
 
+    /// Calls `body` with every field's name and value bytes, in order, without building strings (the response
+    /// writer's path). The bytes are as stored: a value that is not valid UTF-8 is passed as it is.
+    @inline(__always)
+    func forEachFieldBytes(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        bytes.withUnsafeBufferPointer { storage in
+            for field in fields {
+                body(
+                    UnsafeBufferPointer(rebasing: storage[field.name]),
+                    UnsafeBufferPointer(rebasing: storage[field.value])
+                )
+            }
+        }
+    }
+
     public static func == (lhs: Headers, rhs: Headers) -> Bool {
         guard lhs.fields.count == rhs.fields.count else { return false }
         return lhs.bytes.withUnsafeBufferPointer { left in

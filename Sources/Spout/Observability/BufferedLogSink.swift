@@ -24,8 +24,13 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
     }
 
     public func write(line: [UInt8]) {
+        write(lineCapacity: line.count) { $0.append(contentsOf: line) }
+    }
+
+    /// Lets `append` write the line straight into the pending buffer, under the lock.
+    public func write(lineCapacity: Int, _ append: (inout [UInt8]) -> Void) {
         let action = lock.withLock { () -> FlushAction in
-            pending.append(contentsOf: line)
+            append(&pending)
             pending.append(0x0A)
             if pending.count >= 65_536 { return .now }
             if flushScheduled { return .none }

@@ -59,9 +59,15 @@ struct RequestLogEntry: Sendable {
     /// then, when known, `query`, `route`, `events`, `end`, `request_id`, `trace_id`, `remote`, `user_agent`
     /// and `upstream` (an object: `url`, `error`, `status`, `attempts`, `timeout_s`).
     var jsonBytes: [UInt8] {
-        // Written straight into one buffer, field by field, as `JSONObjectWriter` would write them.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + path.utf8.count + (query?.utf8.count ?? 0))
+        appendJSON(to: &bytes)
+        return bytes
+    }
+
+    /// Appends ``jsonBytes`` to `bytes` (a log sink's buffer, say).
+    func appendJSON(to bytes: inout [UInt8]) {
+        // Written straight into the buffer, field by field, as `JSONObjectWriter` would write them.
         Self.append(#"{"time":""#, to: &bytes)
         Self.appendISO8601(time, to: &bytes)
         Self.append(#"","level":"info","method":"#, to: &bytes)
@@ -110,7 +116,6 @@ struct RequestLogEntry: Sendable {
             upstreamFailure.appendJSON(to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
-        return bytes
     }
 
     /// Appends `text` in quotes as it is when none of its bytes needs a JSON escape (request IDs, which are

@@ -43,7 +43,7 @@ enum SequenceRoutes {
                 let validator = Validator(tag: plan.entityTag, cacheControl: Validator.immutable)
                 if context.respondNotModified(validator) { return }
                 guard plan.isCostly else {
-                    context.respond(json: jsonDocument(plan, plan.publisher), validator: validator)
+                    context.respond(json: SmallDocuments.shared.document(for: plan), validator: validator)
                     return
                 }
                 // Built on a worker; only the answer comes back to the loop.
@@ -62,7 +62,7 @@ enum SequenceRoutes {
     }
 
     /// The whole bounded sequence in one JSON document, values as decimal strings.
-    private static func jsonDocument(_ plan: SequencePlan, _ publisher: SequencePublisher) -> [UInt8] {
+    static func jsonDocument(_ plan: SequencePlan, _ publisher: SequencePublisher) -> [UInt8] {
         // The fields `JSONObjectWriter` would write, straight into the buffer the collector then fills.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + min(plan.count ?? 0, 4096) * 8)
@@ -250,5 +250,42 @@ struct SequencePlan {
     /// more than a thousand big numbers (factorials up to 10,000! have 35,660 digits each).
     var isCostly: Bool {
         publisher.startIsCostly || (kind != .naturals && (count ?? 0) > SequencePublisher.costlyStartThreshold)
+    }
+}
+
+/// The JSON documents of small sequence plans, kept once built: a document is a pure function of the sequence,
+/// `start` and `count` (its strong `ETag` says so), and a popular one (`?count=10`) is asked for over and over.
+/// Only plans answered on the loop (not costly) with no test probe are kept, documents of at most
+/// ``maxDocumentBytes`` bytes, at most ``maxDocuments`` of them: 1 MiB at most. When full, new plans are built
+/// each time and not kept (the first ones asked for stay).
+///
+/// **Thread safety:** safe from any thread (a `Mutex`; held for a dictionary lookup, never while building).
+final class SmallDocuments: Sendable {
+    static let shared = SmallDocuments()
+    static let maxDocuments = 128
+    static let maxDocumentBytes = 8 * 1024
+
+    private struct Key: Hashable {
+        let kind: SequenceKind
+        let start: Int
+        let count: Int
+    }
+
+    private let documents = Mutex<[Key: [UInt8]]>([:])
+
+    /// The JSON document of `plan` (a JSON plan that is not costly), built or kept.
+    func document(for plan: SequencePlan) -> [UInt8] {
+        guard plan.probe == nil, let count = plan.count else {
+            return SequenceRoutes.jsonDocument(plan, plan.publisher)
+        }
+        let key = Key(kind: plan.kind, start: plan.start, count: count)
+        if let kept = documents.withLock({ $0[key] }) { return kept }
+        let document = SequenceRoutes.jsonDocument(plan, plan.publisher)
+        if document.count <= Self.maxDocumentBytes {
+            documents.withLock { documents in
+                if documents.count < Self.maxDocuments { documents[key] = document }
+            }
+        }
+        return document
     }
 }

@@ -8,7 +8,9 @@ import HTTPServer
 ///
 /// **Thread safety:** value type; not shared.
 struct QueryParameters: Sendable {
-    private var values: [String: String] = [:]
+    /// The pairs in order, each name once. A list, not a dictionary: a route knows a handful of names, so a
+    /// linear look-up is cheaper than hashing, and building it allocates once.
+    private var values: [(name: String, value: String)] = []
 
     /// Collects `items`, rejecting names outside `known` and names given more than once.
     init(_ items: [(name: String, value: String)], known: Set<String>) throws(Problem) {
@@ -57,20 +59,25 @@ struct QueryParameters: Sendable {
             let list = known.sorted().joined(separator: ", ")
             throw .invalidParameter(name, "unknown parameter \"\(Self.clip(name))\"; known parameters: \(list)")
         }
-        guard values[name] == nil else {
+        guard lookup(name) == nil else {
             throw .invalidParameter(name, "\(name) must be given at most once")
         }
-        values[name] = value
+        values.append((name, value))
     }
 
     /// The raw value of `name`, if present.
-    subscript(name: String) -> String? { values[name] }
+    subscript(name: String) -> String? { lookup(name) }
+
+    private func lookup(_ name: String) -> String? {
+        for pair in values where pair.name == name { return pair.value }
+        return nil
+    }
 
     /// A whole number in `range`, or `nil` when absent.
     ///
     /// - Throws: ``Problem`` when the value is not a plain non-negative decimal integer or is out of range.
     func integer(_ name: String, in range: ClosedRange<Int>, unit: String = "") throws(Problem) -> Int? {
-        guard let text = values[name] else { return nil }
+        guard let text = lookup(name) else { return nil }
         let suffix = unit.isEmpty ? "" : " \(unit)"
         guard !text.isEmpty, text.utf8.count <= 40, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             let kind = range.lowerBound > 0 ? "a positive integer" : "a non-negative integer"

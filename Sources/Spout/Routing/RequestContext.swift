@@ -9,8 +9,8 @@ import Reactive
 /// Every answer goes through ``respond(status:headers:body:)``, ``respond(status:json:)``,
 /// ``respond(problem:headers:)`` or ``startStream(headers:)`` so that a route cannot forget CORS, `Vary`,
 /// `Cache-Control`, `gzip`, the request log line or the metrics. Whatever the route, every response head
-/// (complete, `304`, preflight or stream) passes through ``finishHead(_:)`` last: the one place for a
-/// header that all responses carry.
+/// (complete, `304`, preflight or stream) ends with `X-Request-ID`, added in one place for complete heads
+/// (``emit(status:headers:tag:body:)``) and one for streamed ones (``finishHead(_:)``).
 ///
 /// **Ownership:** created per request by the service; routes may capture it in callbacks.
 ///
@@ -292,8 +292,7 @@ struct RequestContext: Sendable {
         tag: EntityTag?,
         upstreamFailure: UpstreamFailureSummary? = nil
     ) {
-        if let tag { headers.add(name: "ETag", value: tag.headerValue) }
-        emit(status: status, headers: headers, body: body)
+        emit(status: status, headers: headers, tag: tag, body: body)
         record(
             status: status.code,
             bytes: request.method == .head ? 0 : body.count,
@@ -301,14 +300,18 @@ struct RequestContext: Sendable {
         )
     }
 
-    /// Hands a complete response to the server, after ``finishHead(_:)``.
-    private func emit(status: Status, headers: consuming Headers, body: [UInt8]) {
-        finishHead(&headers)
-        responder.respond(status: status, headers: headers, body: body)
+    /// Hands a complete response to the server: `headers`, then the `ETag` of `tag` and `X-Request-ID` (the
+    /// fields ``finishHead(_:)`` adds), which the server writes after them; so headers built once for the route
+    /// are written as they are, not copied to add the two.
+    private func emit(status: Status, headers: Headers, tag: EntityTag? = nil, body: [UInt8]) {
+        let requestID: (name: StaticString, value: String) = ("X-Request-ID", correlation.requestID)
+        let extra =
+            if let tag { ExtraFields(("ETag", tag.headerValue), requestID) } else { ExtraFields(requestID) }
+        responder.respond(status: status, headers: headers, appending: extra, body: body)
     }
 
-    /// The last step of every response head, complete or streamed, `304` and preflight included: the one
-    /// place to add a header that all of Spout's responses carry: `X-Request-ID`. The route's own
+    /// The last step of every streamed response head (complete ones get the same field from ``emit(status:headers:tag:body:)``):
+    /// the one place to add a header that all of Spout's responses carry: `X-Request-ID`. The route's own
     /// headers, CORS, `Vary`, `Cache-Control`, `Content-Encoding` and `ETag` are in `headers` already; the
     /// server adds `Date`, the framing and `Connection`. Keep it cheap: it runs for every request.
     @inline(__always)
@@ -350,7 +353,7 @@ struct RequestContext: Sendable {
         entry.remoteAddress = request.remoteAddress.isEmpty ? nil : request.remoteAddress
         entry.userAgent = request.headers["User-Agent"]
         entry.upstreamFailure = upstreamFailure
-        sink.write(line: entry.jsonBytes)
+        sink.write(lineCapacity: 256) { entry.appendJSON(to: &$0) }
     }
 }
 

@@ -121,7 +121,10 @@ struct Router<Handler: Sendable>: Sendable {
         var pieces = PathPieces(path)
         while pieces.next() != nil { pieceCount += 1 }
         var allowed: [String] = []
-        for route in routes where route.segments.count == pieceCount && Self.literalsMatch(route, path) {
+        // By index: `for route in routes` would copy (retain and release) every route it looks at.
+        for index in routes.indices
+        where routes[index].segments.count == pieceCount && Self.literalsMatch(routes[index].literalBytes, path) {
+            let route = routes[index]
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 return .found(route, parameters: Self.parameters(of: route, in: path))
             }
@@ -131,9 +134,9 @@ struct Router<Handler: Sendable>: Sendable {
     }
 
     /// Whether every literal segment of `route` equals the path piece at its position (the counts agree).
-    private static func literalsMatch(_ route: Route, _ path: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func literalsMatch(_ literalBytes: [[UInt8]], _ path: UnsafeBufferPointer<UInt8>) -> Bool {
         var pieces = PathPieces(path)
-        for literal in route.literalBytes {
+        for literal in literalBytes {
             guard let piece = pieces.next() else { return false }
             guard literal.isEmpty || literal.elementsEqual(UnsafeBufferPointer(rebasing: path[piece])) else {
                 return false
