@@ -47,10 +47,12 @@ import Testing
         let child = try SpoutProcess(openFileLimit: 64)
         defer { child.kill() }
         #expect(child.eventuallyHealthy())
-        // Lower the running process's limit to the descriptors it holds: the next socket that needs a new slot
-        // makes accept fail with EMFILE, whatever maxConnections allows.
+        // Lower the running process's limit to one slot above the descriptors it holds (numbered 0 up: the child
+        // inherits none of the test's): one client is served there, and the next socket that needs a new slot
+        // makes accept fail with EMFILE, whatever maxConnections allows. (Foundation's Process leaked a test
+        // descriptor into the child, whose gap in the numbering gave the same one free slot at `held`.)
         let held = child.openDescriptors().count
-        try child.setOpenFileLimit(held)
+        try child.setOpenFileLimit(held + 1)
         var clients: [LoopbackClient] = []
         var rejected: LoopbackClient.Response?
         for _ in 0..<20 where rejected == nil {
@@ -77,11 +79,10 @@ import Testing
 
 /// `spout --port 0` started through `/bin/sh` with `ulimit -n`, its port read from its `listening` JSON log line.
 private final class SpoutProcess {
-    let process = Process()
+    let process: ChildProcess
     let port: Int
     /// The JSON lines the child wrote on stdout until it logged `listening`.
     private(set) var outputLines: [String] = []
-    private let exited = TestSignal()
 
     /// The clamp line logged at start, if any.
     var clampLine: String? { outputLines.first { $0.contains(#""event":"connection_limit_clamped""#) } }
@@ -92,24 +93,21 @@ private final class SpoutProcess {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw SpoutProcessError.missing("no spout binary at \(executable.path); build it with `swift build`")
         }
-        let stdout = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [
-            "-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", executable.path,
-            "--host", "127.0.0.1", "--port", "0", "--event-loops", "2",
-        ]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SPOUT_") }
         environment["SPOUT_MAX_CONNECTIONS"] = "20000"
         // Only the start-up lines are read: request lines would fill the pipe once the test stops reading it.
         environment["SPOUT_LOG_REQUESTS"] = "false"
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        let exited = self.exited
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        let reader = stdout.fileHandleForReading.fileDescriptor
+        process = try ChildProcess(
+            executable: "/bin/sh",
+            arguments: [
+                "-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", executable.path,
+                "--host", "127.0.0.1", "--port", "0", "--event-loops", "2",
+            ],
+            environment: environment,
+            standardOutput: .pipe,
+            standardError: .null
+        )
+        let reader = process.standardOutput
         var found: Int?
         var pending: [UInt8] = []
         let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
@@ -132,7 +130,7 @@ private final class SpoutProcess {
             }
         }
         guard let found else {
-            process.terminate()
+            process.signal(SIGTERM)
             throw SpoutProcessError.noPort(outputLines)
         }
         port = found
@@ -140,7 +138,7 @@ private final class SpoutProcess {
 
     /// The child's open descriptors and what they point at.
     func openDescriptors() -> [String] {
-        let directory = "/proc/\(process.processIdentifier)/fd"
+        let directory = "/proc/\(process.pid)/fd"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.map { name in
             "\(name)→\((try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(name)")) ?? "?")"
@@ -156,7 +154,7 @@ private final class SpoutProcess {
         }
         let prlimit = unsafeBitCast(symbol, to: PRLimit.self)
         var value = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
-        guard prlimit(process.processIdentifier, Int32(RLIMIT_NOFILE.rawValue), &value, nil) == 0 else {
+        guard prlimit(process.pid, Int32(RLIMIT_NOFILE.rawValue), &value, nil) == 0 else {
             throw SpoutProcessError.missing("prlimit failed: errno \(errno)")
         }
     }
@@ -173,10 +171,7 @@ private final class SpoutProcess {
     }
 
     func kill() {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-        }
-        #expect(exited.wait(timeout: .seconds(10)), "spout did not exit")
+        #expect(process.kill() != nil, "spout did not exit")
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Reactive
 import Synchronization
+import TestSupport
 
 /// A throwaway `redis-server` for one test: a free loopback port, a temporary directory, no persistence.
 ///
@@ -62,7 +63,7 @@ final class RedisServer {
 
     let port: Int
     let directory: URL
-    private let process: Process
+    private let process: ChildProcess
     private let log = LogBuffer()
     private let logged = DispatchSemaphore(value: 0)
     private var stopped = false
@@ -79,7 +80,7 @@ final class RedisServer {
         func withLock<T>(_ body: (inout Log) -> T) -> T { state.withLock { body(&$0) } }
     }
 
-    private init(port: Int, directory: URL, process: Process) {
+    private init(port: Int, directory: URL, process: ChildProcess) {
         self.port = port
         self.directory = directory
         self.process = process
@@ -123,10 +124,7 @@ final class RedisServer {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
+        process.kill()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -141,36 +139,32 @@ final class RedisServer {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("spout-redis-\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments =
-            [
+        let process = try ChildProcess(
+            executable: executable,
+            arguments: [
                 "--port", String(port), "--bind", "127.0.0.1", "--dir", directory.path, "--save", "",
                 "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--loglevel", "notice",
-            ] + arguments
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? pipe.fileHandleForWriting.close()
+            ] + arguments,
+            workingDirectory: directory.path,
+            standardOutput: .pipe,
+            standardError: .standardOutput
+        )
 
         let server = RedisServer(port: port, directory: directory, process: process)
         let log = server.log
         // Reads the log until the server's end closes the pipe, so the server never blocks on a full pipe.
-        let reader = pipe.fileHandleForReading
+        let reader = process.standardOutput
         let signal = server.logged
         let thread = Thread {
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
-                let count = chunk.withUnsafeMutableBytes { Glibc.read(reader.fileDescriptor, $0.baseAddress, 4096) }
+                let count = chunk.withUnsafeMutableBytes { Glibc.read(reader, $0.baseAddress, 4096) }
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
                 log.withLock { $0.bytes += chunk[0..<count] }
                 signal.signal()
             }
-            try? reader.close()
+            process.closeStandardOutput()
             log.withLock { $0.ended = true }
             signal.signal()
         }

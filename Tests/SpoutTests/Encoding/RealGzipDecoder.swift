@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A gzip decoder that is not ours: Python's `gzip` module (zlib), run as a subprocess. The only honest
@@ -16,20 +17,18 @@ enum RealGzipDecoder {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("spout-gzip-\(UUID().uuidString)")
         try Data(bytes).write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [
-            "-c",
-            "import gzip, sys; sys.stdout.buffer.write(gzip.decompress(open(sys.argv[1], 'rb').read()))",
-            input.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            executable: python,
+            arguments: [
+                "-c",
+                "import gzip, sys; sys.stdout.buffer.write(gzip.decompress(open(sys.argv[1], 'rb').read()))",
+                input.path,
+            ],
+            standardOutput: .pipe,
+            standardError: .null
+        )
         // Read to the end before waiting, so a large output cannot fill the pipe and stall the child.
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? [UInt8](data) : nil
+        let data = try process.readStandardOutput(timeout: .seconds(60))
+        return process.wait(timeout: .seconds(10))?.exitStatus == 0 ? data : nil
     }
 }

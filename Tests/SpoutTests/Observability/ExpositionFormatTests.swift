@@ -21,15 +21,13 @@ import Testing
         """#
 
     @Test func theExpositionParsesAsPrometheusText() async throws {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import prometheus_client"]
-        probe.standardError = FileHandle.nullDevice
-        let available =
-            (try? probe.run()) != nil
-            && {
-                probe.waitUntilExit(); return probe.terminationStatus == 0
-            }()
+        let probe = try? ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3", "-c", "import prometheus_client"],
+            standardOutput: .null,
+            standardError: .null
+        )
+        let available = probe?.wait(timeout: .seconds(30))?.exitStatus == 0
         guard available else {
             if ProcessInfo.processInfo.environment["SPOUT_REQUIRE_PROMETHEUS_PARSER"] == "1" {
                 Issue.record("python3 with prometheus_client is required (pip install prometheus-client)")
@@ -43,20 +41,16 @@ import Testing
         let metrics = try server.get("/metrics")
         #expect(metrics.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.script]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(metrics.body))
-        try input.fileHandleForWriting.close()
-        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(report)")
+        let process = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3", "-c", Self.script],
+            input: metrics.body,
+            standardOutput: .pipe,
+            standardError: .standardOutput
+        )
+        let report = String(decoding: try process.readStandardOutput(timeout: .seconds(60)), as: UTF8.self)
+        let exit = process.wait(timeout: .seconds(10))
+        #expect(exit?.exitStatus == 0, "\(report)")
         for family in [
             "process_cpu_seconds", "process_open_fds", "spout_build_info", "spout_streams_ended",
             "spout_http_request_duration_seconds", "spout_upstream_requests",

@@ -24,8 +24,9 @@ import Testing
         private var buffer: [UInt8] = []
         private(set) var all: [String] = []
 
-        init(_ handle: FileHandle) {
-            fd = handle.fileDescriptor
+        /// `fd` belongs to the ``ChildProcess`` that the test holds while it reads.
+        init(_ fd: Int32) {
+            self.fd = fd
         }
 
         /// The next line whose JSON `event` is `event`, reading until `timeout`; `nil` on EOF or timeout.
@@ -54,22 +55,24 @@ import Testing
         }
     }
 
-    private func launch(_ arguments: [String], environment: [String: String]) throws -> (Process, Lines, Lines)? {
+    private func launch(
+        _ arguments: [String],
+        environment: [String: String]
+    ) throws -> (ChildProcess, Lines, Lines)? {
         guard let binary = Self.binary else { return nil }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, Lines(out.fileHandleForReading), Lines(err.fileHandleForReading))
+        let process = try ChildProcess(
+            executable: binary.path,
+            arguments: arguments,
+            environment: environment,
+            standardOutput: .pipe,
+            standardError: .pipe
+        )
+        return (process, Lines(process.standardOutput), Lines(process.standardError))
     }
 
-    private func waitForExit(_ process: Process) -> Bool {
-        eventually(timeout: .seconds(30)) { !process.isRunning }
+    /// Whether the child ended within 30 s (reaped then; its status is in `termination`).
+    private func waitForExit(_ process: ChildProcess) -> Bool {
+        process.wait(timeout: .seconds(30)) != nil
     }
 
     @Test func sigtermDrainsWithTheDelayAndASecondSignalEndsIt() throws {
@@ -79,7 +82,7 @@ import Testing
                 environment: ["SPOUT_SHUTDOWN_DELAY_SECONDS": "600", "SPOUT_PROT": "1"]
             )
         else { return }
-        defer { if process.isRunning { process.terminate() } }
+        defer { if !process.hasExited { process.signal(SIGTERM) } }
         let warning = try #require(out.next(event: "configuration_unknown_variable"))
         #expect(warning["level"] as? String == "warn")
         #expect(warning["suggestion"] as? String == "SPOUT_PORT")
@@ -87,7 +90,7 @@ import Testing
         let port = try #require(listening["port"] as? Int)
         #expect(listening["level"] as? String == "info")
 
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         let draining = try #require(out.next(event: "draining"))
         #expect(draining["delay_s"] as? Double == 600)
         let ready = try get(port: port, "/ready")
@@ -95,10 +98,10 @@ import Testing
         #expect(ready.text == #"{"ready":false,"reason":"draining"}"#)
         #expect(try get(port: port, "/health", ["X-Request-ID: exe-1"]).status == 200)
 
-        kill(process.processIdentifier, SIGINT)  // an impatient operator: the second signal ends the delay
+        process.signal(SIGINT)  // an impatient operator: the second signal ends the delay
         #expect(out.next(event: "stopped") != nil)
         #expect(waitForExit(process))
-        #expect(process.terminationStatus == 0)
+        #expect(process.termination?.exitStatus == 0)
         #expect(out.all.contains { $0.contains(#""request_id":"exe-1""#) && $0.contains(#""path":"/health""#) })
     }
 
@@ -109,18 +112,18 @@ import Testing
                 environment: ["SPOUT_SHUTDOWN_DELAY_SECONDS": "600"]
             )
         else { return }
-        defer { if process.isRunning { process.terminate() } }
+        defer { if !process.hasExited { process.signal(SIGTERM) } }
         let effective = try #require(out.next(event: "configuration"))
         #expect(effective["level"] as? String == "debug")
         #expect(effective["port"] as? String == "0")
         #expect(effective["shutdown.delaySeconds"] as? String == "600")
         #expect(effective["log.level"] as? String == #""debug""#)
         #expect(out.next(event: "listening") != nil)
-        kill(process.processIdentifier, SIGINT)
+        process.signal(SIGINT)
         let draining = try #require(out.next(event: "draining"))
         #expect(draining["delay_s"] as? Double == 0)
         #expect(waitForExit(process))
-        #expect(process.terminationStatus == 0)
+        #expect(process.termination?.exitStatus == 0)
     }
 
     @Test func aConfigurationErrorIsAJSONLineOnStderrAndExitCode2() throws {
@@ -132,7 +135,7 @@ import Testing
                 == #"configuration key "port" must be an integer in 0...65535, got "80a" (from --port)"#
         )
         #expect(waitForExit(process))
-        #expect(process.terminationStatus == 2)
+        #expect(process.termination?.exitStatus == 2)
     }
 
     @Test func versionAndHelpPrintAndExit() throws {
@@ -140,12 +143,12 @@ import Testing
         _ = versionOut.next(event: "none")  // reads to the end of the output
         #expect(versionOut.all == ["spout \(BuildInfo.version) (revision \(BuildInfo.revision))"])
         #expect(waitForExit(version))
-        #expect(version.terminationStatus == 0)
+        #expect(version.termination?.exitStatus == 0)
         guard let (help, helpOut, _) = try launch(["--help"], environment: [:]) else { return }
         _ = helpOut.next(event: "none")
         #expect(helpOut.all.contains { $0.hasPrefix("  shutdown.delaySeconds  (SPOUT_SHUTDOWN_DELAY_SECONDS)") })
         #expect(waitForExit(help))
-        #expect(help.terminationStatus == 0)
+        #expect(help.termination?.exitStatus == 0)
     }
 
     private func get(port: Int, _ path: String, _ headers: [String] = []) throws -> LoopbackClient.Response {

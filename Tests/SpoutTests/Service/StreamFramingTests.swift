@@ -136,16 +136,17 @@ enum PythonSSEClients {
         var description: String { "python3 exited \(status): \(output)" }
     }
 
+    /// Runs `python3` (found by `/usr/bin/env`) with `arguments`: its exit status (-1 when a signal ended it or it
+    /// did not end in time) and what it wrote on stdout and stderr.
     private static func run(_ arguments: [String]) throws -> (status: Int32, output: Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        let process = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3"] + arguments,
+            standardOutput: .pipe,
+            standardError: .standardOutput
+        )
+        let output = try process.readStandardOutput(timeout: .seconds(60))
+        let status = process.wait(timeout: .seconds(10))?.exitStatus ?? -1
+        return (status, Data(output))
     }
 }
