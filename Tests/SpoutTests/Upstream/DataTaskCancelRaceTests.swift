@@ -87,7 +87,10 @@ import Testing
             Self.spin(index &* 7919 % 4000)
             subscriber.cancel()
             let history = subscriber.history
-            #expect(history.count == 1 || history.count == 3, "\(history)")
+            // Nothing but the subscription (the cancel came first), the value and the completion (the body
+            // ended first), or the value alone: a cancel that lands between the two delivery steps ends the
+            // stream there, as a cancel after a value may. Never a failure.
+            #expect((1...3).contains(history.count), "\(history)")
             if case .failure(let error) = subscriber.completion { Issue.record("failure after cancel: \(error)") }
         }
         #expect(await fixture.waitUntil(timeout: .seconds(30)) { $0.inFlight == 0 && $0.total >= Self.rounds })
