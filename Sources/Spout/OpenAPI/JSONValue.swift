@@ -2,7 +2,7 @@
 /// OpenAPI document is made of before it is rendered once at start-up.
 ///
 /// **Thread safety:** value type; not shared.
-indirect enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
     case string(String)

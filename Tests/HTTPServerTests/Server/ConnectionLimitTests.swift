@@ -143,7 +143,17 @@ import Testing
         #expect(times[4] - times[0] >= 150_000_000, "accept calls at \(times.map { ($0 - times[0]) / 1_000_000 }) ms")
         injected.update { $0 = 0 }
         try client.sendGet("/health")
-        #expect(try client.readResponse(timeout: .seconds(5)).status == 200)
+        // The loop may be between an injected EMFILE and its accept from the spare slot when the injection
+        // stops: that accept is real, and answers this client 503. The next connection is served.
+        let first = try client.readResponse(timeout: .seconds(5))
+        if first.status == 503 {
+            #expect(first.text == "out of file descriptors\n")
+            let again = try LoopbackClient(port: server.port)
+            try again.sendGet("/health")
+            #expect(try again.readResponse(timeout: .seconds(5)).status == 200)
+        } else {
+            #expect(first.status == 200)
+        }
     }
 }
 
