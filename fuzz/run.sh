@@ -10,7 +10,7 @@ shopt -s globstar nullglob
 # (comma-separated, or -), then its sources (globs from the repository root).
 libraries=(
     "HTTPServer  -           Sources/HTTPServer/Types/*.swift Sources/HTTPServer/Parser/*.swift"
-    "Spout       HTTPServer  Sources/Spout/Routing/QueryValidation.swift Sources/Spout/Encoding/MediaType.swift Sources/Spout/Encoding/JSONText.swift Sources/Spout/Problems/Problem.swift"
+    "Spout       HTTPServer  Sources/Spout/Routing/QueryValidation.swift Sources/Spout/Encoding/MediaType.swift Sources/Spout/Encoding/JSONText.swift Sources/Spout/Problems/Problem.swift Sources/Spout/Problems/ProblemType.swift"
 )
 
 # Targets, one line each: a folder of fuzz/ with main.swift (and, when it has them, a seed corpus/ and a

@@ -8,7 +8,7 @@
 // - every problem is a 400 naming a known or offending parameter, with a bounded detail and valid JSON bytes.
 
 import HTTPServer
-import Spout
+@testable import Spout
 
 /// Short names, so the fuzzer meets them often; the routes' real names are in the dictionary.
 private let known: Set<String> = ["count", "start", "interval", "format", "userId", "a", "b", "c"]
