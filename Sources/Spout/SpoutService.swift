@@ -76,7 +76,7 @@ public final class SpoutService: Sendable {
         let group = EventLoopGroup(loopCount: loopCount)
         let metrics = SpoutMetrics()
         let readiness = Readiness()
-        let router = Routes.makeRouter()
+        let router = Routes.makeRouter(configuration: configuration)
         let logsRequests = configuration.log.requests && configuration.log.level <= .info
         let context = ServiceContext(
             configuration: configuration,

@@ -60,6 +60,8 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: BatchSubscribe
     private let appendValues: (UnsafeBufferPointer<Input>, UnsafeMutablePointer<OutboundBuffer>) -> Void
     private let window: Window  // Immutable.
     private let failureProblem: @Sendable (Failure) -> Problem  // Immutable.
+    /// For a failure that is an ordinary end rather than an error: the reason to end with. // Immutable.
+    private let failureEnd: (@Sendable (Failure) -> StreamEnd?)?
     private let heartbeats: HeartbeatTicker?  // Immutable.
     private let onEnd: (StreamSummary) -> Void  // Immutable.
     /// The machine and the counters, in heap storage of their own: reached through a pointer, they cost no
@@ -89,6 +91,8 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: BatchSubscribe
     ///   - window: Limits on the demand windows.
     ///   - heartbeats: The loop's ticker, for keep-alives while the stream is idle.
     ///   - failureProblem: Turns a publisher failure into the problem written in the failure frame.
+    ///   - failureEnd: Says which failures are ordinary ends (a channel's `overflow`): those end the stream
+    ///     with the end frame of the reason returned, not a failure frame.
     ///   - onEnd: Called once on the loop when the stream has ended, however it ended.
     init(
         writer: any StreamWriter,
@@ -96,6 +100,7 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: BatchSubscribe
         window: Window = Window(),
         heartbeats: HeartbeatTicker? = nil,
         failureProblem: @escaping @Sendable (Failure) -> Problem,
+        failureEnd: (@Sendable (Failure) -> StreamEnd?)? = nil,
         onEnd: @escaping (StreamSummary) -> Void
     ) {
         writer.loop.preconditionInEventLoop()
@@ -106,6 +111,7 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: BatchSubscribe
         self.appendValues = { values, buffer in encoder.append(contentsOf: values, to: &buffer.pointee) }
         self.window = window
         self.failureProblem = failureProblem
+        self.failureEnd = failureEnd
         self.heartbeats = heartbeats
         self.onEnd = onEnd
         state = .allocate(capacity: 1)
@@ -222,7 +228,12 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: BatchSubscribe
     private func completed(_ completion: Subscribers.Completion<Failure>) {
         switch completion {
         case .finished: perform(state.pointee.machine.finished())
-        case .failure(let error): perform(state.pointee.machine.failed(failureProblem(error)))
+        case .failure(let error):
+            if let reason = failureEnd?(error) {
+                perform(state.pointee.machine.finished(reason))
+            } else {
+                perform(state.pointee.machine.failed(failureProblem(error)))
+            }
         }
     }
 

@@ -46,7 +46,8 @@ struct DemandBridgeStateMachine {
 
     /// How the publisher ended.
     enum Completion {
-        case finished
+        /// Ended without failing: `completed`, or a reason the producer gives (a channel's `overflow`).
+        case finished(StreamEnd)
         case failed(Problem)
     }
 
@@ -159,9 +160,9 @@ struct DemandBridgeStateMachine {
             let next = nextWindow()
             state = .idle(subscription, outstanding: next)
             return next > 0 ? .request(subscription, window: next) : .none
-        case .completingInRequest(.finished):
-            state = .ended(.completed)
-            return .end(.completed, cancelling: nil)
+        case .completingInRequest(.finished(let reason)):
+            state = .ended(reason)
+            return .end(reason, cancelling: nil)
         case .completingInRequest(.failed(let problem)):
             state = .ended(.error)
             return .fail(problem)
@@ -188,9 +189,9 @@ struct DemandBridgeStateMachine {
         return .request(subscription, window: window)
     }
 
-    /// The publisher finished.
-    mutating func finished() -> Action {
-        completed(.finished)
+    /// The publisher finished (`completed`), or ended the stream for `reason`.
+    mutating func finished(_ reason: StreamEnd = .completed) -> Action {
+        completed(.finished(reason))
     }
 
     /// The publisher failed; `problem` describes the failure to the client.
@@ -205,9 +206,9 @@ struct DemandBridgeStateMachine {
             return .none
         case .awaitingSubscription, .idle, .yielded:
             switch completion {
-            case .finished:
-                state = .ended(.completed)
-                return .end(.completed, cancelling: nil)
+            case .finished(let reason):
+                state = .ended(reason)
+                return .end(reason, cancelling: nil)
             case .failed(let problem):
                 state = .ended(.error)
                 return .fail(problem)

@@ -39,6 +39,17 @@ extension ConfigKey {
         "upstream.pageSize": "articles per upstream page for /articles/stream",
         "compression.enabled": "gzip for complete JSON bodies when the client prefers it (never for streams)",
         "compression.minimumBytes": "smaller JSON bodies go out uncoded (unless the client refuses an uncoded one)",
+        "channels.maxChannels": "channels that may exist at once (503 beyond)",
+        "channels.historyEvents": "events each channel keeps for Last-Event-ID resumption",
+        "channels.historyBytes": "bytes of events each channel keeps",
+        "channels.historySeconds": "how long an event stays in a channel's history",
+        "channels.maxEventBytes": "largest event data, compact JSON bytes (413 beyond)",
+        "channels.maxSubscribersPerChannel": "subscribers one channel may have (503 beyond)",
+        "channels.subscriberBufferEvents": "live events a subscriber may have waiting before its overflow policy applies",
+        "channels.subscriberBufferBytes": "bytes of live events a subscriber may have waiting before its overflow policy applies",
+        "channels.overflow": "disconnect (resume from history) or drop-oldest (with event: gap) for a subscriber past its buffer",
+        "channels.publishTokens": "Bearer tokens that may publish; empty: loopback clients only",
+        "channels.subscribeTokens": "Bearer tokens that may subscribe (or ?token=); empty: anyone",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then

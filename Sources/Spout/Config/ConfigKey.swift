@@ -115,6 +115,23 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "upstream.maxBodyBytes", kind: .integer(\.upstream.maxBodyBytes, 1...(1 << 30))),
         ConfigKey(name: "compression.enabled", kind: .boolean(\.compression.enabled)),
         ConfigKey(name: "compression.minimumBytes", kind: .integer(\.compression.minimumBytes, 0...1_073_741_824)),
+        ConfigKey(name: "channels.maxChannels", kind: .integer(\.channels.maxChannels, 1...10_000_000)),
+        ConfigKey(name: "channels.historyEvents", kind: .integer(\.channels.historyEvents, 0...10_000_000)),
+        ConfigKey(name: "channels.historyBytes", kind: .integer(\.channels.historyBytes, 0...(1 << 34))),
+        ConfigKey(name: "channels.historySeconds", kind: .seconds(\.channels.historySeconds, 0...(86_400 * 30))),
+        ConfigKey(name: "channels.maxEventBytes", kind: .integer(\.channels.maxEventBytes, 1...(64 << 20))),
+        ConfigKey(
+            name: "channels.maxSubscribersPerChannel",
+            kind: .integer(\.channels.maxSubscribersPerChannel, 1...10_000_000)
+        ),
+        ConfigKey(
+            name: "channels.subscriberBufferEvents",
+            kind: .integer(\.channels.subscriberBufferEvents, 1...10_000_000)
+        ),
+        ConfigKey(name: "channels.subscriberBufferBytes", kind: .integer(\.channels.subscriberBufferBytes, 1...(1 << 34))),
+        ConfigKey(name: "channels.overflow", kind: .string(\.channels.overflow, allowed: ["disconnect", "drop-oldest"])),
+        ConfigKey(name: "channels.publishTokens", kind: .names(\.channels.publishTokens)),
+        ConfigKey(name: "channels.subscribeTokens", kind: .names(\.channels.subscribeTokens)),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

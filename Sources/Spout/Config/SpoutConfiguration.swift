@@ -36,6 +36,8 @@ public struct SpoutConfiguration: Equatable, Sendable {
     public var upstream = Upstream()
     /// `gzip` for JSON responses.
     public var compression = Compression()
+    /// Live publish/subscribe channels (`/channels`).
+    public var channels = Channels()
 
     /// Request limits and timeouts.
     public struct Limits: Equatable, Sendable {
@@ -142,6 +144,34 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var enabled = true
         /// Bodies smaller than this many bytes go out uncoded: below about a packet, gzip saves nothing.
         public var minimumBytes = 1_024
+    }
+
+    /// Live channels: history kept for resuming, limits, what a slow subscriber may hold, and who may publish.
+    public struct Channels: Equatable, Sendable {
+        /// Channels that may exist at once; creating one more (by publishing or subscribing) gets `503`.
+        public var maxChannels = 10_000
+        /// Events each channel keeps for `Last-Event-ID` resumption, at most.
+        public var historyEvents = 1_000
+        /// Bytes of events each channel keeps, at most (the oldest go first).
+        public var historyBytes = 1_048_576
+        /// Seconds an event stays in the history.
+        public var historySeconds = 3_600.0
+        /// The largest `data` of one event, in bytes of compact JSON (`413` beyond).
+        public var maxEventBytes = 65_536
+        /// Subscribers one channel may have at once (`503` beyond).
+        public var maxSubscribersPerChannel = 10_000
+        /// Live events one subscriber may have waiting for its socket; past this its overflow policy applies.
+        public var subscriberBufferEvents = 1_024
+        /// Bytes of live events one subscriber may have waiting; past this its overflow policy applies.
+        public var subscriberBufferBytes = 1_048_576
+        /// What happens to a subscriber that falls past its buffer: `disconnect` ends its stream (it resumes
+        /// from the history with `Last-Event-ID`); `drop-oldest` drops its oldest waiting events and sends an
+        /// `event: gap` saying how many.
+        public var overflow = "disconnect"
+        /// Bearer tokens that may publish; empty means only loopback clients may.
+        public var publishTokens: [String] = []
+        /// Bearer tokens that may subscribe (header, or `?token=` for `EventSource`); empty means anyone may.
+        public var subscribeTokens: [String] = []
     }
 
     /// The embedded defaults.

@@ -29,6 +29,8 @@ final class SpoutMetrics: Sendable {
     let upstreamInFlight: Gauge
     /// `spout_upstream_cache_bytes`: bytes of response bodies in the upstream cache (read from the cache).
     let upstreamCacheBytes: SampledGauge
+    /// The `spout_channel…` metrics.
+    let channels: ChannelMetrics
 
     /// Creates the metrics in a new registry.
     init() {
@@ -73,6 +75,7 @@ final class SpoutMetrics: Sendable {
             "spout_upstream_cache_bytes",
             help: "Bytes of response bodies held by the upstream cache."
         )
+        channels = ChannelMetrics(registry: registry)
         streamsEnded.preinitialize(StreamEnd.allCases.map { [$0.rawValue] })
         upstreamRequests.preinitialize(UpstreamOutcome.allCases.map { [$0.rawValue] })
         upstreamCache.preinitialize(CacheLookup.allCases.map { [$0.rawValue] })

@@ -8,4 +8,7 @@ enum StreamEnd: String, Sendable, CaseIterable {
     case error
     /// The server is shutting down; the client got a final `event: end` with this reason.
     case shutdown
+    /// A channel subscriber fell past its buffer (policy `disconnect`); it got `event: end` with this reason and
+    /// resumes from the history with `Last-Event-ID`.
+    case overflow
 }

@@ -95,6 +95,11 @@ extension Problem {
         static let upstreamFailed = ProblemType.upstreamFailed.uri
         static let upstreamTimeout = ProblemType.upstreamTimeout.uri
         static let unavailable = ProblemType.unavailable.uri
+        static let invalidBody = ProblemType.invalidBody.uri
+        static let contentTooLarge = ProblemType.contentTooLarge.uri
+        static let unsupportedMediaType = ProblemType.unsupportedMediaType.uri
+        static let unauthorized = ProblemType.unauthorized.uri
+        static let forbidden = ProblemType.forbidden.uri
     }
 
     /// `400`: a query parameter is malformed or out of range.
@@ -137,5 +142,35 @@ extension Problem {
     /// `503`: the service is shutting down or over capacity.
     static func unavailable(_ detail: String) -> Problem {
         Problem(status: 503, type: Kind.unavailable, title: ProblemType.unavailable.title, detail: detail)
+    }
+
+    /// `400`: the request body is malformed or not the shape the route takes.
+    static func invalidBody(_ detail: String) -> Problem {
+        Problem(status: 400, type: Kind.invalidBody, title: ProblemType.invalidBody.title, detail: detail)
+    }
+
+    /// `413`: part of the body is larger than its limit.
+    static func contentTooLarge(_ detail: String) -> Problem {
+        Problem(status: 413, type: Kind.contentTooLarge, title: ProblemType.contentTooLarge.title, detail: detail)
+    }
+
+    /// `415`: the body's media type is not one the route reads.
+    static func unsupportedMediaType(_ detail: String) -> Problem {
+        Problem(
+            status: 415,
+            type: Kind.unsupportedMediaType,
+            title: ProblemType.unsupportedMediaType.title,
+            detail: detail
+        )
+    }
+
+    /// `401`: a bearer token is needed.
+    static func unauthorized(_ detail: String) -> Problem {
+        Problem(status: 401, type: Kind.unauthorized, title: ProblemType.unauthorized.title, detail: detail)
+    }
+
+    /// `403`: the token or the client may not do this.
+    static func forbidden(_ detail: String) -> Problem {
+        Problem(status: 403, type: Kind.forbidden, title: ProblemType.forbidden.title, detail: detail)
     }
 }

@@ -53,6 +53,7 @@ extension ProblemType {
     /// Every kind Spout emits, in the order the document lists them.
     static let all: [ProblemType] = [
         invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout, unavailable,
+        invalidBody, contentTooLarge, unsupportedMediaType, unauthorized, forbidden,
     ]
 
     /// `400`: a query parameter, path segment or header is malformed, out of range or unknown.
@@ -178,6 +179,69 @@ extension ProblemType {
         statuses: [503],
         meaning: "The service is shutting down or over capacity and does not take this request.",
         remedy: "Retry, preferably on another instance; GET /ready says whether this one takes traffic.",
+        members: []
+    )
+
+    /// `400`: a request body that is not what the route takes.
+    static let invalidBody = ProblemType(
+        slug: "invalid-body",
+        title: "Invalid body",
+        statuses: [400],
+        meaning: """
+            The request body is not valid JSON, or not the shape the route takes: POST /channels/{name}/events \
+            takes {"data": <any JSON>, "event": "<type>"} or a non-empty array of such objects, and nothing else.
+            """,
+        remedy: "Read detail: it names the member or the offset where the body went wrong.",
+        members: []
+    )
+
+    /// `413`: an event larger than the configured limit.
+    static let contentTooLarge = ProblemType(
+        slug: "content-too-large",
+        title: "Content too large",
+        statuses: [413],
+        meaning: """
+            An event's data is larger than channels.maxEventBytes (counted as compact JSON). Bodies larger than \
+            limits.maxBodyBytes are refused by the server before they are read.
+            """,
+        remedy: "Send smaller events, or publish a reference (a URL, an id) to the large payload instead.",
+        members: []
+    )
+
+    /// `415`: a body in a media type the route does not read.
+    static let unsupportedMediaType = ProblemType(
+        slug: "unsupported-media-type",
+        title: "Unsupported media type",
+        statuses: [415],
+        meaning: "The route reads JSON bodies only, and the request's Content-Type is something else or missing.",
+        remedy: "Send Content-Type: application/json.",
+        members: []
+    )
+
+    /// `401`: a token is needed and none was sent.
+    static let unauthorized = ProblemType(
+        slug: "unauthorized",
+        title: "Unauthorized",
+        statuses: [401],
+        meaning: """
+            The route needs a bearer token (channels.publishTokens to publish, channels.subscribeTokens to \
+            subscribe when set) and the request carried none.
+            """,
+        remedy: "Send Authorization: Bearer <token> (EventSource, which cannot set headers, may use ?token=).",
+        members: []
+    )
+
+    /// `403`: the token sent, or the client's address, may not do this.
+    static let forbidden = ProblemType(
+        slug: "forbidden",
+        title: "Forbidden",
+        statuses: [403],
+        meaning: """
+            The token sent is not one of those configured, or, with no publish token configured, the client is not \
+            on the loopback interface (only local clients may publish then, so a service bound to 0.0.0.0 is not \
+            an open relay).
+            """,
+        remedy: "Use a configured token; operators configure them in channels.publishTokens / subscribeTokens.",
         members: []
     )
 }

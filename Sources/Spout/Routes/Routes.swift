@@ -16,7 +16,7 @@ enum Routes {
 
     /// Every route. Each `GET` here answers `HEAD` and `OPTIONS` too, and each must have its operation in
     /// ``SpoutAPI/operations`` (the OpenAPI document served at `/openapi.json`; a test compares the two).
-    static func makeRouter() -> Router<Entry> {
+    static func makeRouter(configuration: SpoutConfiguration = SpoutConfiguration()) -> Router<Entry> {
         var router = Router<Entry>()
         func add(_ pattern: String, _ policy: ResponsePolicy, _ handler: @escaping Handler) {
             router.add("GET", pattern, Entry(handler: handler, policy: policy))
@@ -37,6 +37,15 @@ enum Routes {
         for (pattern, handler) in DemoRoutes.table {
             add(pattern, .demo, handler)
         }
+        add("/channels", .noStore, ChannelRoutes.list)
+        add("/channels/{name}", .noStore, ChannelRoutes.subscribe)
+        add("/channels/{name}/latest", .noStore, ChannelRoutes.latest)
+        router.add(
+            "POST",
+            "/channels/{name}/events",
+            maxBodyBytes: configuration.limits.maxBodyBytes,
+            Entry(handler: ChannelRoutes.publish, policy: .noStore)
+        )
         return router
     }
 
@@ -86,6 +95,16 @@ enum Routes {
             } else {
                 route.handler.handler(requestContext)
             }
+        case .methodNotAllowed(let allowed) where method == "OPTIONS":
+            // A preflight (or plain OPTIONS) for a path that takes other methods than GET (a POST route).
+            guard let first = allowed.first,
+                case .found(let route, let parameters) = router.match(method: first, path: Substring(request.path))
+            else {
+                make("unmatched").respond(problem: .notFound("nothing is served at \(clip(request.path))"))
+                return
+            }
+            make(route.pattern, parameters, index: route.index, policy: route.handler.policy)
+                .respondToPreflight(methods: allowed + ["OPTIONS"])
         case .methodNotAllowed(let allowed):
             let allowedWithOptions = allowed + ["OPTIONS"]
             // Counted under the route whose path it is (looked up again under a method it allows), not `unmatched`.

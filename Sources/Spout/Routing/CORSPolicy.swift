@@ -36,9 +36,9 @@ struct CORSPolicy: Sendable {
 
     /// Headers answering a preflight (`OPTIONS` with `Access-Control-Request-Method`). The allowed headers
     /// echo `Access-Control-Request-Headers`, so the answer varies with it, and with `Origin` for a list.
-    func preflightHeaders(origin: String?, requestedHeaders: String?) -> Headers {
+    func preflightHeaders(origin: String?, requestedHeaders: String?, methods: String = "GET, HEAD, OPTIONS") -> Headers {
         var headers: Headers = [
-            "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+            "Access-Control-Allow-Methods": methods,
             "Access-Control-Max-Age": "600",
         ]
         // Echo what was asked for (e.g. Last-Event-ID, Accept); values are tokens, so cap the length.

@@ -141,12 +141,14 @@ struct RequestContext: Sendable {
     }
 
     /// Answers a CORS preflight (or a plain `OPTIONS`) for an existing route: `204`, counted but not logged.
-    func respondToPreflight() {
+    func respondToPreflight(methods: [String] = ["GET", "HEAD", "OPTIONS"]) {
+        let allowed = methods.joined(separator: ", ")
         var headers = service.cors.preflightHeaders(
             origin: request.headers["Origin"],
-            requestedHeaders: request.headers["Access-Control-Request-Headers"]
+            requestedHeaders: request.headers["Access-Control-Request-Headers"],
+            methods: allowed
         )
-        headers.add(name: "Allow", value: "GET, HEAD, OPTIONS")
+        headers.add(name: "Allow", value: allowed)
         emit(status: .noContent, headers: headers, body: [])
         routeMetrics.countRequest(status: 204)
     }
@@ -382,6 +384,8 @@ final class ServiceContext: Sendable {
     let openAPI: OpenAPIDocument
     /// The query parameters the request log does not show the values of.
     let queryRedaction: QueryRedaction
+    /// The channels' broker and access rules.
+    let channels: ChannelService
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
 
     init(
@@ -407,6 +411,7 @@ final class ServiceContext: Sendable {
         self.readiness = readiness
         self.openAPI = OpenAPIDocument(configuration: configuration)
         self.queryRedaction = QueryRedaction(configuration.log.redactQueryParameters)
+        self.channels = ChannelService(configuration: configuration.channels, metrics: metrics.channels)
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
             baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL),
@@ -433,6 +438,7 @@ final class ServiceContext: Sendable {
 
     func stopTimers() {
         for ticker in tickers.values { ticker.cancel() }
+        channels.broker.stop()
     }
 }
 

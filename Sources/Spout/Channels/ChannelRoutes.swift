@@ -1,0 +1,243 @@
+import Foundation
+import HTTPServer
+import Reactive
+
+/// `POST /channels/{name}/events`, `GET /channels/{name}`, `GET /channels/{name}/latest` and `GET /channels`:
+/// live publish/subscribe over the in-process ``ChannelBroker``.
+enum ChannelRoutes {
+    /// The query parameters a subscription understands.
+    static let subscribeParameters: Set<String> = ["lastEventId", "token", "format"]
+
+    /// Seconds a client is told to wait when the broker is at a limit.
+    static let retryAfterSeconds = "1"
+
+    /// `POST /channels/{name}/events`: `{"data": …, "event": …}` or an array of them → `202` with the ids.
+    static let publish: Routes.Handler = { context in
+        do throws(Problem) {
+            let name = try channelName(context)
+            _ = try QueryParameters(query: context.request, known: [])
+            let broker = context.service.channels
+            if let refusal = broker.access.checkPublish(
+                authorization: context.request.headers["Authorization"],
+                remoteAddress: context.request.remoteAddress
+            ) {
+                respond(refusal, context)
+                return
+            }
+            try requireJSON(context.request.headers["Content-Type"])
+            let body = try ChannelPublishBody(
+                context.request.body,
+                maxDataBytes: context.service.configuration.channels.maxEventBytes
+            )
+            switch broker.broker.publish(body.publications, on: name) {
+            case .success(let ids):
+                var object = JSONObjectWriter()
+                object.add("channel", name)
+                var list: [UInt8] = [UInt8(ascii: "[")]
+                for (position, id) in ids.enumerated() {
+                    if position > 0 { list.append(UInt8(ascii: ",")) }
+                    JSONText.appendString(id, to: &list)
+                }
+                list.append(UInt8(ascii: "]"))
+                object.addRaw("ids", json: list)
+                context.respond(status: .accepted, json: object.finish())
+            case .failure(let refusal):
+                respond(refusal, context)
+            }
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    /// `GET /channels/{name}`: the channel's events as SSE or NDJSON, resumed after `Last-Event-ID` (or
+    /// `?lastEventId=`) from the history.
+    static let subscribe: Routes.Handler = { context in
+        do throws(Problem) {
+            let name = try channelName(context)
+            let query = try QueryParameters(query: context.request, known: subscribeParameters)
+            let format = try StreamFormat.negotiate(
+                format: query["format"],
+                accept: context.request.headers["Accept"],
+                allowed: [.sse, .ndjson]
+            )
+            let broker = context.service.channels
+            if let refusal = broker.access.checkSubscribe(
+                authorization: context.request.headers["Authorization"],
+                queryToken: query["token"]
+            ) {
+                respond(refusal, context)
+                return
+            }
+            // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
+            // parameter of the first connection.
+            let lastEventID = context.request.headers["Last-Event-ID"] ?? query["lastEventId"]
+            let settings = context.service.configuration.channels
+            let limits = ChannelSubscription.Limits(
+                events: settings.subscriberBufferEvents,
+                bytes: settings.subscriberBufferBytes,
+                overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect
+            )
+            let joined = broker.broker.subscribe(to: name, after: lastEventID) { channel in
+                ChannelSubscription(
+                    loop: context.loop,
+                    channel: channel,
+                    limits: limits,
+                    usesSSE: format == .sse,
+                    metrics: broker.broker.metrics
+                )
+            }
+            switch joined {
+            case .failure(let refusal):
+                respond(refusal, context)
+            case .success(let subscription):
+                switch format {
+                case .ndjson:
+                    stream(subscription, context, format: format, encoder: ChannelNDJSONEncoder())
+                default:
+                    let retry = context.service.configuration.sse.retryMilliseconds
+                    stream(subscription, context, format: format, encoder: ChannelSSEEncoder(retryMilliseconds: retry))
+                }
+            }
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    /// `GET /channels/{name}/latest`: the newest event as JSON, `404` when there is none.
+    static let latest: Routes.Handler = { context in
+        do throws(Problem) {
+            let name = try channelName(context)
+            let query = try QueryParameters(query: context.request, known: ["token"])
+            let broker = context.service.channels
+            if let refusal = broker.access.checkSubscribe(
+                authorization: context.request.headers["Authorization"],
+                queryToken: query["token"]
+            ) {
+                respond(refusal, context)
+                return
+            }
+            guard let event = broker.broker.existingChannel(named: name)?.latest.value else {
+                throw .notFound("channel \"\(name)\" has no event")
+            }
+            context.respond(json: event.jsonObject)
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    /// `GET /channels`: every channel with its subscribers, last id and history, for operators (the same rule
+    /// as publishing: a publish token, or loopback when none is configured).
+    static let list: Routes.Handler = { context in
+        do throws(Problem) {
+            _ = try QueryParameters(query: context.request, known: [])
+            let broker = context.service.channels
+            if let refusal = broker.access.checkPublish(
+                authorization: context.request.headers["Authorization"],
+                remoteAddress: context.request.remoteAddress
+            ) {
+                respond(refusal, context)
+                return
+            }
+            var bytes = Array(#"{"channels":["#.utf8)
+            for (position, summary) in broker.broker.summaries().enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                var object = JSONObjectWriter()
+                object.add("name", summary.name)
+                object.add("subscribers", summary.subscribers)
+                if let lastID = summary.lastID { object.add("lastId", lastID) } else { object.addNull("lastId") }
+                object.add("historyEvents", summary.historyEvents)
+                object.add("historyBytes", summary.historyBytes)
+                bytes.append(contentsOf: object.finish())
+            }
+            bytes.append(contentsOf: Array("]}".utf8))
+            context.respond(json: bytes)
+        } catch {
+            context.respond(problem: error)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The `{name}` segment, checked: 1–128 characters of `[A-Za-z0-9._~-]`.
+    static func channelName(_ context: RequestContext) throws(Problem) -> String {
+        let name = context.parameters["name"] ?? ""
+        guard isValidName(name) else {
+            throw .invalidParameter(
+                "name",
+                "a channel name is 1–128 characters of A–Z, a–z, 0–9, '.', '_', '~' and '-'; got \"\(Routes.clip(name))\""
+            )
+        }
+        return name
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        let bytes = name.utf8
+        return !bytes.isEmpty && bytes.count <= 128
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                    UInt8(ascii: "-"):
+                    true
+                default: false
+                }
+            }
+    }
+
+    /// `application/json` (parameters such as `charset=utf-8` allowed), else `415`.
+    static func requireJSON(_ contentType: String?) throws(Problem) {
+        guard let contentType else {
+            throw .unsupportedMediaType("the body needs Content-Type: application/json; none was given")
+        }
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
+        guard mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json" else {
+            throw .unsupportedMediaType(
+                "the body must be application/json, got \"\(Routes.clip(contentType))\""
+            )
+        }
+    }
+
+    private static func respond(_ problem: Problem, _ context: RequestContext) {
+        let headers: Headers = problem.status == 401 ? ["WWW-Authenticate": #"Bearer realm="spout""#] : [:]
+        context.respond(problem: problem, headers: headers)
+    }
+
+    private static func respond(_ refusal: ChannelBroker.Refusal, _ context: RequestContext) {
+        let detail =
+            switch refusal {
+            case .tooManyChannels:
+                "the service has its most channels (channels.maxChannels = "
+                    + "\(context.service.configuration.channels.maxChannels)); idle ones are dropped, retry later"
+            case .tooManySubscribers:
+                "the channel has its most subscribers (channels.maxSubscribersPerChannel = "
+                    + "\(context.service.configuration.channels.maxSubscribersPerChannel)); retry later"
+            }
+        context.respond(problem: .unavailable(detail), headers: ["Retry-After": retryAfterSeconds])
+    }
+
+    /// Starts the response and bridges the subscription into it.
+    private static func stream<E: StreamEncoder>(
+        _ subscription: ChannelSubscription,
+        _ context: RequestContext,
+        format: StreamFormat,
+        encoder: E
+    ) where E.Element == ChannelEvent {
+        guard let writer = context.startEventStream(mediaType: format.mediaType) else {
+            subscription.cancel()  // HEAD: the head alone
+            return
+        }
+        let bridge = DemandBridge<E, ChannelStreamEnd>(
+            writer: writer,
+            encoder: encoder,
+            heartbeats: context.service.heartbeats(on: context.loop),
+            failureProblem: { _ in .unavailable("the subscriber fell behind") },
+            failureEnd: { end in
+                switch end {
+                case .overflow: .overflow
+                }
+            },
+            onEnd: { summary in context.streamEnded(summary) }
+        )
+        subscription.start(bridge)
+    }
+}
