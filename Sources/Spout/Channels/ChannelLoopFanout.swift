@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPServer
 import Reactive
 
@@ -8,6 +9,12 @@ import Reactive
 /// This is where a hot publisher meets slow readers without either waiting for the other: receiving an event
 /// costs the publisher an append under a short lock (and one `loop.execute` for the first of a batch), whatever
 /// the number of subscribers and however stalled they are. Each subscription then bounds what it holds.
+///
+/// Batches are at least ``coalescingInterval`` apart: an event that arrives sooner after the last drain waits for
+/// the rest of the interval, and whatever else arrives meanwhile goes out with it. Each subscriber's socket then
+/// takes one `send(2)` per batch rather than one per event, which is what lets one process feed thousands of
+/// readers at a high publish rate; an event that follows a quiet spell (a rate below 1,000 a second) goes out at
+/// once.
 ///
 /// **Ownership:** held by its ``Channel`` while the loop has subscribers, and by the subject's subscription;
 /// ``detach()`` cancels that when the last leaves.
@@ -22,6 +29,8 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     private let lock = Lock()
     private var inbox: [ChannelEvent] = []
     private var drainScheduled = false
+    /// When the last drain started, in monotonic nanoseconds.
+    private var lastDrain: UInt64 = 0
     private var upstream: (any Subscription)?
     private var detached = false
     /// The loop's subscribers of the channel. // Loop-confined.
@@ -42,15 +51,27 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         if keep { subscription.request(.unlimited) } else { subscription.cancel() }
     }
 
+    /// The shortest time between two batches, in nanoseconds.
+    static let coalescingInterval: UInt64 = 1_000_000
+
     func receive(_ event: ChannelEvent) -> Subscribers.Demand {
-        let schedule: Bool = lock.withLock {
-            guard !detached else { return false }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let delay: UInt64? = lock.withLock {
+            guard !detached else { return nil }
             inbox.append(event)
-            if drainScheduled { return false }
+            if drainScheduled { return nil }
             drainScheduled = true
-            return true
+            let next = lastDrain &+ Self.coalescingInterval
+            return next > now ? next &- now : 0
         }
-        if schedule { loop.execute { [self] in drain() } }
+        switch delay {
+        case nil:
+            break
+        case 0?:
+            loop.execute { [self] in drain() }
+        case let wait?:
+            loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [self] in drain() }
+        }
         return .none
     }
 
@@ -60,8 +81,10 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
 
     /// Hands what arrived since the last drain to every subscription, in order.
     private func drain() {
+        let now = DispatchTime.now().uptimeNanoseconds
         let batch: [ChannelEvent] = lock.withLock {
             drainScheduled = false
+            lastDrain = now
             defer { inbox = [] }
             return inbox
         }
