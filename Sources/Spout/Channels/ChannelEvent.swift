@@ -1,7 +1,7 @@
 import Foundation
 
 /// One event of a channel, encoded once for every subscriber: its SSE frame and its NDJSON line are built when
-/// it is published, and each subscriber's stream appends the same bytes. Also the control frames a stream
+/// it is published, and each subscriber's stream appends the same bytes. (The data is kept only inside the two.) Also the control frames a stream
 /// may carry between events (``reset(reason:oldest:)``, ``gap(missed:after:)``), which have no id.
 ///
 /// **Ownership:** shared by the channel's history, its latest-value subject and every subscriber that has it
@@ -15,8 +15,6 @@ final class ChannelEvent: Sendable {
     let id: String
     /// The `event` type given by the publisher, if any.
     let type: String?
-    /// The data as compact JSON text.
-    let data: [UInt8]
     /// `id: …`, `event: …` when typed, `data: …` and the blank line.
     let sse: [UInt8]
     /// `{"id":"…","event":"…","data":…}` and a newline.
@@ -33,7 +31,6 @@ final class ChannelEvent: Sendable {
         self.sequence = id.sequence
         self.id = idText
         self.type = type
-        self.data = data
         self.publishedAt = publishedAt
         var sse: [UInt8] = []
         sse.reserveCapacity(data.count + idText.utf8.count + (type?.utf8.count ?? 0) + 24)
@@ -68,7 +65,6 @@ final class ChannelEvent: Sendable {
         self.sequence = 0
         self.id = ""
         self.type = nil
-        self.data = []
         self.sse = controlSSE
         self.ndjson = ndjson
         self.publishedAt = 0

@@ -70,7 +70,10 @@ enum ChannelRoutes {
             }
             // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
             // parameter of the first connection.
-            let lastEventID = context.request.headers["Last-Event-ID"] ?? query["lastEventId"]
+            // An empty one (after trimming) is no resume point at all.
+            let lastEventID = (context.request.headers["Last-Event-ID"] ?? query["lastEventId"])
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+                .flatMap { $0.isEmpty ? nil : $0 }
             let settings = context.service.configuration.channels
             let limits = ChannelSubscription.Limits(
                 events: settings.subscriberBufferEvents,
