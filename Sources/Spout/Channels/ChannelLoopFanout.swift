@@ -29,8 +29,10 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     private let lock = Lock()
     private var inbox: [ChannelEvent] = []
     private var drainScheduled = false
-    /// When the last drain started, in monotonic nanoseconds.
+    /// When the last batch was taken, in monotonic nanoseconds.
     private var lastDrain: UInt64 = 0
+    /// The shortest time between two batches, in nanoseconds.
+    static let coalescingInterval: UInt64 = 1_000_000
     private var upstream: (any Subscription)?
     private var detached = false
     /// The loop's subscribers of the channel. // Loop-confined.
@@ -51,9 +53,6 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         if keep { subscription.request(.unlimited) } else { subscription.cancel() }
     }
 
-    /// The shortest time between two batches, in nanoseconds.
-    static let coalescingInterval: UInt64 = 1_000_000
-
     func receive(_ event: ChannelEvent) -> Subscribers.Demand {
         let now = DispatchTime.now().uptimeNanoseconds
         let delay: UInt64? = lock.withLock {
@@ -61,17 +60,9 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
             inbox.append(event)
             if drainScheduled { return nil }
             drainScheduled = true
-            let next = lastDrain &+ Self.coalescingInterval
-            return next > now ? next &- now : 0
+            return delayBeforeNextBatch(now: now)
         }
-        switch delay {
-        case nil:
-            break
-        case 0?:
-            loop.execute { [self] in drain() }
-        case let wait?:
-            loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [self] in drain() }
-        }
+        if let delay { scheduleDrain(after: delay) }
         return .none
     }
 
@@ -79,20 +70,67 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
 
     // MARK: Loop side
 
-    /// Hands what arrived since the last drain to every subscription, in order.
-    private func drain() {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let batch: [ChannelEvent] = lock.withLock {
-            drainScheduled = false
-            lastDrain = now
-            defer { inbox = [] }
-            return inbox
+    /// Subscriptions handed a batch per loop task: a task that takes a few hundred microseconds, so that a
+    /// publish request on this loop waits at most that long rather than for the whole fan-out. (Publishing
+    /// sooner also lets more events join each batch when many subscribers make the fan-out slow.)
+    static let sliceSize = 128
+
+    /// The batch being handed out, the subscriptions it goes to (those joined when it was taken: one that joins
+    /// later starts after these events anyway), and the next of them. // Loop-confined.
+    private var batch: [ChannelEvent] = []
+    private var recipients: [ChannelSubscription] = []
+    private var cursor = 0
+
+    /// Must be called under the lock.
+    private func delayBeforeNextBatch(now: UInt64) -> UInt64 {
+        let next = lastDrain &+ Self.coalescingInterval
+        return next > now ? next &- now : 0
+    }
+
+    private func scheduleDrain(after delay: UInt64) {
+        if delay == 0 {
+            loop.execute { [self] in drain() }
+        } else {
+            loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [self] in drain() }
         }
-        guard !batch.isEmpty else { return }
-        // A subscription may leave while it is handed the batch (its client closed, or it overflowed).
-        for subscription in subscriptions {
+    }
+
+    /// One step of handing batches out, in order: takes the next batch if none is under way, hands it to the
+    /// next ``sliceSize`` subscriptions, and schedules the next step (or the next batch) if there is more.
+    private func drain() {
+        if cursor >= recipients.count {
+            let now = DispatchTime.now().uptimeNanoseconds
+            batch = lock.withLock {
+                lastDrain = now
+                defer { inbox = [] }
+                return inbox
+            }
+            recipients = batch.isEmpty ? [] : subscriptions
+            cursor = 0
+        }
+        let end = min(cursor &+ Self.sliceSize, recipients.count)
+        while cursor < end {
+            let subscription = recipients[cursor]
+            cursor &+= 1
+            // A subscription that left meanwhile ignores it.
             subscription.deliver(batch)
         }
+        if cursor < recipients.count {
+            loop.execute { [self] in drain() }
+            return
+        }
+        batch = []
+        recipients = []
+        cursor = 0
+        let now = DispatchTime.now().uptimeNanoseconds
+        let delay: UInt64? = lock.withLock {
+            guard !inbox.isEmpty, !detached else {
+                drainScheduled = false
+                return nil
+            }
+            return delayBeforeNextBatch(now: now)
+        }
+        if let delay { scheduleDrain(after: delay) }
     }
 
     /// Adds a subscription; on the loop, under the channel's lock.
