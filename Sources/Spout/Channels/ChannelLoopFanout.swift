@@ -73,7 +73,7 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     /// Subscriptions handed a batch per loop task: a task that takes a few hundred microseconds, so that a
     /// publish request on this loop waits at most that long rather than for the whole fan-out. (Publishing
     /// sooner also lets more events join each batch when many subscribers make the fan-out slow.)
-    static let sliceSize = 128
+    static let sliceSize = 64
 
     /// The batch being handed out, the subscriptions it goes to (those joined when it was taken: one that joins
     /// later starts after these events anyway), and the next of them. // Loop-confined.
