@@ -14,7 +14,7 @@ final class ChannelEvent: Sendable {
     /// The id sent to clients (empty for a control frame).
     let id: String
     /// The `event` type given by the publisher, if any.
-    let type: String?
+    let eventType: String?
     /// `id: …`, `event: …` when typed, `data: …` and the blank line.
     let sse: [UInt8]
     /// `{"id":"…","event":"…","data":…}` and a newline.
@@ -30,7 +30,7 @@ final class ChannelEvent: Sendable {
         let idText = id.description
         self.sequence = id.sequence
         self.id = idText
-        self.type = type
+        self.eventType = type
         self.publishedAt = publishedAt
         var sse: [UInt8] = []
         sse.reserveCapacity(data.count + idText.utf8.count + (type?.utf8.count ?? 0) + 24)
@@ -64,7 +64,7 @@ final class ChannelEvent: Sendable {
     private init(controlSSE: [UInt8], ndjson: [UInt8]) {
         self.sequence = 0
         self.id = ""
-        self.type = nil
+        self.eventType = nil
         self.sse = controlSSE
         self.ndjson = ndjson
         self.publishedAt = 0

@@ -79,6 +79,8 @@ import Testing
             Problem.Kind.invalidParameter, Problem.Kind.notFound, Problem.Kind.methodNotAllowed,
             Problem.Kind.notAcceptable,
             Problem.Kind.upstreamFailed, Problem.Kind.upstreamTimeout, Problem.Kind.unavailable,
+            Problem.Kind.invalidBody, Problem.Kind.contentTooLarge, Problem.Kind.unsupportedMediaType,
+            Problem.Kind.unauthorized, Problem.Kind.forbidden,
         ]
         #expect(kinds == ProblemType.all.map(\.uri))
         #expect(Problem.invalidParameter("x", "y").title == ProblemType.invalidParameter.title)
