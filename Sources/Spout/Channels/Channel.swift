@@ -166,7 +166,8 @@ final class Channel: @unchecked Sendable {
             return Summary(
                 name: name,
                 subscribers: state.subscribers,
-                lastID: state.lastSequence == 0 ? nil : ChannelEventID(epoch: epoch, sequence: state.lastSequence).description,
+                lastID: state.lastSequence == 0
+                    ? nil : ChannelEventID(epoch: epoch, sequence: state.lastSequence).description,
                 historyEvents: state.history.count,
                 historyBytes: state.history.bytes
             )

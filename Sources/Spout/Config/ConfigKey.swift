@@ -128,8 +128,14 @@ struct ConfigKey: @unchecked Sendable {
             name: "channels.subscriberBufferEvents",
             kind: .integer(\.channels.subscriberBufferEvents, 1...10_000_000)
         ),
-        ConfigKey(name: "channels.subscriberBufferBytes", kind: .integer(\.channels.subscriberBufferBytes, 1...(1 << 34))),
-        ConfigKey(name: "channels.overflow", kind: .string(\.channels.overflow, allowed: ["disconnect", "drop-oldest"])),
+        ConfigKey(
+            name: "channels.subscriberBufferBytes",
+            kind: .integer(\.channels.subscriberBufferBytes, 1...(1 << 34))
+        ),
+        ConfigKey(
+            name: "channels.overflow",
+            kind: .string(\.channels.overflow, allowed: ["disconnect", "drop-oldest"])
+        ),
         ConfigKey(name: "channels.publishTokens", kind: .names(\.channels.publishTokens)),
         ConfigKey(name: "channels.subscribeTokens", kind: .names(\.channels.subscribeTokens)),
     ]

@@ -36,7 +36,8 @@ struct CORSPolicy: Sendable {
 
     /// Headers answering a preflight (`OPTIONS` with `Access-Control-Request-Method`). The allowed headers
     /// echo `Access-Control-Request-Headers`, so the answer varies with it, and with `Origin` for a list.
-    func preflightHeaders(origin: String?, requestedHeaders: String?, methods: String = "GET, HEAD, OPTIONS") -> Headers {
+    func preflightHeaders(origin: String?, requestedHeaders: String?, methods: String = "GET, HEAD, OPTIONS") -> Headers
+    {
         var headers: Headers = [
             "Access-Control-Allow-Methods": methods,
             "Access-Control-Max-Age": "600",
