@@ -557,7 +557,19 @@ enum SpoutAPI {
                 "description": """
                 One of channels.subscribeTokens (SPOUT_CHANNELS_SUBSCRIBE_TOKENS), needed to subscribe and \
                 to read the latest event when any is configured. EventSource, which cannot set headers, \
-                sends it as the `token` query parameter instead.
+                sends it as the `token` query parameter instead (subscribeQueryToken).
+                """,
+            ]
+        ),
+        (
+            "subscribeQueryToken",
+            [
+                "type": "apiKey",
+                "in": "query",
+                "name": "token",
+                "description": """
+                A subscribe token as the `token` query parameter, for EventSource; `Authorization: Bearer` \
+                wins when both are sent. The request log redacts it.
                 """,
             ]
         ),
@@ -598,7 +610,8 @@ enum SpoutAPI {
     static func channelOperations(_ configuration: SpoutConfiguration) -> [APIOperation] {
         let channels = configuration.channels
         let publishSecurity: [[String]]? = channels.publishTokens.isEmpty ? nil : [["publishToken"]]
-        let subscribeSecurity: [[String]]? = channels.subscribeTokens.isEmpty ? nil : [["subscribeToken"]]
+        let subscribeSecurity: [[String]]? =
+            channels.subscribeTokens.isEmpty ? nil : [["subscribeToken"], ["subscribeQueryToken"]]
         let publishRule =
             channels.publishTokens.isEmpty
             ? "No publish token is configured here, so only loopback clients may call it (403 for others)."

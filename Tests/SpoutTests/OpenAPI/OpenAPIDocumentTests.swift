@@ -290,8 +290,12 @@ import Testing
         let schemes = try #require(
             (openDocument["components"] as? [String: Any])?["securitySchemes"] as? [String: [String: Any]]
         )
-        #expect(Set(schemes.keys) == ["publishToken", "subscribeToken"])
-        #expect(schemes.values.allSatisfy { $0["type"] as? String == "http" && $0["scheme"] as? String == "bearer" })
+        #expect(Set(schemes.keys) == ["publishToken", "subscribeToken", "subscribeQueryToken"])
+        #expect(schemes["publishToken"]?["scheme"] as? String == "bearer")
+        #expect(schemes["subscribeToken"]?["scheme"] as? String == "bearer")
+        // The query alternative is the parameter the route reads.
+        #expect(schemes["subscribeQueryToken"]?["in"] as? String == "query")
+        #expect(schemes["subscribeQueryToken"]?["name"] as? String == "token")
         // No tokens configured: nothing declares one (publishing is then for loopback clients alone).
         for (method, path) in Self.channelOperations {
             #expect(try security(openDocument, method, path) == nil, "\(method) \(path)")
@@ -305,8 +309,9 @@ import Testing
         let document = try Self.servedDocument(guarded)
         #expect(try security(document, "POST", "/channels/{name}/events") == [["publishToken": []]])
         #expect(try security(document, "GET", "/channels") == [["publishToken": []]])
-        #expect(try security(document, "GET", "/channels/{name}") == [["subscribeToken": []]])
-        #expect(try security(document, "GET", "/channels/{name}/latest") == [["subscribeToken": []]])
+        let subscribe: [[String: [String]]] = [["subscribeToken": []], ["subscribeQueryToken": []]]
+        #expect(try security(document, "GET", "/channels/{name}") == subscribe)
+        #expect(try security(document, "GET", "/channels/{name}/latest") == subscribe)
         // The documented 401 carries the documented challenge.
         let publish = try #require(
             try Self.operations(document).first { $0.method == "POST" }?.operation
