@@ -195,6 +195,16 @@ import Testing
         )
         #expect(try mediaTypes("/metrics") == ["text/plain; version=0.0.4; charset=utf-8"])
         #expect(try mediaTypes("/channels/{name}") == ["text/event-stream", "application/x-ndjson"])
+        // The channel stream is labelled as the other streams are: one Cache-Control, and Vary: Accept, since
+        // it negotiates its format.
+        let client = try server.connect()
+        defer { client.close() }
+        try client.send("HEAD /channels/doc HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let head = try client.readResponse(timeout: .seconds(10), isHead: true)
+        #expect(head.status == 200)
+        #expect(head.header("Content-Type") == "text/event-stream")
+        #expect(head.headers.filter { $0.0.lowercased() == "cache-control" }.map(\.1) == ["no-cache"])
+        #expect(head.header("Vary") == "Accept")
         await server.stop()
     }
 
