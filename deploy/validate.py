@@ -101,12 +101,21 @@ def main():
     grace = float(shutdown.get("graceSeconds", 10))
     check(config.get("port") == image_port, f"spout.json port {config.get('port')} is not the image's {image_port}")
     check(config.get("host") == "0.0.0.0", "spout.json must listen on 0.0.0.0 in a pod")
-    # Until the channels routes land, spout.json has no channels block; once it has, its Redis must be the kit's.
-    if "channels" in config:
-        redis_url = config["channels"].get("redisURL", "")
-        redis_host = re.match(r"redis://(?:[^@]*@)?([^:/]+)", redis_url)
-        check(redis_host and ("Service", redis_host.group(1)) in resources,
-              f"channels.redisURL {redis_url!r} does not name a Service of the kit")
+    # The channels block: tokens are secrets (the Deployment takes them from spout-secrets, checked below), so the
+    # file must not carry any; the overflow policy must be one Spout knows; a Redis URL, once the key exists, must
+    # name the kit's Redis.
+    channels = config.get("channels", {})
+    check(isinstance(channels, dict), "spout.json: channels must be an object")
+    if isinstance(channels, dict):
+        for name in ("publishTokens", "subscribeTokens"):
+            check(not channels.get(name), f"spout.json: channels.{name} belongs in the secret, not the ConfigMap")
+        check(channels.get("overflow", "disconnect") in ("disconnect", "drop-oldest"),
+              f"spout.json: channels.overflow {channels.get('overflow')!r} is not disconnect or drop-oldest")
+        if "redisURL" in channels:
+            redis_url = channels.get("redisURL", "")
+            redis_host = re.match(r"redis://(?:[^@]*@)?([^:/]+)", redis_url)
+            check(redis_host and ("Service", redis_host.group(1)) in resources,
+                  f"channels.redisURL {redis_url!r} does not name a Service of the kit")
 
     # The Deployment.
     _, deployment = resources[("Deployment", "spout")]

@@ -6,6 +6,11 @@ They only swap one valid value for another, so the generated request keeps what 
   and an NDJSON sequence stream without `count` never ends: such a request gets a `count`.
 - Last-Event-ID is read by the SSE representation only (it names an event id); with it, an NDJSON or JSON
   request of the three stream routes asks for SSE instead, so the header is actually checked.
+- A channel subscription (GET /channels/{name}) never ends by itself. As SSE, schemathesis stops reading it after
+  its request timeout (2 s for that operation, schemathesis.toml) or 20 events; as NDJSON it would wait for an end
+  that never comes, so a request that would get NDJSON (`format=ndjson`, or an Accept that prefers it) asks for
+  SSE instead: the same subscription, parameters and checks, in the representation schemathesis can cut short.
+  Tests/SpoutTests/Channels cover the NDJSON representation.
 
 A deserializer for `application/x-ndjson` lets the response checks see NDJSON bodies: each line must be a JSON
 object and the last one the documented final line (`{"end":…}` or `{"error":…}`).
@@ -18,8 +23,19 @@ import schemathesis
 STREAM_ROUTES = {"/sequences/{name}", "/articles/stream", "/workflow/{userId}"}
 
 
+CHANNEL_SUBSCRIPTION = "/channels/{name}"
+
+
 @schemathesis.hook
 def map_case(context, case):
+    if case.operation.path == CHANNEL_SUBSCRIPTION and case.operation.method.upper() == "GET":
+        query = dict(case.query or {})
+        accept = next((value for name, value in (case.headers or {}).items() if name.lower() == "accept"), "")
+        # `format` wins over Accept. Any other value of `format` is left alone: it is a negative case.
+        if query.get("format") == "ndjson" or ("format" not in query and "ndjson" in str(accept)):
+            query["format"] = "sse"
+            case.query = query
+        return case
     if case.operation.path not in STREAM_ROUTES:
         return case
     query = dict(case.query or {})

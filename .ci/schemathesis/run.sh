@@ -4,8 +4,9 @@
 # the OpenAPI document the service serves at /openapi.json: every operation, every check (exceptions and why in
 # schemathesis.toml), a fixed number of examples per operation, a seed, and a time budget. The server runs with
 # small sequence limits (the document carries them, so the contract is the same one), which keeps each JSON
-# document and each paced stream small. Exits non-zero on any failure; the server log and schemathesis's JUnit
-# report are left in $OUT (default /tmp/spout-schemathesis).
+# document and each paced stream small. Then a second, shorter pass over the /channels operations on a server with
+# publish and subscribe tokens configured (the auth checks). Exits non-zero on any failure; the server logs and
+# schemathesis's JUnit reports are left in $OUT (default /tmp/spout-schemathesis).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -13,6 +14,7 @@ BIN=${1:-}
 OUT=${OUT:-/tmp/spout-schemathesis}
 EXAMPLES=${EXAMPLES:-25}
 MAX_TIME=${MAX_TIME:-240}
+CHANNELS_MAX_TIME=${CHANNELS_MAX_TIME:-90}
 SEED=${SEED:-20261203}
 mkdir -p "$OUT"
 
@@ -43,6 +45,24 @@ status=0
 if ! curl -fsS --max-time 2 "http://127.0.0.1:$PORT/health" >/dev/null; then
     echo "schemathesis: the server stopped answering; its log:" >&2
     tail -50 "$OUT/server.log" >&2
+    status=1
+fi
+stop_spout
+
+# The channel routes again, on a server with publish and subscribe tokens configured: the document then declares
+# the security schemes, and schemathesis sends the token (one for both lists) and checks that requests without
+# it, or with a wrong one, are refused (401/403).
+TOKEN=schemathesis-token
+SPOUT_CHANNELS_PUBLISH_TOKENS=$TOKEN SPOUT_CHANNELS_SUBSCRIBE_TOKENS=$TOKEN SPOUT_SHUTDOWN_GRACE_SECONDS=2 \
+    SPOUT_LOG_REQUESTS=false start_spout "$BIN" "$OUT/server-tokens.log"
+(cd "$OUT" && PYTHONPATH="$HERE" SCHEMATHESIS_HOOKS=hooks timeout $((CHANNELS_MAX_TIME + 120)) \
+    schemathesis --config-file "$HERE/schemathesis.toml" run \
+    "http://127.0.0.1:$PORT/openapi.json" --include-path-regex '^/channels' -H "Authorization: Bearer $TOKEN" \
+    --max-examples "$EXAMPLES" --seed "$SEED" --max-time "$CHANNELS_MAX_TIME" --request-timeout 10 --workers 2 \
+    --no-color --report junit --report-junit-path "$OUT/junit-tokens.xml") || status=$?
+if ! curl -fsS --max-time 2 "http://127.0.0.1:$PORT/health" >/dev/null; then
+    echo "schemathesis: the server with tokens stopped answering; its log:" >&2
+    tail -50 "$OUT/server-tokens.log" >&2
     status=1
 fi
 exit $status

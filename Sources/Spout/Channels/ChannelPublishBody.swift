@@ -12,8 +12,11 @@ struct ChannelPublishBody {
 
     /// Nesting deeper than this is refused.
     static let maxDepth = 64
-    /// The longest `event` type, in bytes.
-    static let maxTypeBytes = 128
+    /// The longest `event` type, in characters (Unicode scalars, as JSON Schema's `maxLength` counts).
+    static let maxTypeCharacters = 128
+    /// Event types the stream itself uses (`reset`, `gap`, `end`, and `error` as the sequence streams do): a
+    /// publisher may not send them, so a client can trust what they say.
+    static let reservedTypes: Set<String> = ["reset", "gap", "end", "error"]
 
     /// Reads `body`; each `data` may be at most `maxDataBytes` of compact JSON (`413` beyond).
     init(_ body: [UInt8], maxDataBytes: Int) throws(Problem) {
@@ -112,12 +115,18 @@ struct ChannelPublishBody {
                         throw .invalidBody("\"event\"\(place) must be a string (the SSE event type)")
                     }
                     let text = try string()
-                    guard !text.isEmpty, text.utf8.count <= ChannelPublishBody.maxTypeBytes,
+                    guard !text.isEmpty, text.unicodeScalars.count <= ChannelPublishBody.maxTypeCharacters,
                         text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
                     else {
                         throw .invalidBody(
-                            "\"event\"\(place) must be 1–\(ChannelPublishBody.maxTypeBytes) bytes without control "
-                                + "characters"
+                            "\"event\"\(place) must be 1–\(ChannelPublishBody.maxTypeCharacters) characters without "
+                                + "control characters"
+                        )
+                    }
+                    guard !ChannelPublishBody.reservedTypes.contains(text) else {
+                        throw .invalidBody(
+                            "\"event\"\(place) may not be \"\(text)\": reset, gap, end and error are the stream's own "
+                                + "frames"
                         )
                     }
                     type = text

@@ -45,11 +45,11 @@ extension ConfigKey {
         "channels.historySeconds": "how long an event stays in a channel's history",
         "channels.maxEventBytes": "largest event data, compact JSON bytes (413 beyond)",
         "channels.maxSubscribersPerChannel": "subscribers one channel may have (503 beyond)",
-        "channels.subscriberBufferEvents": "live events a subscriber may have waiting before its overflow policy applies",
-        "channels.subscriberBufferBytes": "bytes of live events a subscriber may have waiting before its overflow policy applies",
-        "channels.overflow": "disconnect (resume from history) or drop-oldest (with event: gap) for a subscriber past its buffer",
-        "channels.publishTokens": "Bearer tokens that may publish; empty: loopback clients only",
-        "channels.subscribeTokens": "Bearer tokens that may subscribe (or ?token=); empty: anyone",
+        "channels.subscriberBufferEvents": "live events a subscriber may have unsent before channels.overflow applies",
+        "channels.subscriberBufferBytes": "bytes of live events a subscriber may have unsent before channels.overflow",
+        "channels.overflow": "a subscriber past its buffer: disconnect (it resumes from history) or drop-oldest (gap)",
+        "channels.publishTokens": "Bearer tokens that may publish and list channels; empty: loopback clients only",
+        "channels.subscribeTokens": "Bearer tokens that may subscribe and read /latest (or ?token=); empty: anyone",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then

@@ -1,5 +1,5 @@
-/// One operation of the OpenAPI document: a method on a path, its parameters and its responses, as Swift
-/// data. ``SpoutAPI`` lists Spout's; ``OpenAPIDocument`` renders them.
+/// One operation of the OpenAPI document: a method on a path, its parameters, its request body (if it takes
+/// one), who may call it, and its responses, as Swift data. ``SpoutAPI`` lists Spout's; ``OpenAPIDocument`` renders them.
 ///
 /// **Thread safety:** value type; not shared.
 struct APIOperation: Sendable {
@@ -12,6 +12,11 @@ struct APIOperation: Sendable {
     let summary: String
     let description: String
     let parameters: [APIParameter]
+    /// The body the operation reads (`POST /channels/{name}/events`); `nil` for the routes that take none.
+    let requestBody: APIRequestBody?
+    /// OpenAPI's `security`: the alternatives of security schemes (``SpoutAPI/securitySchemes``) of which one
+    /// must be satisfied; `nil` when the operation needs no credentials.
+    let security: [[String]]?
     let responses: [APIResponse]
 
     init(
@@ -22,6 +27,8 @@ struct APIOperation: Sendable {
         summary: String,
         description: String = "",
         parameters: [APIParameter] = [],
+        requestBody: APIRequestBody? = nil,
+        security: [[String]]? = nil,
         responses: [APIResponse]
     ) {
         self.method = method
@@ -31,6 +38,8 @@ struct APIOperation: Sendable {
         self.summary = summary
         self.description = description
         self.parameters = parameters
+        self.requestBody = requestBody
+        self.security = security
         self.responses = responses
     }
 
@@ -86,6 +95,29 @@ struct APIParameter: Sendable {
     }
 }
 
+/// The request body of an ``APIOperation``: what it holds and its schema by media type.
+///
+/// **Thread safety:** value type; not shared.
+struct APIRequestBody: Sendable {
+    let description: String
+    let required: Bool
+    let content: [(mediaType: String, schema: JSONValue)]
+
+    init(_ description: String, required: Bool = true, content: [(mediaType: String, schema: JSONValue)]) {
+        self.description = description
+        self.required = required
+        self.content = content
+    }
+
+    var json: JSONValue {
+        [
+            "description": .string(description),
+            "required": .bool(required),
+            "content": .object(content.map { ($0.mediaType, ["schema": $0.schema]) }),
+        ]
+    }
+}
+
 /// A response of an ``APIOperation``: a status, what it means, and its bodies by media type.
 ///
 /// **Thread safety:** value type; not shared.
@@ -121,20 +153,14 @@ struct APIResponse: Sendable {
         APIResponse(status, description, content: [("application/json", schema)], headers: headers)
     }
 
-    /// An `application/problem+json` body of one of `types`, all sent with `status`.
+    /// An `application/problem+json` body of one of `types` (its `type` a `const`, or an `enum` of several), all
+    /// sent with `status`.
     static func problem(_ status: Int, _ types: ProblemType...) -> APIResponse {
         let names = types.map { "`\($0.uri)` (\($0.title.lowercased()))" }.joined(separator: " or ")
-        var schema = SpoutAPI.reference("Problem")
-        if types.count == 1 {
-            schema = [
-                "allOf": [SpoutAPI.reference("Problem")],
-                "properties": ["type": ["const": .string(types[0].uri)]],
-            ]
-        }
         return APIResponse(
             status,
             "A problem: \(names).",
-            content: [(Problem.mediaType, schema)],
+            content: [(Problem.mediaType, SpoutAPI.problemSchema(types))],
             problemTypes: types
         )
     }

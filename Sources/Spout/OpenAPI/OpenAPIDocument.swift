@@ -28,26 +28,33 @@ struct OpenAPIDocument: Sendable {
             "info": [
                 "title": "Spout",
                 "version": .string(SpoutAPI.version),
-                "summary": "Streamed sequences and upstream pipelines, paced by the client's reads.",
+                "summary": "Streamed sequences, upstream pipelines and live channels, paced by the client's reads.",
                 "description": .string(
                     """
-                    Every route answers GET, HEAD and OPTIONS (a CORS preflight, 204); other methods get 405 \
-                    with Allow (a problem), unknown paths 404, an Accept no format satisfies 406 (on the routes \
-                    that negotiate), a request with a body 413 (no route takes one; plain text, connection \
-                    closed). Errors are RFC 9457 problems (application/problem+json) whose `type` resolves to \
-                    a page at /problems/{type}; problem bodies never carry the upstream's address, only the \
+                    Every route answers GET, HEAD and OPTIONS (a CORS preflight, 204), but \
+                    POST /channels/{name}/events, which answers POST and OPTIONS; other methods get 405 with \
+                    Allow (a problem), unknown paths 404, an Accept no format satisfies 406 (on the routes that \
+                    negotiate), a request with a body 413 (only POST /channels/{name}/events takes one, up to \
+                    \(configuration.limits.maxBodyBytes) bytes; plain text, connection closed). Errors are RFC \
+                    9457 problems (application/problem+json) whose `type` resolves to a page at \
+                    /problems/{type}; problem bodies never carry the upstream's address, only the \
                     resource path. Every response carries X-Request-ID: the client's when it is valid (1 to \
                     128 of A-Z a-z 0-9 - _ . : + = / @ ~), else a generated one; it and the W3C traceparent \
                     and tracestate are forwarded to upstream calls. JSON bodies of at least \
                     \(configuration.compression.minimumBytes) bytes are gzip-coded for clients that prefer it\
-                    \(configuration.compression.enabled ? "" : " (turned off here)"); streams never are.
+                    \(configuration.compression.enabled ? "" : " (turned off here)"); streams never are. The \
+                    channel routes take tokens (securitySchemes publishToken, subscribeToken, subscribeQueryToken) when \
+                    they are configured; without publish tokens only loopback clients may publish.
                     """
                 ),
                 "license": ["name": "See the repository"] as JSONValue,
             ],
             "tags": .array(tags.map { tag -> JSONValue in ["name": .string(tag)] }),
             "paths": .object(paths),
-            "components": ["schemas": .object(SpoutAPI.schemas)],
+            "components": [
+                "schemas": .object(SpoutAPI.schemas),
+                "securitySchemes": .object(SpoutAPI.securitySchemes),
+            ],
         ]
         bytes = value.bytes
         tag = EntityTag.digest(of: bytes)
@@ -62,6 +69,17 @@ struct OpenAPIDocument: Sendable {
         if !operation.description.isEmpty { object.append(("description", .string(operation.description))) }
         let parameters = operation.parameters + SpoutAPI.correlationParameters
         object.append(("parameters", .array(parameters.map(\.json))))
+        if let body = operation.requestBody { object.append(("requestBody", body.json)) }
+        if let security = operation.security {
+            object.append(
+                (
+                    "security",
+                    .array(
+                        security.map { schemes -> JSONValue in .object(schemes.map { ($0, JSONValue.array([])) }) }
+                    )
+                )
+            )
+        }
         object.append(("responses", .object(operation.responses.map { ($0.status, $0.json) })))
         return .object(object)
     }

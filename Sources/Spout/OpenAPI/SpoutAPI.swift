@@ -6,12 +6,23 @@ import Sequences
 /// A test compares ``operations(configuration:)`` with the router (every route is here and nothing else),
 /// with the query parameters each route accepts (asked of the running service), and with the problem
 /// catalogue. A new route (the `/channels…` family, say) adds its `router.add` in ``Routes/makeRouter()``
-/// and its ``APIOperation`` here; schemas it shares go in ``schemas``.
+/// and its ``APIOperation`` here; schemas it shares go in ``schemas``, security schemes in ``securitySchemes``.
 ///
 /// **Thread safety:** stateless.
 enum SpoutAPI {
     /// The document's version of the API (not of the OpenAPI format).
     static let version = "1.0.0"
+
+    /// The schema of a problem of one of `types`: the shared `Problem` with `type` fixed (a `const` for one
+    /// type, an `enum` for several).
+    static func problemSchema(_ types: [ProblemType]) -> JSONValue {
+        let type: JSONValue =
+            types.count == 1
+            ? ["const": .string(types[0].uri)] : ["enum": .array(types.map { .string($0.uri) })]
+        return ["allOf": [reference("Problem")], "properties": ["type": type]]
+    }
+
+    static func problemSchema(_ type: ProblemType) -> JSONValue { problemSchema([type]) }
 
     /// A reference to the shared schema `name`.
     static func reference(_ name: String) -> JSONValue {
@@ -21,6 +32,7 @@ enum SpoutAPI {
     /// Every operation, in the order the document lists them.
     static func operations(configuration: SpoutConfiguration) -> [APIOperation] {
         serviceOperations + sequenceOperations(configuration.sequences) + upstreamOperations + demoOperations
+            + channelOperations(configuration)
     }
 
     // MARK: - Parameter schemas
@@ -518,6 +530,288 @@ enum SpoutAPI {
         ]
     }()
 
+    // MARK: - Channels
+
+    /// The bearer-token schemes of the channel routes (`#/components/securitySchemes/…`). An operation lists
+    /// one in its `security` only when tokens of that kind are configured; without publish tokens, publishing
+    /// (and the channel list) is open to loopback clients alone, and without subscribe tokens subscribing is
+    /// open to all.
+    static let securitySchemes: [(String, JSONValue)] = [
+        (
+            "publishToken",
+            [
+                "type": "http",
+                "scheme": "bearer",
+                "description": """
+                One of channels.publishTokens (SPOUT_CHANNELS_PUBLISH_TOKENS), compared in constant time. \
+                Publishing and GET /channels need it when any is configured; with none configured only \
+                loopback clients may publish or list (403 for others).
+                """,
+            ]
+        ),
+        (
+            "subscribeToken",
+            [
+                "type": "http",
+                "scheme": "bearer",
+                "description": """
+                One of channels.subscribeTokens (SPOUT_CHANNELS_SUBSCRIBE_TOKENS), needed to subscribe and \
+                to read the latest event when any is configured. EventSource, which cannot set headers, \
+                sends it as the `token` query parameter instead (subscribeQueryToken).
+                """,
+            ]
+        ),
+        (
+            "subscribeQueryToken",
+            [
+                "type": "apiKey",
+                "in": "query",
+                "name": "token",
+                "description": """
+                A subscribe token as the `token` query parameter, for EventSource; `Authorization: Bearer` \
+                wins when both are sent. The request log redacts it.
+                """,
+            ]
+        ),
+    ]
+
+    /// `{name}` of the channel routes.
+    static let channelName = APIParameter.path(
+        "name",
+        "The channel: 1–128 characters of A–Z a–z 0–9 . _ ~ - (anything else is a 400 problem).",
+        ["type": "string", "pattern": "^[A-Za-z0-9._~-]{1,128}$", "minLength": 1, "maxLength": 128]
+    )
+
+    /// `401` with the challenge, and `403`, for the routes guarded by `scheme`.
+    static func channelAuthFailures(_ when: String) -> [APIResponse] {
+        [
+            APIResponse(
+                401,
+                "A problem: `\(ProblemType.unauthorized.uri)` (no token was sent; \(when)).",
+                content: [(Problem.mediaType, problemSchema(.unauthorized))],
+                headers: [("WWW-Authenticate", #"`Bearer realm="spout"`."#, ["type": "string"])],
+                problemTypes: [.unauthorized]
+            ),
+            .problem(403, .forbidden),
+        ]
+    }
+
+    /// `503` when the broker is at `channels.maxChannels` (or the channel at its most subscribers).
+    static func channelCapacity(_ what: String) -> APIResponse {
+        APIResponse(
+            503,
+            "A problem: `\(ProblemType.unavailable.uri)` (\(what)); retry after Retry-After seconds.",
+            content: [(Problem.mediaType, problemSchema(.unavailable))],
+            headers: [("Retry-After", "Seconds to wait before retrying.", ["type": "string", "pattern": "^[0-9]+$"])],
+            problemTypes: [.unavailable]
+        )
+    }
+
+    static func channelOperations(_ configuration: SpoutConfiguration) -> [APIOperation] {
+        let channels = configuration.channels
+        let publishSecurity: [[String]]? = channels.publishTokens.isEmpty ? nil : [["publishToken"]]
+        let subscribeSecurity: [[String]]? =
+            channels.subscribeTokens.isEmpty ? nil : [["subscribeToken"], ["subscribeQueryToken"]]
+        let publishRule =
+            channels.publishTokens.isEmpty
+            ? "No publish token is configured here, so only loopback clients may call it (403 for others)."
+            : "It needs `Authorization: Bearer <token>` with one of channels.publishTokens."
+        let subscribeRule =
+            channels.subscribeTokens.isEmpty
+            ? "No subscribe token is configured here: anyone may subscribe."
+            : "It needs one of channels.subscribeTokens, as `Authorization: Bearer <token>` or `?token=`."
+        let token = APIParameter.query(
+            "token",
+            """
+            A subscribe token, for EventSource, which cannot set headers (`Authorization: Bearer` wins when both \
+            are sent); ignored when no channels.subscribeTokens are configured. The request log redacts it.
+            """,
+            ["type": "string"]
+        )
+        let seconds = channels.historySeconds
+        let age = seconds == seconds.rounded() && seconds < 1e9 ? String(Int(seconds)) : String(seconds)
+        let historyLimits = """
+            The history keeps the newest \(channels.historyEvents) events, \(channels.historyBytes) bytes and \
+            \(age) s per channel.
+            """
+        let overflow =
+            channels.overflow == "drop-oldest"
+            ? """
+            A subscriber that falls more than \(channels.subscriberBufferEvents) events or \
+            \(channels.subscriberBufferBytes) bytes behind loses its oldest waiting events and gets an `event: gap` \
+            before the next one it receives (policy drop-oldest).
+            """
+            : """
+            A subscriber that falls more than \(channels.subscriberBufferEvents) events or \
+            \(channels.subscriberBufferBytes) bytes behind is ended with `event: end` \
+            `{"reason":"overflow"}` (policy disconnect); it resumes with Last-Event-ID, from the history.
+            """
+        return [
+            APIOperation(
+                "GET",
+                "/channels",
+                id: "listChannels",
+                tag: "channels",
+                summary: "The channels, for operators",
+                description: """
+                    Every channel that exists (created by a publish or a subscription, dropped when it has no \
+                    subscriber and an empty history), by name, with its subscribers, last id and history. \
+                    \(publishRule)
+                    """,
+                security: publishSecurity,
+                responses: [
+                    .json(200, "The channels.", reference("ChannelList")),
+                    .problem(400, .invalidParameter),
+                ] + channelAuthFailures("publish tokens are configured")
+            ),
+            APIOperation(
+                "GET",
+                "/channels/{name}",
+                id: "subscribeChannel",
+                tag: "channels",
+                summary: "A channel's events, live, as SSE or NDJSON",
+                description: """
+                    The format is `format` if given, else the best match of `Accept` (SSE for `*/*` and no \
+                    Accept). The stream never ends by itself: it carries the events published from now on, \
+                    each once and in id order, `: keep-alive` comments while idle (SSE), and ends only when \
+                    the server shuts down or the subscriber falls behind. With Last-Event-ID (or \
+                    `lastEventId`, for EventSource's first request) it first replays what the history holds \
+                    after that id, with no gap and no duplicate against the live part. An id the history no \
+                    longer reaches (`history-truncated`) or does not know (`unknown-id`: an earlier run of the \
+                    server, or not an id) first gets an `event: reset`, then the whole history. \
+                    \(historyLimits) \(overflow) At most \(channels.maxSubscribersPerChannel) subscribers per \
+                    channel and \(channels.maxChannels) channels (503 beyond). \(subscribeRule)
+                    """,
+                parameters: [
+                    channelName,
+                    APIParameter.header(
+                        "Last-Event-ID",
+                        """
+                        The id of the last event received (EventSource sends it when it reconnects); the \
+                        stream replays the history after it. Wins over `lastEventId`.
+                        """,
+                        ["type": "string"]
+                    ),
+                    .query(
+                        "lastEventId",
+                        "As the Last-Event-ID header, for a first request that cannot set it (EventSource).",
+                        ["type": "string"]
+                    ),
+                    token,
+                    .query(
+                        "format",
+                        "`sse` or `ndjson`; wins over Accept.",
+                        ["type": "string", "enum": ["sse", "ndjson"]]
+                    ),
+                ],
+                security: subscribeSecurity,
+                responses: [
+                    APIResponse(
+                        200,
+                        "The channel's events, in the negotiated format, until the server ends the stream.",
+                        content: [
+                            (
+                                "text/event-stream",
+                                serverSentEvent(
+                                    """
+                                    Events: each published event with `id: <id>` (ids are opaque, strictly \
+                                    increasing per channel, and change with each run of the server), `event:` \
+                                    its type when the publisher gave one (else `message`) and its data as \
+                                    compact JSON on one `data:` line; `reset` (no id; data \
+                                    {"reason":"history-truncated"|"unknown-id","oldest":"<id>"|null}) before a \
+                                    replay of the whole history when the client missed events; `gap` (no id; \
+                                    data {"missed":<n>,"after":"<id>"|null}) when events were dropped for this \
+                                    subscriber (policy drop-oldest); `end` (data {"reason":"overflow"} or \
+                                    {"reason":"shutdown"}) as the last event, after which the client resumes \
+                                    with Last-Event-ID.
+                                    """,
+                                    data: "The event's data, compact JSON; a control event's JSON object."
+                                )
+                            ),
+                            (
+                                "application/x-ndjson",
+                                ndjsonLine(
+                                    """
+                                    {"id":"<id>","event":"<type>","data":<JSON>} per event (`event` only when \
+                                    given); {"reset":{"reason":…,"oldest":…}} and {"gap":{"missed":…,"after":…}} \
+                                    as for SSE; {"end":{"reason":"overflow"|"shutdown"}} as the last line.
+                                    """
+                                )
+                            ),
+                        ]
+                    ),
+                    .problem(400, .invalidParameter),
+                ] + channelAuthFailures("subscribe tokens are configured") + [
+                    .problem(406, .notAcceptable),
+                    channelCapacity("too many channels, or too many subscribers on this one"),
+                ]
+            ),
+            APIOperation(
+                "GET",
+                "/channels/{name}/latest",
+                id: "getChannelLatest",
+                tag: "channels",
+                summary: "A channel's newest event",
+                description: """
+                    The newest event as the same JSON object an NDJSON subscriber gets; 404 when the channel \
+                    has none (never published to, or its history expired and it was dropped). \(subscribeRule)
+                    """,
+                parameters: [channelName, token],
+                security: subscribeSecurity,
+                responses: [
+                    .json(200, "The newest event.", reference("ChannelEvent")),
+                    .problem(400, .invalidParameter),
+                ] + channelAuthFailures("subscribe tokens are configured") + [
+                    .problem(404, .notFound)
+                ]
+            ),
+            APIOperation(
+                "POST",
+                "/channels/{name}/events",
+                id: "publishChannelEvents",
+                tag: "channels",
+                summary: "Publish events to a channel",
+                description: """
+                    One event `{"data": <any JSON>, "event": "<type>"}` or a non-empty array of them (a batch: \
+                    all or nothing, in order, with consecutive ids), as `application/json`; the channel is \
+                    created if need be. Each `data` goes out as its compact JSON text on one `data:` line, at \
+                    most \(channels.maxEventBytes) bytes (channels.maxEventBytes; 413 beyond). The body is read \
+                    strictly (RFC 8259, nesting at most \(ChannelPublishBody.maxDepth) deep, no other members, \
+                    none twice); a refused body publishes nothing. \(publishRule)
+                    """,
+                parameters: [channelName],
+                requestBody: APIRequestBody(
+                    """
+                    The event or events, at most \(configuration.limits.maxBodyBytes) bytes (limits.maxBodyBytes; \
+                    the server refuses a larger body with a plain-text 413 and closes the connection).
+                    """,
+                    content: [("application/json", reference("ChannelPublishBody"))]
+                ),
+                security: publishSecurity,
+                responses: [
+                    .json(202, "Published: the events' ids, in order.", reference("ChannelPublished")),
+                    .problem(400, .invalidParameter, .invalidBody),
+                ] + channelAuthFailures("publish tokens are configured") + [
+                    APIResponse(
+                        413,
+                        """
+                        A problem: `\(ProblemType.contentTooLarge.uri)` (an event's data is larger than \
+                        channels.maxEventBytes); or, for a body over limits.maxBodyBytes, a plain-text 413 from \
+                        the server, which then closes the connection.
+                        """,
+                        content: [
+                            (Problem.mediaType, problemSchema(.contentTooLarge)),
+                            ("text/plain", ["type": "string"]),
+                        ],
+                        problemTypes: [.contentTooLarge]
+                    ),
+                    .problem(415, .unsupportedMediaType),
+                    channelCapacity("too many channels"),
+                ]
+            ),
+        ]
+    }
+
     // MARK: - Schemas
 
     /// The shared schemas (`#/components/schemas/…`).
@@ -663,6 +957,88 @@ enum SpoutAPI {
                         ("durationMs", ["type": "number"]),
                     ],
                     required: ["user"]
+                )
+            ),
+            (
+                "ChannelPublication",
+                [
+                    "type": "object",
+                    "description": "One event as a publisher sends it.",
+                    "properties": [
+                        "data": [
+                            "description": """
+                            Any JSON value (object, array, string, number, true, false, null); it goes out as \
+                            its compact JSON text.
+                            """
+                        ],
+                        "event": [
+                            "type": "string",
+                            "description": .string(
+                                """
+                                The SSE event type (`event:`); without it EventSource dispatches a `message`. 1 to \
+                                \(ChannelPublishBody.maxTypeCharacters) characters, no control characters, and not \
+                                one of the stream's own frames (`reset`, `gap`, `end`, `error`).
+                                """
+                            ),
+                            "minLength": 1,
+                            "maxLength": .integer(ChannelPublishBody.maxTypeCharacters),
+                            "pattern": "^[^\\u0000-\\u001F\\u007F]+$",
+                            "not": ["enum": ["reset", "gap", "end", "error"]],
+                        ],
+                    ],
+                    "required": ["data"],
+                    "additionalProperties": false,
+                ]
+            ),
+            (
+                "ChannelPublishBody",
+                [
+                    "description": "One event, or a non-empty array of events published together, in order.",
+                    "oneOf": [
+                        reference("ChannelPublication"),
+                        ["type": "array", "minItems": 1, "items": reference("ChannelPublication")],
+                    ],
+                ]
+            ),
+            (
+                "ChannelPublished",
+                object(
+                    [("channel", string), ("ids", ["type": "array", "minItems": 1, "items": string])],
+                    required: ["channel", "ids"]
+                )
+            ),
+            (
+                "ChannelEvent",
+                [
+                    "type": "object",
+                    "description": "A published event: its id, its type when the publisher gave one, its data.",
+                    "properties": ["id": string, "event": string, "data": [:]],
+                    "required": ["id", "data"],
+                    "additionalProperties": false,
+                ]
+            ),
+            (
+                "ChannelList",
+                object(
+                    [
+                        (
+                            "channels",
+                            [
+                                "type": "array",
+                                "items": object(
+                                    [
+                                        ("name", string),
+                                        ("subscribers", ["type": "integer", "minimum": 0]),
+                                        ("lastId", nullable(string)),
+                                        ("historyEvents", ["type": "integer", "minimum": 0]),
+                                        ("historyBytes", ["type": "integer", "minimum": 0]),
+                                    ],
+                                    required: ["name", "subscribers", "lastId", "historyEvents", "historyBytes"]
+                                ),
+                            ]
+                        )
+                    ],
+                    required: ["channels"]
                 )
             ),
             (

@@ -79,10 +79,12 @@ extension ProblemType {
         title: "Not found",
         statuses: [404],
         meaning: """
-            Nothing is served at this path: an unknown route or sequence, or a record (article, user) that the \
-            upstream API does not have.
+            Nothing is served at this path: an unknown route or sequence, a record (article, user) that the \
+            upstream API does not have, or a channel with no event yet (GET /channels/{name}/latest).
             """,
-        remedy: "Check the path against /openapi.json; GET /sequences lists the sequences.",
+        remedy: """
+            Check the path against /openapi.json; GET /sequences lists the sequences, GET /channels the channels.
+            """,
         members: [
             Member(
                 name: "upstream",
@@ -103,7 +105,10 @@ extension ProblemType {
         slug: "method-not-allowed",
         title: "Method not allowed",
         statuses: [405],
-        meaning: "The path exists, but not for this method. Spout's routes answer GET, HEAD and OPTIONS.",
+        meaning: """
+            The path exists, but not for this method. Spout's routes answer GET, HEAD and OPTIONS, except \
+            POST /channels/{name}/events, which answers POST and OPTIONS.
+            """,
         remedy: "Use one of the methods in the Allow header (repeated in the allow member).",
         members: [Member(name: "allow", jsonType: "string", meaning: "the methods the path answers, comma-separated")]
     )
@@ -177,8 +182,14 @@ extension ProblemType {
         slug: "unavailable",
         title: "Service unavailable",
         statuses: [503],
-        meaning: "The service is shutting down or over capacity and does not take this request.",
-        remedy: "Retry, preferably on another instance; GET /ready says whether this one takes traffic.",
+        meaning: """
+            The service is shutting down or over capacity and does not take this request: too many \
+            connections, or a channel route at channels.maxChannels or channels.maxSubscribersPerChannel.
+            """,
+        remedy: """
+            Retry after Retry-After seconds when it is given, preferably on another instance; GET /ready says \
+            whether this one takes traffic.
+            """,
         members: []
     )
 

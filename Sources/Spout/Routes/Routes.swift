@@ -38,7 +38,7 @@ enum Routes {
             add(pattern, .demo, handler)
         }
         add("/channels", .noStore, ChannelRoutes.list)
-        add("/channels/{name}", .noStore, ChannelRoutes.subscribe)
+        add("/channels/{name}", .negotiated, ChannelRoutes.subscribe)
         add("/channels/{name}/latest", .noStore, ChannelRoutes.latest)
         router.add(
             "POST",

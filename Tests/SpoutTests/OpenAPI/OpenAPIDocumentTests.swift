@@ -80,10 +80,13 @@ import Testing
     /// normally; it must then declare none.
     @Test func theQueryParametersEachRouteValidatesAreTheDeclaredOnes() async throws {
         let server = try SpoutTestServer()
-        for (_, path, operation) in try Self.operations(try Self.servedDocument(server)) {
+        for (method, path, operation) in try Self.operations(try Self.servedDocument(server)) {
             let declared = Set(Self.parameters(operation, in: "query").compactMap { $0["name"] as? String })
             let concrete = Self.samplePath(path, operation)
-            let response = try server.get(concrete + "?zz-unknown=1", headers: ["Accept: application/json"])
+            let response =
+                method == "POST"
+                ? try Self.post(server, concrete + "?zz-unknown=1", body: #"{"data":1}"#)
+                : try server.get(concrete + "?zz-unknown=1", headers: ["Accept: application/json"])
             let problem = RouteTest.object(response.body)
             if response.status == 400, problem["parameter"] as? String == "zz-unknown" {
                 let detail = try #require(problem["detail"] as? String)
@@ -114,6 +117,7 @@ import Testing
         #expect(try server.get("/sequences/naturals?count=3", headers: ["Last-Event-ID: 2"]).status == 204)
         #expect(try server.get("/sequences/naturals?count=3&format=json", headers: ["If-None-Match: *"]).status == 304)
         #expect(try headers("/articles/stream") == ["Last-Event-ID"])
+        #expect(try headers("/channels/{name}") == ["Last-Event-ID"])
         #expect(try headers("/workflow/{userId}") == ["Last-Event-ID"])
         // After the workflow's summary (id 5) there is nothing more to send, before any upstream call.
         #expect(try server.get("/workflow/1", headers: ["Last-Event-ID: 5"]).status == 204)
@@ -154,26 +158,23 @@ import Testing
                     let schema = (content[Problem.mediaType] as? [String: Any])?["schema"] as? [String: Any]
                 else { continue }
                 #expect((400...599).contains(Int(status) ?? 0), "\(method) \(path) \(status)")
-                if let const = ((schema["properties"] as? [String: Any])?["type"] as? [String: Any])?["const"]
-                    as? String
-                {
-                    let catalogued = try #require(ProblemType.named(uri: const))
-                    #expect(catalogued.statuses.contains(Int(status) ?? 0), "\(path) \(status) \(const)")
-                    used.insert(const)
+                let type = (schema["properties"] as? [String: Any])?["type"] as? [String: Any]
+                let listed = (type?["const"] as? String).map { [$0] } ?? (type?["enum"] as? [String]) ?? []
+                #expect(!listed.isEmpty, "\(method) \(path) \(status): the problem's type is not stated")
+                for uri in listed {
+                    let catalogued = try #require(ProblemType.named(uri: uri))
+                    #expect(catalogued.statuses.contains(Int(status) ?? 0), "\(path) \(status) \(uri)")
+                    used.insert(uri)
                 }
             }
         }
-        // Every type is some operation's answer, but two: `method-not-allowed` answers the methods no operation
-        // has (the document says so once, in its description), and `unavailable` is kept for draining and
-        // capacity answers. Both are in the Problem schema's `type` enum above.
-        #expect(
-            used
-                == Set(ProblemType.all.map(\.uri)).subtracting([
-                    ProblemType.methodNotAllowed.uri, ProblemType.unavailable.uri,
-                ])
-        )
+        // Every type is some operation's answer, but one: `method-not-allowed` answers the methods no operation
+        // has (the document says so once, in its description); it is in the Problem schema's `type` enum above.
+        #expect(used == Set(ProblemType.all.map(\.uri)).subtracting([ProblemType.methodNotAllowed.uri]))
         let description = try #require((document["info"] as? [String: Any])?["description"] as? String)
         #expect(description.contains("other methods get 405 with Allow"))
+        #expect(description.contains("POST /channels/{name}/events, which answers POST and OPTIONS"))
+        #expect(ProblemType.methodNotAllowed.meaning.contains("POST /channels/{name}/events"))
         await server.stop()
     }
 
@@ -193,6 +194,17 @@ import Testing
             try mediaTypes("/workflow/{userId}") == ["text/event-stream", "application/x-ndjson", "application/json"]
         )
         #expect(try mediaTypes("/metrics") == ["text/plain; version=0.0.4; charset=utf-8"])
+        #expect(try mediaTypes("/channels/{name}") == ["text/event-stream", "application/x-ndjson"])
+        // The channel stream is labelled as the other streams are: one Cache-Control, and Vary: Accept, since
+        // it negotiates its format.
+        let client = try server.connect()
+        defer { client.close() }
+        try client.send("HEAD /channels/doc HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let head = try client.readResponse(timeout: .seconds(10), isHead: true)
+        #expect(head.status == 200)
+        #expect(head.header("Content-Type") == "text/event-stream")
+        #expect(head.headers.filter { $0.0.lowercased() == "cache-control" }.map(\.1) == ["no-cache"])
+        #expect(head.header("Vary") == "Accept")
         await server.stop()
     }
 
@@ -218,6 +230,147 @@ import Testing
         #expect(try server.get("/sequences/naturals?count=1&start=555&format=json").status == 200)
         #expect(try server.get("/sequences/naturals?count=1&start=556&format=json").status == 400)
         await server.stop()
+    }
+
+    @Test func thePublishBodyIsDescribedAndTheRouteTakesWhatItDescribes() async throws {
+        let server = try SpoutTestServer()
+        let document = try Self.servedDocument(server)
+        let operations = try Self.operations(document)
+        let publish = try #require(
+            operations.first { $0.method == "POST" && $0.path == "/channels/{name}/events" }?.operation
+        )
+        let body = try #require(publish["requestBody"] as? [String: Any])
+        #expect(body["required"] as? Bool == true)
+        let content = try #require(body["content"] as? [String: Any])
+        #expect(Set(content.keys) == ["application/json"])
+        let reference = ((content["application/json"] as? [String: Any])?["schema"] as? [String: Any])?["$ref"]
+        #expect(reference as? String == "#/components/schemas/ChannelPublishBody")
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let publication = try #require(schemas["ChannelPublication"] as? [String: Any])
+        #expect(publication["additionalProperties"] as? Bool == false)
+        #expect(publication["required"] as? [String] == ["data"])
+        #expect(Set(((publication["properties"] as? [String: Any]) ?? [:]).keys) == ["data", "event"])
+        let alternatives = try #require(
+            (schemas["ChannelPublishBody"] as? [String: Any])?["oneOf"] as? [[String: Any]]
+        )
+        #expect(alternatives.count == 2)
+        #expect(alternatives.contains { $0["type"] as? String == "array" && $0["minItems"] as? Int == 1 })
+        // The only operation with a body; every other has none.
+        #expect(operations.filter { $0.operation["requestBody"] != nil }.count == 1)
+        // What the document describes is what the route takes, and what it refuses it refuses with the
+        // documented statuses and types.
+        let responses = try #require(publish["responses"] as? [String: Any])
+        #expect(Set(responses.keys) == ["202", "400", "401", "403", "413", "415", "503"])
+        let accepted = try Self.post(server, "/channels/doc/events", body: #"[{"data":{"x":1},"event":"note"}]"#)
+        #expect(accepted.status == 202)
+        let answer = RouteTest.object(accepted.body)
+        #expect(answer["channel"] as? String == "doc")
+        #expect((answer["ids"] as? [String])?.count == 1)
+        for (refused, status, type) in [
+            (#"{"data":1,"extra":2}"#, 400, ProblemType.invalidBody),
+            ("[]", 400, .invalidBody),
+            (#"{"event":"x"}"#, 400, .invalidBody),
+        ] {
+            let response = try Self.post(server, "/channels/doc/events", body: refused)
+            #expect(response.status == status, "\(refused)")
+            #expect(RouteTest.object(response.body)["type"] as? String == type.uri, "\(refused)")
+        }
+        let text = try Self.post(server, "/channels/doc/events", body: #"{"data":1}"#, contentType: "text/plain")
+        #expect(text.status == 415)
+        let unnamed = try Self.post(server, "/channels/no%20space/events", body: #"{"data":1}"#)
+        #expect(unnamed.status == 400)
+        // The methods the path does not take, without a body: 405 naming the one it does (the document says so
+        // in its description, not per operation).
+        let wrongMethod = try server.get("/channels/doc/events")
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.header("Allow") == "POST, OPTIONS")
+        #expect(RouteTest.object(wrongMethod.body)["type"] as? String == ProblemType.methodNotAllowed.uri)
+        await server.stop()
+    }
+
+    @Test func tokensAreDocumentedAsConfigured() async throws {
+        func security(_ document: [String: Any], _ method: String, _ path: String) throws -> [[String: [String]]]? {
+            let operation = try #require(
+                try Self.operations(document).first { $0.method == method && $0.path == path }?.operation
+            )
+            return operation["security"] as? [[String: [String]]]
+        }
+        let open = try SpoutTestServer()
+        let openDocument = try Self.servedDocument(open)
+        let schemes = try #require(
+            (openDocument["components"] as? [String: Any])?["securitySchemes"] as? [String: [String: Any]]
+        )
+        #expect(Set(schemes.keys) == ["publishToken", "subscribeToken", "subscribeQueryToken"])
+        #expect(schemes["publishToken"]?["scheme"] as? String == "bearer")
+        #expect(schemes["subscribeToken"]?["scheme"] as? String == "bearer")
+        // The query alternative is the parameter the route reads.
+        #expect(schemes["subscribeQueryToken"]?["in"] as? String == "query")
+        #expect(schemes["subscribeQueryToken"]?["name"] as? String == "token")
+        // No tokens configured: nothing declares one (publishing is then for loopback clients alone).
+        for (method, path) in Self.channelOperations {
+            #expect(try security(openDocument, method, path) == nil, "\(method) \(path)")
+        }
+        await open.stop()
+
+        let guarded = try SpoutTestServer { configuration in
+            configuration.channels.publishTokens = ["pub-secret"]
+            configuration.channels.subscribeTokens = ["sub-secret"]
+        }
+        let document = try Self.servedDocument(guarded)
+        #expect(try security(document, "POST", "/channels/{name}/events") == [["publishToken": []]])
+        #expect(try security(document, "GET", "/channels") == [["publishToken": []]])
+        let subscribe: [[String: [String]]] = [["subscribeToken": []], ["subscribeQueryToken": []]]
+        #expect(try security(document, "GET", "/channels/{name}") == subscribe)
+        #expect(try security(document, "GET", "/channels/{name}/latest") == subscribe)
+        // The documented 401 carries the documented challenge.
+        let publish = try #require(
+            try Self.operations(document).first { $0.method == "POST" }?.operation
+        )
+        let unauthorized = try #require((publish["responses"] as? [String: Any])?["401"] as? [String: Any])
+        #expect((unauthorized["headers"] as? [String: Any])?["WWW-Authenticate"] != nil)
+        let refused = try Self.post(guarded, "/channels/doc/events", body: #"{"data":1}"#)
+        #expect(refused.status == 401)
+        #expect(refused.header("WWW-Authenticate") == #"Bearer realm="spout""#)
+        let wrong = try Self.post(
+            guarded,
+            "/channels/doc/events",
+            body: #"{"data":1}"#,
+            headers: ["Authorization: Bearer nope"]
+        )
+        #expect(wrong.status == 403)
+        let right = try Self.post(
+            guarded,
+            "/channels/doc/events",
+            body: #"{"data":1}"#,
+            headers: ["Authorization: Bearer pub-secret"]
+        )
+        #expect(right.status == 202)
+        #expect(try guarded.get("/channels/doc/latest").status == 401)
+        #expect(try guarded.get("/channels/doc/latest?token=sub-secret").status == 200)
+        await guarded.stop()
+    }
+
+    static let channelOperations = [
+        ("GET", "/channels"), ("GET", "/channels/{name}"), ("GET", "/channels/{name}/latest"),
+        ("POST", "/channels/{name}/events"),
+    ]
+
+    /// One POST with a body on a fresh connection, read to the end.
+    static func post(
+        _ server: SpoutTestServer,
+        _ path: String,
+        body: String,
+        contentType: String = "application/json",
+        headers: [String] = []
+    ) throws -> LoopbackClient.Response {
+        let client = try server.connect()
+        defer { client.close() }
+        let bytes = Array(body.utf8)
+        var request = "POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: \(contentType)\r\n"
+        request += "Content-Length: \(bytes.count)\r\n"
+        for line in headers { request += line + "\r\n" }
+        try client.send(Array((request + "\r\n").utf8) + bytes)
+        return try client.readResponse(timeout: .seconds(10), isHead: false)
     }
 
     /// `path` with each `{parameter}` replaced by a value its schema allows.
