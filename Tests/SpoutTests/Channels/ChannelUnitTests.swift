@@ -163,7 +163,9 @@ import Testing
     @Test func oneEventWithAndWithoutAType() throws {
         let plain = try Self.parse(#"{"data":1}"#)
         #expect(plain == [ChannelPublication(type: nil, data: Array("1".utf8))])
-        let typed = try Self.parse(" \r\n\t{ \"event\" : \"job.done\" ,\n \"data\" : { \"a\" : [ 1 , 2 , { } , [ ] ] } }\n ")
+        let typed = try Self.parse(
+            " \r\n\t{ \"event\" : \"job.done\" ,\n \"data\" : { \"a\" : [ 1 , 2 , { } , [ ] ] } }\n "
+        )
         #expect(typed.map(\.type) == ["job.done"])
         #expect(typed.map(Self.data) == [#"{"a":[1,2,{},[]]}"#])
         // Any JSON value is data.
@@ -273,15 +275,17 @@ import Testing
         #expect(Self.refusal(#"[{"data":1},{"data":"123456789"}]"#, max: 10)?.status == 413)
     }
 
-    @Test(arguments: [
-        [0xFF],
-        Array(#"{"data":""#.utf8) + [0xFF] + Array(#""}"#.utf8),
-        Array(#"{"data":""#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8),  // overlong '/'
-        Array(#"{"data":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8),  // a surrogate in UTF-8
-        Array(#"{"data":""#.utf8) + [0xF4, 0x90, 0x80, 0x80] + Array(#""}"#.utf8),  // past U+10FFFF
-        Array(#"{"data":1,"event":""#.utf8) + [0xE2, 0x82] + Array(#""}"#.utf8),  // truncated sequence
-        Array(#"{"data":1}"#.utf8) + [0x80],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xFF],
+            Array(#"{"data":""#.utf8) + [0xFF] + Array(#""}"#.utf8),
+            Array(#"{"data":""#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8),  // overlong '/'
+            Array(#"{"data":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8),  // a surrogate in UTF-8
+            Array(#"{"data":""#.utf8) + [0xF4, 0x90, 0x80, 0x80] + Array(#""}"#.utf8),  // past U+10FFFF
+            Array(#"{"data":1,"event":""#.utf8) + [0xE2, 0x82] + Array(#""}"#.utf8),  // truncated sequence
+            Array(#"{"data":1}"#.utf8) + [0x80],
+        ] as [[UInt8]]
+    )
     func invalidUTF8IsA400(_ bytes: [UInt8]) {
         let problem = Self.refusal(bytes)
         #expect(problem?.status == 400)
