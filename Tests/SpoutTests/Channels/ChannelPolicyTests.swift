@@ -28,9 +28,12 @@ import Testing
         return number
     }
 
-    @Test func aStalledSubscriberIsDisconnectedThenResumesWithNothingLost() async throws {
+    /// The bound that ends a stalled subscriber: its waiting events, or their bytes.
+    @Test(arguments: [(events: 64, bytes: 1 << 20), (events: 1_000_000, bytes: 16_384)])
+    func aStalledSubscriberIsDisconnectedThenResumesWithNothingLost(bound: (events: Int, bytes: Int)) async throws {
         let server = try SpoutTestServer {
-            $0.channels.subscriberBufferEvents = 8
+            $0.channels.subscriberBufferEvents = bound.events
+            $0.channels.subscriberBufferBytes = bound.bytes
             $0.channels.historyEvents = 100_000
             $0.channels.historyBytes = 1 << 30
         }
