@@ -73,6 +73,25 @@ import Testing
         await server.stop()
     }
 
+    @Test func anIdleChannelStreamGetsHeartbeatsAndCORSAndTheOperatorsListCountsIt() async throws {
+        let server = try SpoutTestServer { $0.sse.heartbeatSeconds = 0.05 }
+        let idle = try StreamClient.channel("quiet", port: server.port, headers: ["Origin: http://page.example"])
+        defer { idle.close() }
+        #expect(idle.header("Access-Control-Allow-Origin") != nil)
+        for _ in 0..<100 where idle.comments.isEmpty { try idle.pump() }
+        #expect(idle.comments.first == "keep-alive")
+        #expect(idle.events.isEmpty)
+
+        let publisher = try ChannelHTTP(port: server.port)
+        let ids = try publisher.publishIDs("quiet", channelBody(1...3))
+        #expect(numbers(try idle.frames(3)) == [1, 2, 3], "events flow after heartbeats")
+        let entry = try #require(try server.channelList()["quiet"])
+        #expect(entry.subscribers == 1)
+        #expect(entry.historyEvents == 3)
+        #expect(entry.lastId == ids[2])
+        await server.stop()
+    }
+
     @Test func resumingWhilePublishesRaceTheReplayIsGapFreeAndDuplicateFree() async throws {
         let server = try SpoutTestServer()
         let total = 400
