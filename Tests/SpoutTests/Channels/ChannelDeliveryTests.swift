@@ -152,6 +152,72 @@ import Testing
         await server.stop()
     }
 
+    @Test func concurrentPublishersAndChurningSubscribersSeeOneGaplessOrder() async throws {
+        let server = try SpoutTestServer()
+        let port = server.port
+        let watcher = try StreamClient.channel("busy", port: port)
+        defer { watcher.close() }
+
+        // Four connections publish 100 events each at once; subscribers join (and some leave) meanwhile.
+        let publishers = 4
+        let perPublisher = 100
+        let done = TestBox(0)
+        let finished = TestSignal()
+        let failures = TestBox<[String]>([])
+        for publisher in 0..<publishers {
+            Thread {
+                do {
+                    let http = try ChannelHTTP(port: port)
+                    for index in 0..<perPublisher {
+                        let body = #"{"data":{"p":\#(publisher),"i":\#(index)}}"#
+                        let status = try http.publish("busy", body).status
+                        if status != 202 { failures.update { $0.append("status \(status)") } }
+                    }
+                } catch {
+                    let text = "\(error)"
+                    failures.update { $0.append(text) }
+                }
+                if done.update({
+                    $0 += 1; return $0
+                }) == publishers {
+                    finished.signal()
+                }
+            }.start()
+        }
+        var joined: [StreamClient] = []
+        defer { joined.forEach { $0.close() } }
+        for round in 0..<30 {
+            let client = try StreamClient.channel("busy", port: port)
+            if round % 3 == 0 { client.close() } else { joined.append(client) }
+        }
+        #expect(finished.wait(timeout: .seconds(60)))
+        #expect(failures.value.isEmpty, "\(failures.value)")
+        let marker = try ChannelHTTP(port: port).publishIDs("busy", #"{"data":"end"}"#)
+
+        let total = publishers * perPublisher
+        let all = try watcher.frames(total + 1)
+        #expect(all.map(\.sequence) == Array(1...UInt64(total + 1)), "one order, no gap, no repeat")
+        #expect(all.last?.id == marker.first)
+        for publisher in 0..<publishers {
+            let own = all.compactMap { frame -> Int? in
+                guard let object = frame.object, object["p"] as? Int == publisher else { return nil }
+                return object["i"] as? Int
+            }
+            #expect(own == Array(0..<perPublisher), "publisher \(publisher)'s events in the order it sent them")
+        }
+        for client in joined {
+            let frames = try client.frames(until: { $0.id == marker.first }, limit: total + 1)
+            let sequences = frames.compactMap(\.sequence)
+            #expect(frames.last?.id == marker.first)
+            #expect(frames.allSatisfy { $0.type == "message" })
+            let first = try #require(sequences.first)
+            #expect(sequences == Array(first...UInt64(total + 1)), "live from its join on, without a gap")
+        }
+        #expect(eventually { (try? server.channelList()["busy"]?.subscribers) == 1 + joined.count })
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
     @Test func truncatedStaleAndGarbageIDsGetAResetThenTheWholeHistory() async throws {
         let server = try SpoutTestServer { $0.channels.historyEvents = 5 }
         let publisher = try ChannelHTTP(port: server.port)
