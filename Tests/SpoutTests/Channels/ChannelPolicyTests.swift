@@ -225,6 +225,9 @@ import Testing
         #expect(none.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
         #expect(try server.get("/channels/private", headers: ["Authorization: Bearer peek"]).status == 403)
         #expect(try server.get("/channels/private?token=peek").status == 403)
+        // The request log keeps the parameter's name, not the token.
+        #expect(eventually { server.log.lines.contains { $0.contains("token=REDACTED") } })
+        #expect(!server.log.lines.contains { $0.contains("peek") })
         #expect(try server.get("/channels/private/latest").status == 401)
         #expect(try server.get("/channels/private/latest?token=watch").status == 200)
 
