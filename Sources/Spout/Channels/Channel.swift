@@ -56,12 +56,17 @@ final class Channel: @unchecked Sendable {
         case retired
     }
 
-    init(name: String, epoch: String, history: ChannelHistory.Limits, maxSubscribers: Int) {
+    /// `firstSequence`: the sequence the channel's ids count on from (its first event gets the next one); the
+    /// broker passes one past every id an earlier channel of the same name may have given out.
+    init(name: String, epoch: String, history: ChannelHistory.Limits, maxSubscribers: Int, firstSequence: UInt64 = 0) {
         self.name = name
         self.epoch = epoch
         self.maxSubscribers = maxSubscribers
-        self.state = State(history: ChannelHistory(limits: history))
+        self.state = State(history: ChannelHistory(limits: history), lastSequence: firstSequence)
     }
+
+    /// The sequence of the newest event published (the `firstSequence` it was created with before any).
+    var lastSequence: UInt64 { lock.withLock { state.lastSequence } }
 
     // MARK: Publishing
 

@@ -22,6 +22,10 @@ final class ChannelBroker: @unchecked Sendable {
     private let lock = Lock()
     private var channels: [String: Channel] = [:]
     private var sweep: (any DispatchSourceTimer)?
+    /// The highest sequence any retired channel gave out. A channel created later (under any name) counts on
+    /// from here, so an id from a channel that was dropped and then created again is never read as one of the
+    /// new channel's: a client resuming with it gets every event of the new one (or a reset), none skipped.
+    private var sequenceFloor: UInt64 = 0
 
     /// Why a channel could not be had.
     enum Refusal: Error, Equatable {
@@ -82,7 +86,8 @@ final class ChannelBroker: @unchecked Sendable {
                 name: name,
                 epoch: epoch,
                 history: historyLimits,
-                maxSubscribers: configuration.maxSubscribersPerChannel
+                maxSubscribers: configuration.maxSubscribersPerChannel,
+                firstSequence: sequenceFloor
             )
             channels[name] = channel
             metrics.channels.add(1)
@@ -153,6 +158,8 @@ final class ChannelBroker: @unchecked Sendable {
         let now = Self.now
         lock.withLock {
             for (name, channel) in channels where channel.retireIfIdle(now: now) {
+                // Retired: it publishes no more, so its last sequence is final.
+                sequenceFloor = max(sequenceFloor, channel.lastSequence)
                 channels[name] = nil
                 metrics.channels.add(-1)
             }

@@ -1,10 +1,11 @@
 /// The id of a channel event as clients see it: `<epoch>-<sequence>`, e.g. `mitq0a1c-42`.
 ///
-/// The sequence counts a channel's events from 1 and rises by one per event. The epoch names the broker's
-/// history: it is the time the process started, in milliseconds, in base 36, so it changes whenever the
-/// history is lost (a restart), and an id from an earlier run is recognised as such instead of being misread
-/// as a position in the new history. Clients treat ids as opaque strings; the server parses the ones they send
-/// back in `Last-Event-ID`.
+/// The sequence counts a channel's events from 1 and rises by one per event (a channel dropped as idle and
+/// created again counts on from past every id the broker gave out before, so old ids are not misread). The
+/// epoch names the broker's history: it is the time the process started, in milliseconds, in base 36, so it
+/// changes whenever the history is lost (a restart), and an id from an earlier run is recognised as such
+/// instead of being misread as a position in the new history. Clients treat ids as opaque strings; the server
+/// parses the ones they send back in `Last-Event-ID`.
 ///
 /// **Thread safety:** value type; not shared.
 struct ChannelEventID: Equatable, Sendable, CustomStringConvertible {
