@@ -58,6 +58,11 @@ extension Server {
         /// parser's ``RequestParser/Configuration/maxBodyBytes`` applies on top. Default `nil`: every
         /// request may have up to the parser's limit.
         public var requestBodyLimit: (@Sendable (RequestHead) -> Int)?
+        /// The body of an error the server answers by itself, before any handler runs (`413` for a body over
+        /// the limit, `408`, `431`, `400` for a malformed request…): given the status and the reason in words,
+        /// return a content type and body, or `nil` for the default `text/plain` reason. Called on the
+        /// connection's loop; keep it cheap. Default `nil`.
+        public var errorResponseBody: (@Sendable (Status, String) -> (contentType: String, body: [UInt8])?)?
         /// How long queued response bytes may sit without the kernel accepting a single one before the
         /// connection is closed. Any accepted byte resets it, so slow readers are never cut. Default 300 s.
         public var writeStallTimeout: Duration = .seconds(300)

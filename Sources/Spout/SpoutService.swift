@@ -90,12 +90,21 @@ public final class SpoutService: Sendable {
         var serverConfiguration = Server.Configuration(spout: configuration)
         // A request may have a body only on a route that takes one, up to that route's `maxBodyBytes` (GET,
         // HEAD, OPTIONS and DELETE take none); any other body is refused with 413 before it is read.
+        // A POST, PUT or PATCH to a path that exists under other methods takes a small body too, so that its 405
+        // (with Allow) is what the client hears rather than a 413 for a body nothing would read.
+        let allowanceFor405 = min(64 * 1024, configuration.limits.maxBodyBytes)
         serverConfiguration.requestBodyLimit = { head in
-            guard case .found(let route, _) = router.match(method: head.method.rawValue, path: Substring(head.path))
-            else {
-                return 0
+            switch router.match(method: head.method.rawValue, path: Substring(head.path)) {
+            case .found(let route, _): route.maxBodyBytes
+            case .methodNotAllowed: ["POST", "PUT", "PATCH"].contains(head.method.rawValue) ? allowanceFor405 : 0
+            case .notFound: 0
             }
-            return route.maxBodyBytes
+        }
+        // The errors the server answers before any route (a body over its limit, a malformed request…) are
+        // problems too where the catalogue has a kind for them.
+        serverConfiguration.errorResponseBody = { status, reason in
+            guard let problem = Problem.serverError(status: status.code, reason: reason) else { return nil }
+            return (Problem.mediaType, problem.jsonBytes)
         }
         let server = try Server.start(configuration: serverConfiguration, group: group) {
             request,

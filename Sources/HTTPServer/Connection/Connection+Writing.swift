@@ -8,18 +8,23 @@ extension Connection {
 
     func writeErrorResponse(_ status: Status, reason: String) {
         prepareOutbound()
-        var body = reason
-        body.append("\n")
-        let length = body.utf8.count
+        let contentType: String
+        let body: [UInt8]
+        if let custom = context.configuration.errorResponseBody?(status, reason) {
+            (contentType, body) = custom
+        } else {
+            contentType = "text/plain; charset=utf-8"
+            body = Array((reason + "\n").utf8)
+        }
         ResponseHead.write(
             status: status,
-            headers: ["Content-Type": "text/plain; charset=utf-8"],
-            framing: .contentLength(length),
+            headers: ["Content-Type": contentType],
+            framing: .contentLength(body.count),
             connection: .close,
             into: &outbound,
             loop: loop
         )
-        outbound.append(body)
+        outbound.append(contentsOf: body)
     }
 
     /// Whether `id` names the request currently awaiting its response.

@@ -173,4 +173,14 @@ extension Problem {
     static func forbidden(_ detail: String) -> Problem {
         Problem(status: 403, type: Kind.forbidden, title: ProblemType.forbidden.title, detail: detail)
     }
+
+    /// The problem for an error the HTTP server answers itself, before routing (see
+    /// `Server.Configuration.errorResponseBody`), when the catalogue has its kind: `413` (a body over
+    /// `limits.maxBodyBytes`, or over what the route takes). Others keep the server's plain-text reason.
+    static func serverError(status: Int, reason: String) -> Problem? {
+        switch status {
+        case 413: .contentTooLarge(reason)
+        default: nil
+        }
+    }
 }
