@@ -10,11 +10,12 @@ import Reactive
 /// costs the publisher an append under a short lock (and one `loop.execute` for the first of a batch), whatever
 /// the number of subscribers and however stalled they are. Each subscription then bounds what it holds.
 ///
-/// Batches are at least ``coalescingInterval`` apart: an event that arrives sooner after the last drain waits for
-/// the rest of the interval, and whatever else arrives meanwhile goes out with it. Each subscriber's socket then
-/// takes one `send(2)` per batch rather than one per event, which is what lets one process feed thousands of
-/// readers at a high publish rate; an event that follows a quiet spell (a rate below 1,000 a second) goes out at
-/// once.
+/// Batches are at least ``coalescingInterval`` apart, and a batch that took long to hand out (thousands of
+/// subscribers) is followed by a pause as long as it took: an event that arrives sooner waits, and whatever else
+/// arrives meanwhile goes out with it. Each subscriber's socket then takes one `send(2)` per batch rather than one
+/// per event, the fan-out keeps at most about half the loop, and publishes on the loop are answered in between;
+/// that is what lets one process feed thousands of readers at a high publish rate. An event that follows a quiet
+/// spell goes out at once.
 ///
 /// **Ownership:** held by its ``Channel`` while the loop has subscribers, and by the subject's subscription;
 /// ``detach()`` cancels that when the last leaves.
@@ -29,10 +30,12 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     private let lock = Lock()
     private var inbox: [ChannelEvent] = []
     private var drainScheduled = false
-    /// When the last batch was taken, in monotonic nanoseconds.
-    private var lastDrain: UInt64 = 0
+    /// The earliest time the next batch may be taken, in monotonic nanoseconds.
+    private var nextBatchNotBefore: UInt64 = 0
     /// The shortest time between two batches, in nanoseconds.
     static let coalescingInterval: UInt64 = 1_000_000
+    /// The longest pause after a batch, however long it took, in nanoseconds.
+    static let longestPause: UInt64 = 20_000_000
     private var upstream: (any Subscription)?
     private var detached = false
     /// The loop's subscribers of the channel. // Loop-confined.
@@ -78,13 +81,14 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     /// The batch being handed out, the subscriptions it goes to (those joined when it was taken: one that joins
     /// later starts after these events anyway), and the next of them. // Loop-confined.
     private var batch: [ChannelEvent] = []
+    /// When the batch under way was taken.
+    private var batchStarted: UInt64 = 0
     private var recipients: [ChannelSubscription] = []
     private var cursor = 0
 
     /// Must be called under the lock.
     private func delayBeforeNextBatch(now: UInt64) -> UInt64 {
-        let next = lastDrain &+ Self.coalescingInterval
-        return next > now ? next &- now : 0
+        nextBatchNotBefore > now ? nextBatchNotBefore &- now : 0
     }
 
     private func scheduleDrain(after delay: UInt64) {
@@ -100,8 +104,9 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     private func drain() {
         if cursor >= recipients.count {
             let now = DispatchTime.now().uptimeNanoseconds
+            batchStarted = now
             batch = lock.withLock {
-                lastDrain = now
+                nextBatchNotBefore = now &+ Self.coalescingInterval
                 defer { inbox = [] }
                 return inbox
             }
@@ -123,7 +128,9 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         recipients = []
         cursor = 0
         let now = DispatchTime.now().uptimeNanoseconds
+        let pause = min(now &- batchStarted, Self.longestPause)
         let delay: UInt64? = lock.withLock {
+            nextBatchNotBefore = max(nextBatchNotBefore, now &+ pause)
             guard !inbox.isEmpty, !detached else {
                 drainScheduled = false
                 return nil
