@@ -98,7 +98,13 @@ enum ClientSocket {
     static func connect(to address: SocketAddress) throws(IOError) -> (fd: Int32, progress: ConnectProgress) {
         let fd = Int32(
             try Syscall.blocking("socket") {
-                Int(socket(address.family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0))
+                Int(
+                    socket(
+                        address.family,
+                        Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue),
+                        0
+                    )
+                )
             }
         )
         var one: Int32 = 1

@@ -63,7 +63,8 @@ extension RedisConnection {
         if let block {
             let (seconds, attoseconds) = max(.zero, block).components
             let milliseconds = seconds.multipliedReportingOverflow(by: 1000)
-            let total = milliseconds.overflow ? Int64.max : milliseconds.partialValue &+ attoseconds / 1_000_000_000_000_000
+            let total =
+                milliseconds.overflow ? Int64.max : milliseconds.partialValue &+ attoseconds / 1_000_000_000_000_000
             command.append("BLOCK")
             command.append(Int(total))
             timeout = total == 0 ? nil : timeout.map { $0 + block }
@@ -98,7 +99,9 @@ extension RedisConnection {
 
     // MARK: - Helpers
 
-    private func typed<T>(_ command: RESPCommand, _ read: @escaping @Sendable (RESPValue) -> T?) -> Future<T, RedisError> {
+    private func typed<T>(_ command: RESPCommand, _ read: @escaping @Sendable (RESPValue) -> T?) -> Future<
+        T, RedisError
+    > {
         Future { promise in
             self.send(command) { result in
                 promise(RedisConnection.read(result, read))

@@ -223,6 +223,8 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
                 shared.withLock { $0.metrics.reconnects &+= 1 }
             }
             everReady = true
+            // The status says connected before the replies of the queued commands arrive.
+            publishStatus()
         case .reply(let request, let value):
             replied(request, value, now: now)
         case .fail(let request, let error):
@@ -244,6 +246,8 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
                 timer?.cancel()
                 timer = nil
             }
+            // The status says reconnecting (or closed) before the failed commands hear of it.
+            publishStatus()
             for request in failing {
                 request.complete(.failure(.connection(error)))
             }
@@ -285,7 +289,8 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         case .closed:
             status = .closed
         case .idle, .connecting, .handshaking:
-            status = everReady || machine.consecutiveFailures > 0
+            status =
+                everReady || machine.consecutiveFailures > 0
                 ? .reconnecting(failures: machine.consecutiveFailures, lastError: lastError) : .connecting
         case .waitingToReconnect:
             status = .reconnecting(failures: machine.consecutiveFailures, lastError: lastError)
@@ -452,7 +457,8 @@ extension RedisConnection: PollTarget {
         if socketConnecting {
             let code = ClientSocket.pendingError(socket)
             if code != 0 {
-                let reason = "connect to \(configuration.url.host):\(configuration.url.port) failed: "
+                let reason =
+                    "connect to \(configuration.url.host):\(configuration.url.port) failed: "
                     + String(cString: strerror(code))
                 perform(machine.connectionClosed(reason, now: now), now: now)
             } else if event.writable {
@@ -466,6 +472,12 @@ extension RedisConnection: PollTarget {
         }
         if event.readable || event.peerHalfClosed || event.failed {
             readAvailable(now: now)
+        }
+        if event.failed && event.fd == socket {
+            // An error or hang-up that reading did not end (it would be reported again and again).
+            let code = ClientSocket.pendingError(socket)
+            let reason = code == 0 ? "the connection hung up" : String(cString: strerror(code))
+            perform(machine.connectionClosed(reason, now: now), now: now)
         }
         finishEvent()
     }

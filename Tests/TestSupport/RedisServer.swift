@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import Reactive
 import Synchronization
-import TestSupport
 
 /// A throwaway `redis-server` for one test: a free loopback port, a temporary directory, no persistence.
 ///
