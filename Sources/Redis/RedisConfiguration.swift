@@ -32,9 +32,18 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// broken server cannot grow the client's memory without bound. It caps a single bulk string too. Default
     /// 64 MiB; at least 1 KiB.
     public var maxReplyBytes: Int
-    /// When to reconnect after a failure: exponential backoff with jitter. Default: from 100 ms, doubling, at most
-    /// 10 s, half of each wait random, forever.
+    /// When to reconnect after a failure: exponential backoff with jitter. Default ``defaultReconnect``.
     public var reconnect: RESPReconnectPolicy
+
+    /// Exponential backoff with full jitter: the n-th consecutive failure waits a uniform time in (0, base], the
+    /// base starting at 100 ms, doubling, at most 10 s; forever. Replicas that lost Redis together come back spread
+    /// over the whole interval.
+    public static let defaultReconnect = RESPReconnectPolicy(
+        initialDelay: .milliseconds(100),
+        maxDelay: .seconds(10),
+        multiplier: 2,
+        jitter: 1
+    )
 
     /// Creates a configuration for the server `url` names.
     public init(
@@ -45,7 +54,7 @@ public struct RedisConfiguration: Sendable, Equatable {
         pingInterval: Duration? = .seconds(15),
         maxPendingCommands: Int = 10_000,
         maxReplyBytes: Int = 64 << 20,
-        reconnect: RESPReconnectPolicy = RESPReconnectPolicy()
+        reconnect: RESPReconnectPolicy = RedisConfiguration.defaultReconnect
     ) {
         self.url = url
         self.clientName = clientName

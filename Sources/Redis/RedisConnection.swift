@@ -68,6 +68,8 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     private var socketConnecting = false
     /// Counts connection attempts, so a resolution that ends after its attempt was given up is dropped.
     private var attempt: UInt64 = 0
+    /// The resolved addresses still to try in this attempt, should the current one refuse.
+    private var remainingAddresses: [SocketAddress] = []
     /// What the poller watches the socket for.
     private var interest = PollInterest()
     /// Encoded commands not yet sent, from `outboundSent` on.
@@ -330,6 +332,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
 
     private func startConnecting(now: ContinuousClock.Instant) {
         attempt &+= 1
+        remainingAddresses = []
         let url = configuration.url
         if let address = ClientSocket.numericAddress(host: url.host, port: url.port) {
             connect(to: address, now: now)
@@ -344,6 +347,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
                 let now = ContinuousClock.now
                 switch result {
                 case .success(let addresses):
+                    self.remainingAddresses = Array(addresses.dropFirst())
                     self.connect(to: addresses[0], now: now)
                 case .failure(let failure):
                     self.perform(self.machine.connectionClosed(failure.message, now: now), now: now)
@@ -365,8 +369,18 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
             }
         } catch {
             closeSocket()
-            perform(machine.connectionClosed("\(error)", now: now), now: now)
+            if !connectToNextAddress(now: now) {
+                perform(machine.connectionClosed("\(error)", now: now), now: now)
+            }
         }
+    }
+
+    /// Tries the next address a host name resolved to, after the current one failed to connect; false when none is
+    /// left.
+    private func connectToNextAddress(now: ContinuousClock.Instant) -> Bool {
+        guard !remainingAddresses.isEmpty else { return false }
+        connect(to: remainingAddresses.removeFirst(), now: now)
+        return true
     }
 
     private var readInterest: PollInterest { PollInterest(readable: true, peerHalfClose: true) }
@@ -457,6 +471,11 @@ extension RedisConnection: PollTarget {
         if socketConnecting {
             let code = ClientSocket.pendingError(socket)
             if code != 0 {
+                closeSocket()
+                if connectToNextAddress(now: now) {
+                    finishEvent()
+                    return
+                }
                 let reason =
                     "connect to \(configuration.url.host):\(configuration.url.port) failed: "
                     + String(cString: strerror(code))

@@ -266,6 +266,19 @@ struct RedisConnectionTests {
         #expect(pushes.value == [.message(channel: "news".bytes, payload: "back".bytes)])
     }
 
+    @Test func aHostNameIsResolvedOffTheLoopAndEachAddressTried() throws {
+        let server = try RedisServer.start()
+        defer { server.stop() }
+        let harness = RedisHarness()
+        defer { harness.close() }
+        var configuration = RedisHarness.configuration(port: server.port)
+        // localhost may resolve to ::1 first, where nothing listens: the client goes on to 127.0.0.1.
+        configuration.url = RedisURL(host: "localhost", port: server.port)
+        let redis = try harness.ready(configuration)
+        #expect(try harness.request(redis, RESPCommand("PING")) == .simpleString("PONG"))
+        #expect(redis.metrics.connectionFailures == 0)
+    }
+
     @Test func closingFailsWhatWaitsAndEverythingAfter() throws {
         let server = try RedisServer.start()
         defer { server.stop() }

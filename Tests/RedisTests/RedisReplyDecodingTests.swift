@@ -67,6 +67,17 @@ import Testing
         #expect(parser.maxLineBytes == 1024)
     }
 
+    @Test func theDefaultReconnectIsExponentialWithFullJitter() {
+        let policy = RedisConfiguration(url: RedisURL(host: "127.0.0.1")).reconnect
+        #expect(policy == RedisConfiguration.defaultReconnect)
+        #expect(policy.maxAttempts == nil)
+        #expect(policy.delay(afterFailure: 1, random: 0) == .milliseconds(100))
+        #expect(policy.delay(afterFailure: 3, random: 0) == .milliseconds(400))
+        #expect(policy.delay(afterFailure: 3, random: 0.75) == .milliseconds(100))
+        #expect(policy.delay(afterFailure: 30, random: 0) == .seconds(10))
+        #expect(policy.delay(afterFailure: 30, random: 0.999_999) < .milliseconds(1))
+    }
+
     @Test func errorsSayWhatHappened() {
         #expect(RedisError.connection(.notConnected).isNotConnected)
         #expect(!RedisError.server("ERR").isNotConnected)
