@@ -64,6 +64,7 @@ let package = Package(
                 .product(name: "Redis", package: "Spout"),
                 .product(name: "RESP", package: "Spout"),
                 .product(name: "HTTPServer", package: "Spout"),
+                .product(name: "Reactive", package: "Spout"),
             ],
             path: "RedisBench",
             swiftSettings: strictSettings

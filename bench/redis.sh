@@ -37,7 +37,7 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "round $round depth $depth"
     # redis-benchmark runs -n requests of each test: half the commands as SET, half as GET, as redis-bench does.
     redis-benchmark -p "$PORT" -c 1 -P "$depth" -n $((COMMANDS / 2)) -t set,get -d 3 -q | tr '\r' '\n' \
-      | grep -E '^(SET|GET):' | sed 's/^/  redis-benchmark /'
+      | grep 'requests per second' | sed 's/^/  redis-benchmark /'
     "$BENCH" "$PORT" "$COMMANDS" "$depth" | grep '^depth' | sed 's/^/  redis-bench /'
   done
 done

@@ -70,6 +70,11 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     private var attempt: UInt64 = 0
     /// The resolved addresses still to try in this attempt, should the current one refuse.
     private var remainingAddresses: [SocketAddress] = []
+    /// Operations handed in on the loop, carried out at the end of the event being handled (or at once when none
+    /// is).
+    private var localInbox: [Operation] = []
+    /// Whether an event is being handled: set at its start, cleared by ``finishEvent()``.
+    private var handlingEvent = false
     /// What the poller watches the socket for.
     private var interest = PollInterest()
     /// Encoded commands not yet sent, from `outboundSent` on.
@@ -163,6 +168,20 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     // MARK: - The inbox
 
     private func enqueue(_ operation: Operation) {
+        if loop.inEventLoop {
+            // On the loop: no hop. Inside an event (a completion or a push handler calling back) the operation
+            // waits for the event's end, so the machine is never entered from its own callbacks; otherwise the
+            // operation is an event of its own. Either way in order, behind what a callback queued before.
+            if case .send = operation {
+                shared.withLock { $0.metrics.commandsSent &+= 1 }
+            }
+            localInbox.append(operation)
+            if !handlingEvent {
+                handlingEvent = true
+                finishEvent()
+            }
+            return
+        }
         let schedule = shared.withLock { shared -> Bool in
             shared.inbox.append(operation)
             if case .send = operation { shared.metrics.commandsSent &+= 1 }
@@ -177,6 +196,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
 
     /// Carries out what the inbox holds, in order, then sends what it wrote with one `send(2)`.
     private func drainInbox() {
+        handlingEvent = true
         let operations = shared.withLock { shared -> [Operation] in
             shared.drainScheduled = false
             let operations = shared.inbox
@@ -185,26 +205,31 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         }
         let now = ContinuousClock.now
         for operation in operations {
-            switch operation {
-            case .start:
-                if timer == nil && !finished {
-                    let source = DispatchSource.makeTimerSource(queue: loop.queue)
-                    source.setEventHandler { [weak self] in self?.timerFired() }
-                    source.activate()
-                    timer = source
-                }
-                perform(machine.start(now: now), now: now)
-            case .send(let request):
-                let action = machine.send(request.command, context: request, timeout: request.timeout, now: now)
-                if case .write = action {
-                    request.writtenAt = now
-                }
-                perform(action, now: now)
-            case .close:
-                perform(machine.close(now: now), now: now)
-            }
+            carryOut(operation, now: now)
         }
         finishEvent()
+    }
+
+    /// Carries out one operation handed in through an inbox.
+    private func carryOut(_ operation: Operation, now: ContinuousClock.Instant) {
+        switch operation {
+        case .start:
+            if timer == nil && !finished {
+                let source = DispatchSource.makeTimerSource(queue: loop.queue)
+                source.setEventHandler { [weak self] in self?.timerFired() }
+                source.activate()
+                timer = source
+            }
+            perform(machine.start(now: now), now: now)
+        case .send(let request):
+            let action = machine.send(request.command, context: request, timeout: request.timeout, now: now)
+            if case .write = action {
+                request.writtenAt = now
+            }
+            perform(action, now: now)
+        case .close:
+            perform(machine.close(now: now), now: now)
+        }
     }
 
     // MARK: - Actions
@@ -276,11 +301,31 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         }
     }
 
-    /// After every event: sends what was written, re-arms the timer, publishes the status.
+    /// After every event: carries out what callbacks handed in meanwhile, sends what was written (one `send(2)`
+    /// for all), re-arms the timer, publishes the status. Callbacks that keep sending from their own outcomes (a
+    /// retry on every failure) are carried on in a later turn after 64 rounds, so the loop's other work runs.
     private func finishEvent() {
-        flush()
-        armTimer()
-        publishStatus()
+        var rounds = 0
+        repeat {
+            while !localInbox.isEmpty && rounds < 64 {
+                rounds &+= 1
+                let operations = localInbox
+                localInbox = []
+                let now = ContinuousClock.now
+                for operation in operations {
+                    carryOut(operation, now: now)
+                }
+            }
+            flush()
+            armTimer()
+            publishStatus()
+        } while !localInbox.isEmpty && rounds < 64
+        if localInbox.isEmpty {
+            handlingEvent = false
+        } else {
+            // Still handling: what is handed in meanwhile queues behind, and this turn goes on later.
+            loop.execute { self.finishEvent() }
+        }
     }
 
     private func publishStatus() {
@@ -322,6 +367,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     }
 
     private func timerFired() {
+        handlingEvent = true
         armedDeadline = nil
         let now = ContinuousClock.now
         perform(machine.timerFired(now: now), now: now)
@@ -344,6 +390,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
             let result = ClientSocket.resolve(host: url.host, port: url.port)
             self.loop.execute {
                 guard self.attempt == current, self.socket < 0, self.machine.status == .connecting else { return }
+                self.handlingEvent = true
                 let now = ContinuousClock.now
                 switch result {
                 case .success(let addresses):
@@ -467,6 +514,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
 extension RedisConnection: PollTarget {
     package func pollReady(_ event: PollEvent) {
         guard event.fd == socket else { return }
+        handlingEvent = true
         let now = ContinuousClock.now
         if socketConnecting {
             let code = ClientSocket.pendingError(socket)

@@ -1,3 +1,4 @@
+import HTTPServer
 import RESP
 import Reactive
 import Redis
@@ -167,6 +168,50 @@ struct RedisFaultTests {
         default:
             Issue.record("expected a connection error at once, got \(outcome)")
         }
+    }
+
+    /// Sends a command again from every completion, on the loop, until `limit` completions.
+    private final class Resender: Sendable {
+        let redis: RedisConnection
+        let limit: Int
+        let count = TestBox(0)
+        let done = TestSignal()
+
+        init(redis: RedisConnection, limit: Int) {
+            self.redis = redis
+            self.limit = limit
+        }
+
+        func send() {
+            redis.send(RESPCommand("PING")) { _ in
+                let count = self.count.update { count -> Int in
+                    count += 1
+                    return count
+                }
+                if count == self.limit { self.done.signal() } else if count < self.limit { self.send() }
+            }
+        }
+    }
+
+    @Test func completionsThatSendAgainNeitherRecurseNorHoldTheLoop() throws {
+        let port = try #require(RedisServer.freePort())
+        let harness = RedisHarness()
+        defer { harness.close() }
+        let redis = harness.connect(RedisHarness.configuration(port: port))
+        try harness.waitForStatus(redis, "refused") {
+            if case .reconnecting = $0 { return true }
+            return false
+        }
+        // Each failure comes back inline on the loop and sends again: 50,000 deep if it recursed.
+        let resender = Resender(redis: redis, limit: 50_000)
+        resender.send()
+        // Meanwhile the loop serves other work.
+        let other = TestSignal()
+        harness.loop.execute { other.signal() }
+        #expect(other.wait(timeout: .seconds(10)))
+        #expect(resender.done.wait(timeout: .seconds(30)))
+        #expect(resender.count.value == 50_000)
+        #expect(redis.metrics.commandsFailed == 50_000)
     }
 
     @Test func commandsBeyondThePendingLimitFailAtOnce() throws {

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import HTTPServer
 import RESP
+import Reactive
 import Redis
 import Synchronization
 
@@ -63,24 +64,30 @@ guard ready.wait(timeout: .now() + 10) == .success else {
     exit(1)
 }
 
-func command(_ index: Int) -> RESPCommand {
-    index % 2 == 0 ? RESPCommand("SET", "key:__rand_int__", "xxx") : RESPCommand("GET", "key:__rand_int__")
-}
+/// Keeps `depth` commands in flight: each reply sends the next.
+struct Sender: Sendable {
+    let redis: RedisConnection
 
-func sendNext(_ run: Run) {
-    guard let index = run.claim() else { return }
-    redis.send(command(index)) { result in
-        if case .failure = result { run.replied(failed: true) } else { run.replied(failed: false) }
-        sendNext(run)
+    func command(_ index: Int) -> RESPCommand {
+        index % 2 == 0 ? RESPCommand("SET", "key:__rand_int__", "xxx") : RESPCommand("GET", "key:__rand_int__")
+    }
+
+    func sendNext(_ run: Run) {
+        guard let index = run.claim() else { return }
+        redis.send(command(index)) { result in
+            if case .failure = result { run.replied(failed: true) } else { run.replied(failed: false) }
+            self.sendNext(run)
+        }
     }
 }
+let sender = Sender(redis: redis)
 
 print("redis-bench: \(total) commands (SET/GET alternating) per depth, 127.0.0.1:\(port)")
 for depth in depths {
     let run = Run(total: total)
     let before = redis.metrics
     let start = ContinuousClock.now
-    for _ in 0..<min(depth, total) { sendNext(run) }
+    for _ in 0..<min(depth, total) { sender.sendNext(run) }
     guard run.done.wait(timeout: .now() + 300) == .success else {
         print("depth \(depth): timed out")
         exit(1)
