@@ -126,7 +126,8 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         send(command, timeout: configuration.commandTimeout, measured: true, on: queue, completion: completion)
     }
 
-    /// Sends `command`; the reply, or the failure, is the future's. The future is fulfilled on the loop.
+    /// Sends `command` now (the future is eager, like Combine's: it does not wait for a subscriber); the reply, or
+    /// the failure, is the future's. The future is fulfilled on the loop.
     public func send(_ command: RESPCommand) -> Future<RESPValue, RedisError> {
         Future { promise in self.send(command) { promise($0) } }
     }
@@ -154,7 +155,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     /// misses them.
     public var pushes: AnyPublisher<RESPPush, Never> { pushSubject.eraseToAnyPublisher() }
 
-    /// The status now, then each change, delivered on the loop. A change to ``RedisConnectionStatus/connected``
+    /// The status now (delivered on the subscribing thread), then each change (delivered on the loop). A change to ``RedisConnectionStatus/connected``
     /// after ``RedisConnectionStatus/reconnecting(failures:lastError:)`` means the subscriptions are restored and a
     /// subscriber may have missed messages meanwhile.
     public var statusUpdates: AnyPublisher<RedisConnectionStatus, Never> { statusSubject.eraseToAnyPublisher() }
