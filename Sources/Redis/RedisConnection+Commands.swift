@@ -50,7 +50,9 @@ extension RedisConnection {
     /// now). With `block`, waits up to that long for one (zero: forever) and answers empty when none came.
     ///
     /// A blocking read holds the connection's pipeline until it returns: use a connection of its own. Its reply
-    /// timeout is ``RedisConfiguration/commandTimeout`` plus `block` (none when either is unbounded).
+    /// timeout is `block` plus ``RedisConfiguration/commandTimeout``, at least 1 s of it (Redis ends blocks on its
+    /// own timer, 10 times a second by default, so the empty reply may come a little late); none when either is
+    /// unbounded.
     public func xread(_ streams: [(key: String, after: String)], count: Int? = nil, block: Duration? = nil)
         -> Future<[RedisStreamRead], RedisError>
     {
@@ -67,7 +69,7 @@ extension RedisConnection {
                 milliseconds.overflow ? Int64.max : milliseconds.partialValue &+ attoseconds / 1_000_000_000_000_000
             command.append("BLOCK")
             command.append(Int(total))
-            timeout = total == 0 ? nil : timeout.map { $0 + block }
+            timeout = total == 0 ? nil : timeout.map { block + max($0, .seconds(1)) }
         }
         command.append("STREAMS")
         for stream in streams { command.append(stream.key) }

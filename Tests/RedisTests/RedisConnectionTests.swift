@@ -186,6 +186,26 @@ struct RedisConnectionTests {
         )
     }
 
+    @Test func aBlockingReadLongerThanTheCommandTimeoutIsNotCutShort() throws {
+        let server = try RedisServer.start(arguments: ["--enable-debug-command", "local"])
+        defer { server.stop() }
+        let harness = RedisHarness()
+        defer { harness.close() }
+        let reader = try harness.ready(
+            RedisHarness.configuration(port: server.port, commandTimeout: .milliseconds(100))
+        )
+        let start = ContinuousClock.now
+        // Blocks 400 ms, four times the command timeout: the read's own timeout is the block plus at least 1 s.
+        let read = try harness.result(reader.xread([(key: "quiet", after: "$")], block: .milliseconds(400)))
+        #expect(read == .success([]))
+        #expect(ContinuousClock.now - start >= .milliseconds(400))
+        #expect(reader.status == .connected)
+        #expect(reader.metrics.roundTrips == 0, "a blocking read is not a round trip")
+        // A plain command on the same connection still has the short timeout: DEBUG SLEEP outlasts it.
+        let slept = try harness.result(reader, RESPCommand("DEBUG", "SLEEP", "0.5"))
+        #expect(slept == .failure(.connection(.timedOut(limit: .milliseconds(100)))))
+    }
+
     @Test func publishedMessagesArriveAsPushes() throws {
         let server = try RedisServer.start()
         defer { server.stop() }
