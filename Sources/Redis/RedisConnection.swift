@@ -155,9 +155,9 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     /// misses them.
     public var pushes: AnyPublisher<RESPPush, Never> { pushSubject.eraseToAnyPublisher() }
 
-    /// The status now (delivered on the subscribing thread), then each change (delivered on the loop). A change to ``RedisConnectionStatus/connected``
-    /// after ``RedisConnectionStatus/reconnecting(failures:lastError:)`` means the subscriptions are restored and a
-    /// subscriber may have missed messages meanwhile.
+    /// The status now (delivered on the subscribing thread), then each change (delivered on the loop). A change to
+    /// ``RedisConnectionStatus/connected`` after ``RedisConnectionStatus/reconnecting(failures:lastError:)`` means
+    /// the subscriptions are restored and a subscriber may have missed messages meanwhile.
     public var statusUpdates: AnyPublisher<RedisConnectionStatus, Never> { statusSubject.eraseToAnyPublisher() }
 
     /// The status as of the loop's last event.
