@@ -32,6 +32,11 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// broken server cannot grow the client's memory without bound. It caps a single bulk string too. Default
     /// 64 MiB; at least 1 KiB.
     public var maxReplyBytes: Int
+    /// The most bytes of written commands the server has not taken yet (held by the client, beyond what the
+    /// kernel's socket buffer holds); a command sent with more waiting fails at once with
+    /// ``RedisError/writeBufferFull(limit:)``, so a server that stops reading cannot grow the client's memory
+    /// without bound. Default 64 MiB; at least 64 KiB.
+    public var maxOutboundBytes: Int
     /// When to reconnect after a failure: exponential backoff with jitter. Default ``defaultReconnect``.
     public var reconnect: RESPReconnectPolicy
 
@@ -54,6 +59,7 @@ public struct RedisConfiguration: Sendable, Equatable {
         pingInterval: Duration? = .seconds(15),
         maxPendingCommands: Int = 10_000,
         maxReplyBytes: Int = 64 << 20,
+        maxOutboundBytes: Int = 64 << 20,
         reconnect: RESPReconnectPolicy = RedisConfiguration.defaultReconnect
     ) {
         self.url = url
@@ -63,6 +69,7 @@ public struct RedisConfiguration: Sendable, Equatable {
         self.pingInterval = pingInterval
         self.maxPendingCommands = max(1, maxPendingCommands)
         self.maxReplyBytes = max(1024, maxReplyBytes)
+        self.maxOutboundBytes = max(64 << 10, maxOutboundBytes)
         self.reconnect = reconnect
     }
 

@@ -223,6 +223,11 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
             }
             perform(machine.start(now: now), now: now)
         case .send(let request):
+            guard outbound.count &- outboundSent < configuration.maxOutboundBytes else {
+                shared.withLock { $0.metrics.commandsFailed &+= 1 }
+                request.complete(.failure(.writeBufferFull(limit: configuration.maxOutboundBytes)))
+                return
+            }
             let action = machine.send(request.command, context: request, timeout: request.timeout, now: now)
             if case .write = action {
                 request.writtenAt = now

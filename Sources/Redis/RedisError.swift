@@ -11,6 +11,9 @@ public enum RedisError: Error, Equatable, Sendable, CustomStringConvertible {
     case connection(RESPConnectionError)
     /// The server answered with an error reply (`-ERR …`, `-WRONGTYPE …`); the message is the server's.
     case server(String)
+    /// More than this many bytes of written commands wait for the server to read them
+    /// (``RedisConfiguration/maxOutboundBytes``); the command was not sent.
+    case writeBufferFull(limit: Int)
     /// The server answered with a reply of a shape the typed call cannot read (e.g. `XADD` answering an integer).
     case unexpectedReply(String)
 
@@ -21,6 +24,8 @@ public enum RedisError: Error, Equatable, Sendable, CustomStringConvertible {
             return error.description
         case .server(let message):
             return "redis answered with an error: \(message)"
+        case .writeBufferFull(let limit):
+            return "more than \(limit) bytes of commands wait for redis to read them"
         case .unexpectedReply(let reply):
             return "redis answered with an unexpected reply: \(reply)"
         }

@@ -73,6 +73,12 @@ final class FakeRedisServer: Sendable {
             return true
         }
 
+        /// Holds the connection without reading until `release` fires or the deadline passes. (A client that closes
+        /// with commands unsent cannot be seen to close: its FIN waits behind them.)
+        func holdWithoutReading(until release: TestSignal, timeout: Duration = .seconds(10)) {
+            _ = release.wait(timeout: timeout)
+        }
+
         /// Waits until the client closes the connection (reading and dropping what it sends); false when the
         /// deadline passes first.
         func waitForClose(timeout: Duration = .seconds(5)) -> Bool {

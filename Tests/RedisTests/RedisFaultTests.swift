@@ -214,6 +214,47 @@ struct RedisFaultTests {
         #expect(redis.metrics.commandsFailed == 50_000)
     }
 
+    @Test func aServerThatStopsReadingFillsTheWriteBufferOnlyToItsCap() throws {
+        let release = TestSignal()
+        let fake = try FakeRedisServer(scripts: [
+            { peer in
+                guard peer.handshake() else { return }
+                peer.holdWithoutReading(until: release)
+            }
+        ])
+        defer { fake.stop() }
+        defer { release.signal() }
+        let harness = RedisHarness()
+        defer { harness.close() }
+        var configuration = RedisHarness.configuration(port: fake.port)
+        configuration.maxOutboundBytes = 1 << 20
+        let redis = try harness.ready(configuration)
+        // 48 MiB of commands against 1 MiB held by the client plus what the kernel's buffers take (a few MiB).
+        let payload = [UInt8](repeating: 0x78, count: 512 << 10)
+        let failures = TestBox(0)
+        let outcomes = TestBox(0)
+        let all = TestSignal()
+        for _ in 0..<96 {
+            var command = RESPCommand("SET", "big")
+            command.append(payload)
+            redis.send(command) { result in
+                if case .failure(.writeBufferFull(limit: 1 << 20)) = result {
+                    failures.update { $0 += 1 }
+                }
+                if outcomes.update({ count -> Int in
+                    count += 1
+                    return count
+                }) == 96 {
+                    all.signal()
+                }
+            }
+        }
+        #expect(try eventually { failures.value >= 48 }, "failed at once: \(failures.value)")
+        redis.close()
+        #expect(all.wait(timeout: .seconds(10)), "the rest fail when closed")
+        #expect(redis.metrics.commandsFailed == 96)
+    }
+
     @Test func commandsBeyondThePendingLimitFailAtOnce() throws {
         let fake = try FakeRedisServer(scripts: [
             { peer in

@@ -61,6 +61,7 @@ import Testing
     @Test func configurationCapsRepliesInTheParser() {
         let configuration = RedisConfiguration(url: RedisURL(host: "127.0.0.1"), maxReplyBytes: 10)
         #expect(configuration.maxReplyBytes == 1024)
+        #expect(RedisConfiguration(url: RedisURL(host: "::1"), maxOutboundBytes: 1).maxOutboundBytes == 64 << 10)
         let parser = configuration.machineConfiguration.parser
         #expect(parser.maxBulkBytes == 1024)
         #expect(parser.maxBufferedBytes == 1024)
