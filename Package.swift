@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "ReactiveNetworking", targets: ["ReactiveNetworking"]),
         .library(name: "Sequences", targets: ["Sequences"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "RESP", targets: ["RESP"]),
+        .library(name: "Redis", targets: ["Redis"]),
         .library(name: "Spout", targets: ["Spout"]),
         .executable(name: "spout", targets: ["SpoutServer"]),
     ],
@@ -38,6 +40,15 @@ let package = Package(
         .testTarget(
             name: "RESPTests",
             dependencies: ["RESP", "Reactive", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+
+        // Redis: the RESP connection state machine on non-blocking sockets driven by HTTPServer's event loops, with a
+        // small typed API (streams, pub/sub) delivered as Reactive futures. Below the service, beside HTTPServer.
+        .target(name: "Redis", dependencies: ["RESP", "HTTPServer", "Reactive"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "RedisTests",
+            dependencies: ["Redis", "RESP", "HTTPServer", "Reactive", "TestSupport"],
             swiftSettings: strictSettings
         ),
 

@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "sequences-bench", targets: ["SequencesBench"]),
         .executable(name: "reactive-bench", targets: ["ReactiveBench"]),
         .executable(name: "upstream-cancel-stress", targets: ["UpstreamCancelStress"]),
+        .executable(name: "redis-bench", targets: ["RedisBench"]),
     ],
     dependencies: [
         .package(name: "Spout", path: "..")
@@ -54,6 +55,18 @@ let package = Package(
                 .product(name: "Reactive", package: "Spout"),
             ],
             path: "UpstreamCancelStress",
+            swiftSettings: strictSettings
+        ),
+        // Pipelined round trips through the Redis client (bench/redis.sh sets them beside redis-benchmark).
+        .executableTarget(
+            name: "RedisBench",
+            dependencies: [
+                .product(name: "Redis", package: "Spout"),
+                .product(name: "RESP", package: "Spout"),
+                .product(name: "HTTPServer", package: "Spout"),
+                .product(name: "Reactive", package: "Spout"),
+            ],
+            path: "RedisBench",
             swiftSettings: strictSettings
         ),
     ],

@@ -52,7 +52,8 @@ public struct RESPConnectionStateMachine<Context> {
         /// How long a ready connection with nothing outstanding stays silent before it sends `PING`; nil never
         /// pings. Default 15 s.
         public var pingInterval: Duration?
-        /// The most commands waiting at once, written or queued. Default 10,000.
+        /// The most of the owner's commands waiting at once, written or queued (the machine's own — handshake,
+        /// restored subscriptions, `PING` — are not counted). Default 10,000.
         public var maxPendingCommands: Int
         /// When to reconnect after a failure.
         public var reconnect: RESPReconnectPolicy
@@ -194,6 +195,9 @@ public struct RESPConnectionStateMachine<Context> {
     private var queued = RESPQueue<Queued>()
     /// How many entries of `pending` expect confirmations.
     private var confirmationsPending = 0
+    /// How many entries of `pending` the machine wrote itself (handshake, restored subscriptions, `PING`): they
+    /// do not count against ``Configuration/maxPendingCommands``.
+    private var internalPendingCount = 0
     /// Reads the current connection's bytes; replaced for each connection.
     private var parser: RESPParser
     /// The subscriptions as the server will hold them after the written commands (restored on reconnect).
@@ -232,8 +236,9 @@ public struct RESPConnectionStateMachine<Context> {
         }
     }
 
-    /// How many commands wait for a reply or to be written.
-    public var waitingCommandCount: Int { pending.count &+ queued.count }
+    /// How many of the owner's commands wait for a reply or to be written (the handshake's, the restored
+    /// subscriptions' and the keep-alive `PING`s are not counted).
+    public var waitingCommandCount: Int { pending.count &- internalPendingCount &+ queued.count }
 
     /// When ``timerFired(now:)`` must be called next, or nil when no timer is needed.
     public var nextDeadline: ContinuousClock.Instant? {
@@ -463,6 +468,10 @@ public struct RESPConnectionStateMachine<Context> {
     private mutating func complete(_ origin: Pending.Origin, with value: RESPValue, now: ContinuousClock.Instant)
         -> Action
     {
+        if case .user = origin {
+        } else {
+            internalPendingCount &-= 1
+        }
         switch origin {
         case .user(let context):
             return .reply(context, value)
@@ -613,6 +622,10 @@ public struct RESPConnectionStateMachine<Context> {
         if case .confirmations = expectation {
             confirmationsPending &+= 1
         }
+        if case .user = origin {
+        } else {
+            internalPendingCount &+= 1
+        }
         pending.append(Pending(origin: origin, expectation: expectation, sentAt: now, timeout: timeout))
         return command
     }
@@ -633,6 +646,7 @@ public struct RESPConnectionStateMachine<Context> {
             failing.append(entry.context)
         }
         confirmationsPending = 0
+        internalPendingCount = 0
         parser = RESPParser(configuration: configuration.parser)
         lastReplyAt = nil
         lastReceivedAt = nil

@@ -41,7 +41,7 @@ extension RESPValue: CustomStringConvertible {
 extension RESPValue {
     /// A description cut short, that costs little however large the value: an aggregate is named with its element
     /// count, anything else is its ``description`` cut to 64 characters.
-    var briefDescription: String {
+    package var briefDescription: String {
         switch self {
         case .array(let elements?):
             return "an array of \(elements.count) elements"

@@ -201,6 +201,27 @@ import Testing
         #expect(harness.send(.get("e"), 5) == .write(.get("e")))
     }
 
+    @Test func theMachinesOwnCommandsDoNotCountAgainstTheLimit() {
+        var harness = MachineHarness(.init(database: 2, pingInterval: .seconds(10), maxPendingCommands: 2))
+        _ = harness.machine.start(now: harness.now)
+        #expect(harness.machine.connected(now: harness.now) == .write(RESPCommand("HELLO", "3")))
+        // HELLO is in flight: the owner still has its two.
+        #expect(harness.send(.get("a"), 1) == .none)
+        #expect(harness.send(.get("b"), 2) == .none)
+        #expect(harness.machine.waitingCommandCount == 2)
+        #expect(harness.send(.get("c"), 3) == .fail(3, .tooManyPendingCommands(limit: 2)))
+        #expect(harness.receive(.helloReply) == [.write(RESPCommand("SELECT", "2"))])
+        #expect(harness.receive(.ok) == [.ready(write: [.get("a"), .get("b")])])
+        #expect(harness.receive(.null, .null) == [.reply(1, .null), .reply(2, .null)])
+        // A keep-alive PING in flight leaves room for two as well.
+        #expect(harness.fireAtDeadline() == .write(RESPCommand("PING")))
+        #expect(harness.send(.get("d"), 4) == .write(.get("d")))
+        #expect(harness.send(.get("e"), 5) == .write(.get("e")))
+        #expect(harness.send(.get("f"), 6) == .fail(6, .tooManyPendingCommands(limit: 2)))
+        #expect(harness.receive(.simpleString("PONG"), .null) == [.none, .reply(4, .null)])
+        #expect(harness.machine.waitingCommandCount == 1)
+    }
+
     @Test func closingFailsEverythingAndIsFinal() {
         var harness = MachineHarness()
         _ = harness.connectReady()

@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import Reactive
 import Synchronization
-import TestSupport
 
 /// A throwaway `redis-server` for one test: a free loopback port, a temporary directory, no persistence.
 ///
@@ -18,14 +17,14 @@ import TestSupport
 /// **Ownership:** The test owns it and stops it (``stop()`` is idempotent).
 /// **Thread safety:** Not thread-safe; used by one test. The log reader thread touches only `log`, which a `Mutex`
 /// guards.
-final class RedisServer {
-    enum Failure: Error, CustomStringConvertible {
+public final class RedisServer {
+    public enum Failure: Error, CustomStringConvertible {
         case notFound
         case exited(log: String)
         case timedOut(log: String)
         case noFreePort
 
-        var description: String {
+        public var description: String {
             switch self {
             case .notFound:
                 return "redis-server not found on PATH (install Debian's redis-server, or set SPOUT_REDIS_SERVER)"
@@ -40,7 +39,7 @@ final class RedisServer {
     }
 
     /// `SPOUT_REDIS_SERVER`, else `redis-server` on `PATH`.
-    static var executablePath: String? {
+    public static var executablePath: String? {
         let environment = ProcessInfo.processInfo.environment
         if let path = environment["SPOUT_REDIS_SERVER"], !path.isEmpty {
             return FileManager.default.isExecutableFile(atPath: path) ? path : nil
@@ -53,16 +52,16 @@ final class RedisServer {
     }
 
     /// Whether Redis tests must run and fail rather than be skipped (CI sets `SPOUT_REQUIRE_REDIS=1`).
-    static var isRequired: Bool {
+    public static var isRequired: Bool {
         let value = ProcessInfo.processInfo.environment["SPOUT_REQUIRE_REDIS"] ?? ""
         return !value.isEmpty && value != "0"
     }
 
     /// Whether the Redis tests run: when redis-server is installed, or when they are required.
-    static var testsEnabled: Bool { isRequired || executablePath != nil }
+    public static var testsEnabled: Bool { isRequired || executablePath != nil }
 
-    let port: Int
-    let directory: URL
+    public let port: Int
+    public let directory: URL
     private let process: ChildProcess
     private let log = LogBuffer()
     private let logged = DispatchSemaphore(value: 0)
@@ -92,7 +91,7 @@ final class RedisServer {
 
     /// Starts a server with `arguments` added to the defaults, on a free port (retrying on a collision).
     /// - Parameter port: A fixed port instead (a restart on the port a client knows); not retried.
-    static func start(
+    public static func start(
         arguments: [String] = [],
         port fixedPort: Int? = nil,
         timeout: Duration = .seconds(10)
@@ -121,7 +120,7 @@ final class RedisServer {
     }
 
     /// Kills the server (SIGKILL: nothing to save), reaps it and removes its directory. Idempotent.
-    func stop() {
+    public func stop() {
         guard !stopped else { return }
         stopped = true
         process.kill()
@@ -129,7 +128,7 @@ final class RedisServer {
     }
 
     /// The server's log so far.
-    var logText: String {
+    public var logText: String {
         log.withLock { String(decoding: $0.bytes.suffix(4096), as: UTF8.self) }
     }
 
@@ -191,7 +190,7 @@ final class RedisServer {
     }
 
     /// A loopback port nobody listens on right now: bound to port 0, read back and released.
-    private static func freePort() -> Int? {
+    public static func freePort() -> Int? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
