@@ -10,9 +10,9 @@ import Reactive
 /// costs the publisher an append under a short lock (and one `loop.execute` for the first of a batch), whatever
 /// the number of subscribers and however stalled they are. Each subscription then bounds what it holds.
 ///
-/// Batches are at least ``coalescingInterval`` apart, and a batch that took long to hand out (thousands of
-/// subscribers) is followed by a pause as long as it took: an event that arrives sooner waits, and whatever else
-/// arrives meanwhile goes out with it. Each subscriber's socket then takes one `send(2)` per batch rather than one
+/// Batches are at least ``coalescingInterval`` apart, and when events arrived while a batch was being handed out
+/// (thousands of subscribers, a publisher faster than the fan-out) the next one waits as long as that batch took:
+/// an event that arrives sooner waits, and whatever else arrives meanwhile goes out with it. Each subscriber's socket then takes one `send(2)` per batch rather than one
 /// per event, the fan-out keeps at most about half the loop, and publishes on the loop are answered in between;
 /// that is what lets one process feed thousands of readers at a high publish rate. An event that follows a quiet
 /// spell goes out at once.
@@ -130,11 +130,13 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let pause = min(now &- batchStarted, Self.longestPause)
         let delay: UInt64? = lock.withLock {
-            nextBatchNotBefore = max(nextBatchNotBefore, now &+ pause)
             guard !inbox.isEmpty, !detached else {
                 drainScheduled = false
                 return nil
             }
+            // Events arrived while this batch was handed out: the publisher outpaces the fan-out, so let the
+            // next batch gather for as long as this one took. (An event after a quiet spell is not held back.)
+            nextBatchNotBefore = max(nextBatchNotBefore, now &+ pause)
             return delayBeforeNextBatch(now: now)
         }
         if let delay { scheduleDrain(after: delay) }
