@@ -78,13 +78,14 @@ struct QueryParameters: Sendable {
     /// - Throws: ``Problem`` when the value is not a plain non-negative decimal integer or is out of range.
     func integer(_ name: String, in range: ClosedRange<Int>, unit: String = "") throws(Problem) -> Int? {
         guard let text = lookup(name) else { return nil }
-        let suffix = unit.isEmpty ? "" : " \(unit)"
         guard !text.isEmpty, text.utf8.count <= 40, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             let kind = range.lowerBound > 0 ? "a positive integer" : "a non-negative integer"
             let what = unit.isEmpty ? kind : "\(kind) number of \(unit)"
             throw .invalidParameter(name, "\(name) must be \(what), got \"\(Self.clip(text))\"")
         }
         guard let value = Int(text), range.contains(value) else {
+            // Built here, not before the checks: an interpolated string costs a few hundred instructions.
+            let suffix = unit.isEmpty ? "" : " \(unit)"
             throw .invalidParameter(
                 name,
                 "\(name) must be between \(range.lowerBound) and \(range.upperBound)\(suffix), got \(Self.clip(text))"
