@@ -159,10 +159,9 @@ struct ParserStateMachine {
                     state = .headerSection(layout, lineStart: lineStart, scanned: scanned, lines: lines)
                     return .needMoreData(consumed: offset)
                 case .complete(let length, let lines):
-                    let head: RequestHead
-                    let framing: Framing
+                    let made: (head: RequestHead, framing: Framing)
                     do throws(ParseError) {
-                        (head, framing) = try makeHead(
+                        made = try makeHead(
                             line: UnsafeBufferPointer(rebasing: buffer[offset..<(offset &+ layout.length)]),
                             layout: layout,
                             section: UnsafeBufferPointer(rebasing: section[0..<length]),
@@ -171,13 +170,14 @@ struct ParserStateMachine {
                     } catch {
                         throw fail(error)
                     }
-                    switch framing {
+                    switch made.framing {
                     case .length(let length):
                         state = .fixedBody(remaining: length)
                     case .chunked:
                         state = .chunkSize(received: 0, scanned: 0)
                     }
-                    return .head(head, consumed: offset &+ layout.length &+ length)
+                    // The head's last use, so it moves into the event (no retain and release of its strings).
+                    return .head(made.head, consumed: offset &+ layout.length &+ length)
                 }
 
             case .fixedBody(let remaining):
