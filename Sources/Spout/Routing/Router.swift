@@ -159,7 +159,12 @@ struct Router<Handler: Sendable>: Sendable {
         var pieces = PathPieces(path)
         for literal in literalBytes {
             guard let piece = pieces.next() else { return false }
-            guard literal.isEmpty || literal.elementsEqual(UnsafeBufferPointer(rebasing: path[piece])) else {
+            // Lengths first: most literals that differ differ in length, and that costs no byte comparison.
+            guard
+                literal.isEmpty
+                    || (literal.count == piece.count
+                        && literal.elementsEqual(UnsafeBufferPointer(rebasing: path[piece])))
+            else {
                 return false
             }
         }
