@@ -156,11 +156,16 @@ struct RequestLogEntry: Sendable {
 
     /// Whether `text` is written as it is between quotes: no byte that JSON escapes (see `JSONText`).
     private static func isPlain(_ text: String) -> Bool {
-        func isPlain(_ byte: UInt8) -> Bool {
-            byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != 0x7F
-        }
         // On the contiguous bytes of a native string (a loop over `String.UTF8View` costs several times more).
-        return text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isPlain) } ?? text.utf8.allSatisfy(isPlain)
+        text.utf8.withContiguousStorageIfAvailable(isPlain) ?? Array(text.utf8).withUnsafeBufferPointer(isPlain)
+    }
+
+    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
+        {
+            return false
+        }
+        return true
     }
 
     /// Lends `write` a ``Run`` of `capacity` bytes of stack memory, then appends what it wrote to `bytes`.
@@ -451,19 +456,24 @@ private struct Run {
     /// `yyyy-MM-ddTHH:mm:ss.SSSZ`.
     mutating func put(_ clock: CivilTime) {
         put(padded: clock.year, width: 4)
-        put(UInt8(ascii: "-"))
-        put(padded: clock.month, width: 2)
-        put(UInt8(ascii: "-"))
-        put(padded: clock.day, width: 2)
-        put(UInt8(ascii: "T"))
-        put(padded: clock.hour, width: 2)
-        put(UInt8(ascii: ":"))
-        put(padded: clock.minute, width: 2)
-        put(UInt8(ascii: ":"))
-        put(padded: clock.second, width: 2)
+        put(UInt8(ascii: "-"), twoDigits: clock.month)
+        put(UInt8(ascii: "-"), twoDigits: clock.day)
+        put(UInt8(ascii: "T"), twoDigits: clock.hour)
+        put(UInt8(ascii: ":"), twoDigits: clock.minute)
+        put(UInt8(ascii: ":"), twoDigits: clock.second)
         put(UInt8(ascii: "."))
         put(padded: clock.millisecond, width: 3)
         put(UInt8(ascii: "Z"))
+    }
+
+    /// `separator`, then `value` (0...99) in two digits.
+    private mutating func put(_ separator: UInt8, twoDigits value: Int64) {
+        precondition(count + 3 <= buffer.count, "log line run sized too small")
+        let value = UInt8(truncatingIfNeeded: value)
+        buffer[count] = separator
+        buffer[count + 1] = UInt8(ascii: "0") &+ value / 10
+        buffer[count + 2] = UInt8(ascii: "0") &+ value % 10
+        count += 3
     }
 
     /// The 32 lowercase hex digits of a trace ID, as `Hex.append128` writes them.
