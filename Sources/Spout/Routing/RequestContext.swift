@@ -336,33 +336,12 @@ struct RequestContext: Sendable {
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- startNanoseconds) / 1e9
         routeMetrics.record(status: status, seconds: elapsed)
         guard let sink = service.log else { return }
-        // A `let`, built in one go: the closure then borrows it, where a `var` changed field by field was
-        // copied into it (a retain and a release for each of its strings).
-        let entry = logEntry(
-            status: status,
-            durationSeconds: elapsed,
-            bytes: bytes,
-            events: events,
-            end: end,
-            upstreamFailure: upstreamFailure
-        )
-        sink.write(lineCapacity: 256) { entry.appendJSON(to: &$0) }
-    }
-
-    private func logEntry(
-        status: Int,
-        durationSeconds: Double,
-        bytes: Int,
-        events: Int?,
-        end: StreamEnd?,
-        upstreamFailure: UpstreamFailureSummary?
-    ) -> RequestLogEntry {
         var entry = RequestLogEntry(
             time: receivedAt,
             method: request.method.rawValue,
             path: request.path,
             status: status,
-            durationSeconds: durationSeconds,
+            durationSeconds: elapsed,
             bytes: bytes,
             events: events,
             end: end
@@ -374,7 +353,7 @@ struct RequestContext: Sendable {
         entry.remoteAddress = request.remoteAddress.isEmpty ? nil : request.remoteAddress
         entry.userAgent = request.headers["User-Agent"]
         entry.upstreamFailure = upstreamFailure
-        return entry
+        sink.write(lineCapacity: 256) { entry.appendJSON(to: &$0) }
     }
 }
 
