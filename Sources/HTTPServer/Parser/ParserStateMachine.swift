@@ -159,9 +159,10 @@ struct ParserStateMachine {
                     state = .headerSection(layout, lineStart: lineStart, scanned: scanned, lines: lines)
                     return .needMoreData(consumed: offset)
                 case .complete(let length, let lines):
-                    let made: (head: RequestHead, framing: Framing)
+                    let head: RequestHead
+                    let framing: Framing
                     do throws(ParseError) {
-                        made = try makeHead(
+                        (head, framing) = try makeHead(
                             line: UnsafeBufferPointer(rebasing: buffer[offset..<(offset &+ layout.length)]),
                             layout: layout,
                             section: UnsafeBufferPointer(rebasing: section[0..<length]),
@@ -170,14 +171,13 @@ struct ParserStateMachine {
                     } catch {
                         throw fail(error)
                     }
-                    switch made.framing {
+                    switch framing {
                     case .length(let length):
                         state = .fixedBody(remaining: length)
                     case .chunked:
                         state = .chunkSize(received: 0, scanned: 0)
                     }
-                    // The head's last use, so it moves into the event (no retain and release of its strings).
-                    return .head(made.head, consumed: offset &+ layout.length &+ length)
+                    return .head(head, consumed: offset &+ layout.length &+ length)
                 }
 
             case .fixedBody(let remaining):
