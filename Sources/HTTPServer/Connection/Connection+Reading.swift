@@ -44,22 +44,26 @@ extension Connection {
                 handle(machine.parseFailed(error.status, reason: error.description))
                 return
             }
-            switch event {
+            switch consume event {
             case .needMoreData:
                 return
             case .head(let head):
-                requestHead = head
+                let method = head.method
+                let version = head.version
+                let keepAlive = head.keepAlive
+                let expectsContinue = head.expectsContinue
+                // Moved, not copied: a copy retains and releases each of the head's strings and arrays.
+                requestHead = consume head
                 handle(
                     machine.headReceived(
-                        isSupportedMethod: head.method == .get
-                            || context.configuration.supportedMethods.contains(head.method),
-                        method: head.method,
-                        isHead: head.method == .head,
-                        version: head.version,
-                        keepAlive: head.keepAlive,
-                        expectsContinue: head.expectsContinue,
+                        isSupportedMethod: method == .get || context.configuration.supportedMethods.contains(method),
+                        method: method,
+                        isHead: method == .head,
+                        version: version,
+                        keepAlive: keepAlive,
+                        expectsContinue: expectsContinue,
                         now: SystemEnvironment.monotonicNanoseconds(),
-                        allowance: { bodyAllowance(for: head) }
+                        allowance: { bodyAllowance(for: requestHead) }
                     )
                 )
             case .body(let bytes):
@@ -90,10 +94,13 @@ extension Connection {
 
     /// Hands the complete request to the handler; the one place a ``Request`` is built.
     func deliverRequest() {
-        guard let head = requestHead else { preconditionFailure("internal inconsistency: request without head") }
-        let request = Request(head: head, body: requestBody, remoteAddress: remoteAddress)
-        requestHead = nil
+        // Taken out of the connection, not copied (a copy retains and releases each of the head's strings).
+        guard let head = requestHead.take() else {
+            preconditionFailure("internal inconsistency: request without head")
+        }
+        let body = requestBody
         requestBody = []
+        let request = Request(head: head, body: body, remoteAddress: remoteAddress)
         requestID &+= 1
         context.handler(request, Responder(connection: self, requestID: requestID))
     }

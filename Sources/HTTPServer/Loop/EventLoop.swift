@@ -27,14 +27,18 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     private let key: DispatchSpecificKey<ObjectIdentifier>  // Immutable.
     /// The one read buffer every connection on this loop reads into. // Loop-confined.
     package let readBuffer: UnsafeMutableRawBufferPointer
+    // The loop-confined state below is `@exclusivity(unchecked)`, as in `Connection`: the loop's serial queue
+    // already rules out overlapping access, and each dynamic check costs a runtime call (with a thread-local
+    // lookup) on every readiness event and every response.
+
     /// Outbound storage a drained connection handed back, for the next one that needs some. // Loop-confined.
-    private(set) var spareStorage: UnsafeMutableRawBufferPointer?
+    @exclusivity(unchecked) private(set) var spareStorage: UnsafeMutableRawBufferPointer?
     /// Whether the spare's whole pages have been given back to the kernel since it was handed back. // Loop-confined.
-    private var spareIsReleased = false
+    @exclusivity(unchecked) private var spareIsReleased = false
     /// Whether the spare was lent or handed back since the last ``releaseIdleSpare()``. // Loop-confined.
-    private var spareWasUsed = false
+    @exclusivity(unchecked) private var spareWasUsed = false
     /// The cached `Date` header line. // Loop-confined.
-    package var dateCache = DateCache()
+    @exclusivity(unchecked) package var dateCache = DateCache()
 
     /// Creates a loop on a new serial queue labelled `label`.
     public init(label: String) {
@@ -45,11 +49,11 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     }
 
     /// The epoll set of this loop's sockets, created on first registration. // Loop-confined.
-    private var poller: Poller?
+    @exclusivity(unchecked) private var poller: Poller?
     /// The Dispatch source watching the poller's descriptor. // Loop-confined.
     private var pollSource: (any DispatchSourceRead)?
     /// Registered targets, indexed by descriptor. // Loop-confined.
-    private var targets: [(any PollTarget)?] = []
+    @exclusivity(unchecked) private var targets: [(any PollTarget)?] = []
 
     deinit {
         pollSource?.cancel()

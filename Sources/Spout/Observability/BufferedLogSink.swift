@@ -15,8 +15,9 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
     private let descriptor: Int32
     private let queue = DispatchQueue(label: "spout.log")
     private let lock = Lock()
-    private var pending: [UInt8] = []  // Guarded by lock.
-    private var flushScheduled = false  // Guarded by lock.
+    // Unchecked: the lock makes every access exclusive; the dynamic check would cost a runtime call per line.
+    @exclusivity(unchecked) private var pending: [UInt8] = []  // Guarded by lock.
+    @exclusivity(unchecked) private var flushScheduled = false  // Guarded by lock.
 
     /// Creates a sink writing to `descriptor` (1 is standard output).
     public init(descriptor: Int32 = 1) {

@@ -15,11 +15,20 @@ enum Hex {
     /// Appends the 32 hex digits of a 128-bit value given as its two halves, in one append.
     @inline(__always)
     static func append128(_ high: UInt64, _ low: UInt64, to bytes: inout [UInt8]) {
+        withDigits128(high, low) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Lends `body` the 32 digits that ``append128(_:_:to:)`` appends.
+    static func withDigits128<Result>(
+        _ high: UInt64,
+        _ low: UInt64,
+        _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result {
         var words = (
             spread(UInt32(truncatingIfNeeded: high >> 32)), spread(UInt32(truncatingIfNeeded: high)),
             spread(UInt32(truncatingIfNeeded: low >> 32)), spread(UInt32(truncatingIfNeeded: low))
         )
-        withUnsafeBytes(of: &words) { bytes.append(contentsOf: $0) }
+        return withUnsafeBytes(of: &words, body)
     }
 
     /// The eight hex digits of `value` as ASCII bytes in a word whose memory order is the text's order.

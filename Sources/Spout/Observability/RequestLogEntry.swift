@@ -67,6 +67,128 @@ struct RequestLogEntry: Sendable {
 
     /// Appends ``jsonBytes`` to `bytes` (a log sink's buffer, say).
     func appendJSON(to bytes: inout [UInt8]) {
+        if appendJSONInRuns(to: &bytes) { return }
+        appendJSONFieldByField(to: &bytes)
+    }
+
+    /// The line of (nearly) every request in three writes to `bytes`, the same bytes as
+    /// ``appendJSONFieldByField(to:)``: the stretches of bounded length (time, method, status, duration, byte
+    /// count, route, stream end, IDs, address) are written in place in stack memory and appended in one copy
+    /// each, as each `Array.append` costs about a hundred instructions of capacity and uniqueness checks and a
+    /// line has some forty pieces. Returns false, having written nothing, when a field needs the general way: a
+    /// value that must be escaped, a year outside 0...9999, a duration that is not a plain number.
+    private func appendJSONInRuns(to bytes: inout [UInt8]) -> Bool {
+        let milliseconds = durationSeconds * 1000
+        // `JSONText.appendDecimal(milliseconds, fractionDigits: 3)`'s plain case: at most 19 digits.
+        let thousandths = (abs(milliseconds) * 1000).rounded()
+        guard milliseconds.isFinite, thousandths < 9.0e18, let clock = CivilTime(time),
+            method.utf8.count <= Self.maxRunMethodBytes, Self.isPlain(method), route.map(Self.isPlain) ?? true,
+            correlation.map({ Self.isPlain($0.requestID) }) ?? true, remoteAddress.map(Self.isPlain) ?? true
+        else {
+            return false
+        }
+        appendRun(capacity: 70 + method.utf8.count, to: &bytes) { run, entry in
+            run.put(#"{"time":""#)
+            run.put(clock)
+            run.put(#"","level":"info","method":"#)
+            run.put(quoted: entry.method)
+            run.put(#","path":"#)
+        }
+        JSONText.appendString(path, to: &bytes)
+        if let query {
+            Self.append(#","query":"#, to: &bytes)
+            redaction.appendQuery(query, maxBytes: Self.maxQueryBytes, to: &bytes)
+        }
+        // Literals and numbers (at most 20 digits each) first, then the strings' own lengths.
+        var capacity = 260
+        if let route { capacity += route.utf8.count }
+        if let correlation { capacity += correlation.requestID.utf8.count }
+        if let remoteAddress { capacity += remoteAddress.utf8.count }
+        appendRun(capacity: capacity, to: &bytes) { run, entry in
+            if let route = entry.route {
+                run.put(#","route":"#)
+                run.put(quoted: route)
+            }
+            run.put(#","status":"#)
+            run.put(integer: entry.status)
+            run.put(#","duration_ms":"#)
+            let whole = UInt64(thousandths)
+            if milliseconds < 0 && whole > 0 { run.put(UInt8(ascii: "-")) }
+            run.put(digits: whole / 1000)
+            run.put(UInt8(ascii: "."))
+            run.put(padded: Int64(whole % 1000), width: 3)
+            run.put(#","bytes":"#)
+            run.put(integer: entry.bytes)
+            if let events = entry.events {
+                run.put(#","events":"#)
+                run.put(integer: events)
+            }
+            if let end = entry.end {
+                run.put(#","end":"#)
+                run.put(quoted: end.rawValue)
+            }
+            if let correlation = entry.correlation {
+                run.put(#","request_id":"#)
+                run.put(quoted: correlation.requestID)
+                run.put(#","trace_id":""#)
+                run.put(traceID: correlation.traceID)
+                run.put(UInt8(ascii: "\""))
+            }
+            if let remoteAddress = entry.remoteAddress {
+                run.put(#","remote":"#)
+                run.put(quoted: remoteAddress)
+            }
+        }
+        if let userAgent {
+            Self.append(#","user_agent":"#, to: &bytes)
+            Self.appendClipped(userAgent, maxBytes: Self.maxUserAgentBytes, to: &bytes)
+        }
+        if let upstreamFailure {
+            Self.append(#","upstream":"#, to: &bytes)
+            upstreamFailure.appendJSON(to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return true
+    }
+
+    /// The longest method written in a run (a longer one, which the parser may let through, goes the general way).
+    private static let maxRunMethodBytes = 32
+
+    /// Whether `text` is written as it is between quotes: no byte that JSON escapes (see `JSONText`).
+    private static func isPlain(_ text: String) -> Bool {
+        // On the contiguous bytes of a native string (a loop over `String.UTF8View` costs several times more).
+        text.utf8.withContiguousStorageIfAvailable(isPlain) ?? Array(text.utf8).withUnsafeBufferPointer(isPlain)
+    }
+
+    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
+        {
+            return false
+        }
+        return true
+    }
+
+    /// Lends `write` a ``Run`` of `capacity` bytes of stack memory, then appends what it wrote to `bytes`.
+    private static func appendRun(capacity: Int, to bytes: inout [UInt8], _ write: (inout Run) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            var run = Run(buffer)
+            write(&run)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<run.count]))
+        }
+    }
+
+    /// ``appendRun(capacity:to:_:)`` whose `write` reads the entry as an argument: a closure that captured it
+    /// would copy it (a retain and a release for each of its strings).
+    private func appendRun(capacity: Int, to bytes: inout [UInt8], _ write: (inout Run, RequestLogEntry) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            var run = Run(buffer)
+            write(&run, self)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<run.count]))
+        }
+    }
+
+    /// The line as ``appendJSONInRuns(to:)`` writes it, field by field, whatever the values.
+    func appendJSONFieldByField(to bytes: inout [UInt8]) {
         // Written straight into the buffer, field by field, as `JSONObjectWriter` would write them.
         Self.append(#"{"time":""#, to: &bytes)
         Self.appendISO8601(time, to: &bytes)
@@ -163,60 +285,22 @@ struct RequestLogEntry: Sendable {
 
     /// Appends `date` as `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC (ASCII, no quotes) without building strings.
     static func appendISO8601(_ date: Date, to bytes: inout [UInt8]) {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let (days, dayMilliseconds) = floorDivide(milliseconds, 86_400_000)
-        // Civil-from-days (proleptic Gregorian), days since 1970-01-01.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        let hour = dayMilliseconds / 3_600_000
-        let minute = dayMilliseconds / 60_000 % 60
-        let second = dayMilliseconds / 1000 % 60
-        let millisecond = dayMilliseconds % 1000
-        guard (0...9999).contains(year) else {
-            // Outside years 0...9999, `String(value)` left-padded with zeros, as a formatter would write it.
-            appendPadded(year, width: 4, to: &bytes)
-            for (separator, value, width) in [
-                ("-", month, 2), ("-", day, 2), ("T", hour, 2), (":", minute, 2), (":", second, 2),
-                (".", millisecond, 3),
-            ] as [(Unicode.Scalar, Int64, Int)] {
-                bytes.append(UInt8(ascii: separator))
-                appendPadded(value, width: width, to: &bytes)
-            }
-            bytes.append(UInt8(ascii: "Z"))
+        if let clock = CivilTime(date) {
+            // The request path: every field fits its width; 24 bytes written in place and appended once.
+            appendRun(capacity: 24, to: &bytes) { $0.put(clock) }
             return
         }
-        // The request path: every field fits its width; 24 bytes written in place and appended once.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { out in
-            func put(_ value: Int64, width: Int, at start: Int) {
-                var rest = value
-                for index in stride(from: start + width - 1, through: start, by: -1) {
-                    out[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-                    rest /= 10
-                }
-            }
-            put(year, width: 4, at: 0)
-            out[4] = UInt8(ascii: "-")
-            put(month, width: 2, at: 5)
-            out[7] = UInt8(ascii: "-")
-            put(day, width: 2, at: 8)
-            out[10] = UInt8(ascii: "T")
-            put(hour, width: 2, at: 11)
-            out[13] = UInt8(ascii: ":")
-            put(minute, width: 2, at: 14)
-            out[16] = UInt8(ascii: ":")
-            put(second, width: 2, at: 17)
-            out[19] = UInt8(ascii: ".")
-            put(millisecond, width: 3, at: 20)
-            out[23] = UInt8(ascii: "Z")
-            bytes.append(contentsOf: UnsafeBufferPointer(out))
+        // Outside years 0...9999, `String(value)` left-padded with zeros, as a formatter would write it.
+        let fields = CivilTime.fields(date)
+        appendPadded(fields.year, width: 4, to: &bytes)
+        for (separator, value, width) in [
+            ("-", fields.month, 2), ("-", fields.day, 2), ("T", fields.hour, 2), (":", fields.minute, 2),
+            (":", fields.second, 2), (".", fields.millisecond, 3),
+        ] as [(Unicode.Scalar, Int64, Int)] {
+            bytes.append(UInt8(ascii: separator))
+            appendPadded(value, width: width, to: &bytes)
         }
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// Appends `String(value)` left-padded with zeros to `width`, without building the string.
@@ -232,8 +316,175 @@ struct RequestLogEntry: Sendable {
         JSONText.appendUnsigned(value.magnitude, to: &bytes)
     }
 
+}
+
+/// A date's UTC calendar fields, for ``RequestLogEntry/appendISO8601(_:to:)``: computed by hand (civil from
+/// days, proleptic Gregorian), no formatter on the request path.
+///
+/// **Thread safety:** value type; not shared.
+private struct CivilTime {
+    let year: Int64
+    let month: Int64
+    let day: Int64
+    let hour: Int64
+    let minute: Int64
+    let second: Int64
+    let millisecond: Int64
+
+    /// The fields of `date`, or `nil` outside years 0...9999 (whose text is not 24 bytes).
+    init?(_ date: Date) {
+        let fields = Self.fields(date)
+        guard (0...9999).contains(fields.year) else { return nil }
+        self = fields
+    }
+
+    private init(
+        year: Int64,
+        month: Int64,
+        day: Int64,
+        hour: Int64,
+        minute: Int64,
+        second: Int64,
+        millisecond: Int64
+    ) {
+        self.year = year
+        self.month = month
+        self.day = day
+        self.hour = hour
+        self.minute = minute
+        self.second = second
+        self.millisecond = millisecond
+    }
+
+    /// The fields of `date`, whatever its year.
+    static func fields(_ date: Date) -> CivilTime {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let (days, dayMilliseconds) = floorDivide(milliseconds, 86_400_000)
+        // Civil-from-days (proleptic Gregorian), days since 1970-01-01.
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return CivilTime(
+            year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0),
+            month: month,
+            day: day,
+            hour: dayMilliseconds / 3_600_000,
+            minute: dayMilliseconds / 60_000 % 60,
+            second: dayMilliseconds / 1000 % 60,
+            millisecond: dayMilliseconds % 1000
+        )
+    }
+
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
         let quotient = value >= 0 ? value / divisor : (value - divisor + 1) / divisor
         return (quotient, value - quotient * divisor)
+    }
+}
+
+/// A stretch of a log line of bounded length, written in place into memory lent by
+/// ``RequestLogEntry/appendRun(capacity:to:_:)``. Its writer sizes it from the literals, at most 20 digits
+/// per number and the byte counts of the strings it puts; writing past it is a programming error and traps.
+///
+/// **Thread safety:** value type; lives for one run.
+private struct Run {
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    mutating func put(_ byte: UInt8) {
+        precondition(count < buffer.count, "log line run sized too small")
+        buffer[count] = byte
+        count += 1
+    }
+
+    mutating func put(_ text: StaticString) {
+        put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        precondition(bytes.count <= buffer.count - count, "log line run sized too small")
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        (buffer.baseAddress! + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    /// `text` between quotes, as it is (the caller checked that it needs no escape).
+    mutating func put(quoted text: String) {
+        put(UInt8(ascii: "\""))
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { put($0) }
+        if copied == nil {
+            for byte in text.utf8 { put(byte) }
+        }
+        put(UInt8(ascii: "\""))
+    }
+
+    /// `value` in decimal, as `JSONText.appendUnsigned` writes it.
+    mutating func put(digits value: UInt64) {
+        var divisor: UInt64 = 1
+        while divisor <= value / 10 { divisor &*= 10 }
+        repeat {
+            put(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
+    }
+
+    /// `value` in decimal, as `JSONText.appendInteger` writes it.
+    mutating func put(integer value: Int) {
+        if value < 0 { put(UInt8(ascii: "-")) }
+        put(digits: UInt64(value.magnitude))
+    }
+
+    /// `value` (not negative, below 10^width) in `width` digits, zeros first.
+    mutating func put(padded value: Int64, width: Int) {
+        precondition(width <= buffer.count - count, "log line run sized too small")
+        var rest = value
+        for index in stride(from: count + width - 1, through: count, by: -1) {
+            buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+        count += width
+    }
+
+    /// `yyyy-MM-ddTHH:mm:ss.SSSZ`.
+    mutating func put(_ clock: CivilTime) {
+        put(padded: clock.year, width: 4)
+        put(UInt8(ascii: "-"), twoDigits: clock.month)
+        put(UInt8(ascii: "-"), twoDigits: clock.day)
+        put(UInt8(ascii: "T"), twoDigits: clock.hour)
+        put(UInt8(ascii: ":"), twoDigits: clock.minute)
+        put(UInt8(ascii: ":"), twoDigits: clock.second)
+        put(UInt8(ascii: "."))
+        put(padded: clock.millisecond, width: 3)
+        put(UInt8(ascii: "Z"))
+    }
+
+    /// `separator`, then `value` (0...99) in two digits.
+    private mutating func put(_ separator: UInt8, twoDigits value: Int64) {
+        precondition(count + 3 <= buffer.count, "log line run sized too small")
+        let value = UInt8(truncatingIfNeeded: value)
+        buffer[count] = separator
+        buffer[count + 1] = UInt8(ascii: "0") &+ value / 10
+        buffer[count + 2] = UInt8(ascii: "0") &+ value % 10
+        count += 3
+    }
+
+    /// The 32 lowercase hex digits of a trace ID, as `Hex.append128` writes them.
+    mutating func put(traceID: (high: UInt64, low: UInt64)) {
+        Hex.withDigits128(traceID.high, traceID.low) { digits in
+            precondition(digits.count <= buffer.count - count, "log line run sized too small")
+            UnsafeMutableRawPointer(buffer.baseAddress! + count).copyMemory(
+                from: digits.baseAddress!,
+                byteCount: digits.count
+            )
+            count += digits.count
+        }
     }
 }

@@ -38,12 +38,23 @@ enum SequenceRoutes {
             let plan = try SequencePlan(context: context)
             switch plan.format {
             case .json:
+                let isCostly = plan.isCostly
+                if !isCostly, let kept = SmallDocuments.shared.kept(for: plan) {
+                    // Kept with its tag: nothing to build for this request.
+                    let validator = Validator(tag: kept.tag, cacheControl: Validator.immutable)
+                    if context.respondNotModified(validator) { return }
+                    context.respond(json: kept.document, validator: validator)
+                    return
+                }
                 // A document of fixed start and count never changes: a client holding it gets 304 before any
                 // term is computed.
                 let validator = Validator(tag: plan.entityTag, cacheControl: Validator.immutable)
                 if context.respondNotModified(validator) { return }
-                guard plan.isCostly else {
-                    context.respond(json: SmallDocuments.shared.document(for: plan), validator: validator)
+                guard isCostly else {
+                    context.respond(
+                        json: SmallDocuments.shared.document(for: plan, tag: validator.tag),
+                        validator: validator
+                    )
                     return
                 }
                 // Built on a worker; only the answer comes back to the loop.
@@ -271,19 +282,32 @@ final class SmallDocuments: Sendable {
         let count: Int
     }
 
-    private let documents = Mutex<[Key: [UInt8]]>([:])
+    /// A document and its `ETag` (``SequencePlan/entityTag``).
+    private struct Kept {
+        let document: [UInt8]
+        let tag: EntityTag
+    }
 
-    /// The JSON document of `plan` (a JSON plan that is not costly), built or kept.
-    func document(for plan: SequencePlan) -> [UInt8] {
+    private let documents = Mutex<[Key: Kept]>([:])
+
+    /// The document of `plan` and its tag, if kept.
+    func kept(for plan: SequencePlan) -> (document: [UInt8], tag: EntityTag)? {
+        guard plan.probe == nil, let count = plan.count else { return nil }
+        let key = Key(kind: plan.kind, start: plan.start, count: count)
+        return documents.withLock { $0[key] }.map { ($0.document, $0.tag) }
+    }
+
+    /// The document of `plan` (whose ``SequencePlan/entityTag`` is `tag`), kept when it qualifies.
+    func document(for plan: SequencePlan, tag: EntityTag) -> [UInt8] {
         guard plan.probe == nil, let count = plan.count else {
             return SequenceRoutes.jsonDocument(plan, plan.publisher)
         }
         let key = Key(kind: plan.kind, start: plan.start, count: count)
-        if let kept = documents.withLock({ $0[key] }) { return kept }
+        if let kept = documents.withLock({ $0[key] }) { return kept.document }
         let document = SequenceRoutes.jsonDocument(plan, plan.publisher)
         if document.count <= Self.maxDocumentBytes {
             documents.withLock { documents in
-                if documents.count < Self.maxDocuments { documents[key] = document }
+                if documents.count < Self.maxDocuments { documents[key] = Kept(document: document, tag: tag) }
             }
         }
         return document

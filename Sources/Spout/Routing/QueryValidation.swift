@@ -20,7 +20,8 @@ struct QueryParameters: Sendable {
     }
 
     /// ``init(_:known:)`` over the query of `request`. A query of ASCII bytes with no `%` or `+` decodes to
-    /// itself, so it is read straight from its bytes; any other goes through `Request.queryItems`.
+    /// itself, so it is split on its bytes (the pairs of `RequestHead.queryItems`: split on `&`, empty pairs
+    /// skipped, then at the first `=`); any other goes through `Request.queryItems`.
     init(query request: Request, known: Set<String>) throws(Problem) {
         self.init()
         guard var query = request.query else { return }
@@ -31,38 +32,51 @@ struct QueryParameters: Sendable {
             self = try QueryParameters(request.queryItems, known: known)
             return
         }
-        // The pairs of `RequestHead.queryItems`: split on `&` (empty pairs skipped), then at the first `=`.
-        var position = query.utf8.startIndex
-        let end = query.utf8.endIndex
-        while position < end {
-            let pairEnd = query.utf8[position...].firstIndex(of: UInt8(ascii: "&")) ?? end
-            defer { position = pairEnd < end ? query.utf8.index(after: pairEnd) : end }
-            guard position < pairEnd else { continue }
-            let pair = query.utf8[position..<pairEnd]
-            let name: String
-            let value: String
-            if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
-                name = String(Substring(pair[pair.startIndex..<equals]))
-                value = String(Substring(pair[query.utf8.index(after: equals)...]))
-            } else {
-                name = String(Substring(pair))
-                value = ""
+        var pairs: [(name: String, value: String)] = []
+        query.withUTF8 { bytes in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count && bytes[end] != UInt8(ascii: "&") { end += 1 }
+                if end > start {
+                    var equals = start
+                    while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
+                    let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<equals]), as: UTF8.self)
+                    let value =
+                        equals < end
+                        ? String(decoding: UnsafeBufferPointer(rebasing: bytes[(equals + 1)..<end]), as: UTF8.self) : ""
+                    pairs.append((name, value))
+                }
+                start = end + 1
             }
-            try add(name: name, value: value, known: known)
         }
+        // Checked in order, as ``add(name:value:known:)`` would, then kept as they are: one array, built once.
+        for index in pairs.indices {
+            try Self.check(pairs[index].name, earlier: pairs[..<index], known: known)
+        }
+        values = pairs
     }
 
     private init() {}
 
     private mutating func add(name: String, value: String, known: Set<String>) throws(Problem) {
+        try Self.check(name, earlier: values[...], known: known)
+        values.append((name, value))
+    }
+
+    /// Rejects a name outside `known`, or one given already (in `earlier`).
+    private static func check(
+        _ name: String,
+        earlier: ArraySlice<(name: String, value: String)>,
+        known: Set<String>
+    ) throws(Problem) {
         guard known.contains(name) else {
             let list = known.sorted().joined(separator: ", ")
             throw .invalidParameter(name, "unknown parameter \"\(Self.clip(name))\"; known parameters: \(list)")
         }
-        guard lookup(name) == nil else {
+        guard !earlier.contains(where: { $0.name == name }) else {
             throw .invalidParameter(name, "\(name) must be given at most once")
         }
-        values.append((name, value))
     }
 
     /// The raw value of `name`, if present.
@@ -78,13 +92,14 @@ struct QueryParameters: Sendable {
     /// - Throws: ``Problem`` when the value is not a plain non-negative decimal integer or is out of range.
     func integer(_ name: String, in range: ClosedRange<Int>, unit: String = "") throws(Problem) -> Int? {
         guard let text = lookup(name) else { return nil }
-        let suffix = unit.isEmpty ? "" : " \(unit)"
         guard !text.isEmpty, text.utf8.count <= 40, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             let kind = range.lowerBound > 0 ? "a positive integer" : "a non-negative integer"
             let what = unit.isEmpty ? kind : "\(kind) number of \(unit)"
             throw .invalidParameter(name, "\(name) must be \(what), got \"\(Self.clip(text))\"")
         }
         guard let value = Int(text), range.contains(value) else {
+            // Built here, not before the checks: an interpolated string costs a few hundred instructions.
+            let suffix = unit.isEmpty ? "" : " \(unit)"
             throw .invalidParameter(
                 name,
                 "\(name) must be between \(range.lowerBound) and \(range.upperBound)\(suffix), got \(Self.clip(text))"

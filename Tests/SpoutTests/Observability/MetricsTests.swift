@@ -203,4 +203,46 @@ import Testing
             #expect(full.jsonBytes == reference(full), "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
         }
     }
+
+    /// `appendJSON` writes the common line in runs of stack memory and falls back to the field-by-field way for
+    /// values it does not take (escapes, years outside 0...9999, durations that are not plain numbers): both
+    /// ways must write the same bytes, at the edges of the runs' bounds too.
+    @Test(
+        arguments: [
+            ("GET", "/health", 0.0000414, nil),
+            ("GE\"T", "/sequences/{name}", -0.0123456, "::1"),
+            (String(repeating: "M", count: 32), "/a\u{7F}", 9.2e12, "127.0.0.1"),
+            (String(repeating: "M", count: 33), "/", 1e20, "fe80::1%eth0"),
+            ("DELETE", "/é", -.infinity, "1.2.3.4\u{0}"),
+        ] as [(String, String, Double, String?)]
+    )
+    func runsWriteWhatTheFieldByFieldWayWrites(method: String, route: String, seconds: Double, remote: String?) {
+        for time in [0.0, 1_764_700_200.999, 253_402_300_799.999, 253_402_300_800, -62_198_755_200] {
+            for numbers in [(200, 15, nil), (Int.min, Int.max, Int.min), (-1, 0, 0)] as [(Int, Int, Int?)] {
+                var entry = RequestLogEntry(
+                    time: Date(timeIntervalSince1970: time),
+                    method: method,
+                    path: "/p?\"",
+                    status: numbers.0,
+                    durationSeconds: seconds,
+                    bytes: numbers.1,
+                    events: numbers.2,
+                    end: numbers.2 == nil ? nil : .clientGone
+                )
+                entry.route = route
+                entry.remoteAddress = remote
+                entry.correlation = RequestCorrelation(
+                    requestID: String(repeating: "r", count: RequestCorrelation.maxRequestIDLength),
+                    traceparent: nil,
+                    tracestate: nil
+                )
+                entry.query = numbers.2 == nil ? nil : "count=3"
+                entry.userAgent = numbers.2 == nil ? nil : "agent"
+                var fieldByField: [UInt8] = []
+                entry.appendJSONFieldByField(to: &fieldByField)
+                #expect(entry.jsonBytes == fieldByField, "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
+                #expect(entry.jsonBytes == reference(entry), "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
+            }
+        }
+    }
 }
