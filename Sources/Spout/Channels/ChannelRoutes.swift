@@ -17,13 +17,7 @@ enum ChannelRoutes {
             let name = try channelName(context)
             _ = try QueryParameters(query: context.request, known: [])
             let broker = context.service.channels
-            if let refusal = broker.access.checkPublish(
-                authorization: context.request.headers["Authorization"],
-                remoteAddress: context.request.remoteAddress
-            ) {
-                respond(refusal, context)
-                return
-            }
+            try requirePublisher(context)
             try requireJSON(context.request.headers["Content-Type"])
             let body = try ChannelPublishBody(
                 context.request.body,
@@ -45,7 +39,7 @@ enum ChannelRoutes {
                 respond(refusal, context)
             }
         } catch {
-            context.respond(problem: error)
+            respond(error, context)
         }
     }
 
@@ -61,13 +55,7 @@ enum ChannelRoutes {
                 allowed: [.sse, .ndjson]
             )
             let broker = context.service.channels
-            if let refusal = broker.access.checkSubscribe(
-                authorization: context.request.headers["Authorization"],
-                queryToken: query["token"]
-            ) {
-                respond(refusal, context)
-                return
-            }
+            try requireSubscriber(context, queryToken: query["token"])
             // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
             // parameter of the first connection.
             // An empty one (after trimming) is no resume point at all.
@@ -102,7 +90,7 @@ enum ChannelRoutes {
                 }
             }
         } catch {
-            context.respond(problem: error)
+            respond(error, context)
         }
     }
 
@@ -112,19 +100,13 @@ enum ChannelRoutes {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = context.service.channels
-            if let refusal = broker.access.checkSubscribe(
-                authorization: context.request.headers["Authorization"],
-                queryToken: query["token"]
-            ) {
-                respond(refusal, context)
-                return
-            }
+            try requireSubscriber(context, queryToken: query["token"])
             guard let event = broker.broker.existingChannel(named: name)?.latest.value else {
                 throw .notFound("channel \"\(name)\" has no event")
             }
             context.respond(json: event.jsonObject)
         } catch {
-            context.respond(problem: error)
+            respond(error, context)
         }
     }
 
@@ -134,13 +116,7 @@ enum ChannelRoutes {
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
             let broker = context.service.channels
-            if let refusal = broker.access.checkPublish(
-                authorization: context.request.headers["Authorization"],
-                remoteAddress: context.request.remoteAddress
-            ) {
-                respond(refusal, context)
-                return
-            }
+            try requirePublisher(context)
             var bytes = Array(#"{"channels":["#.utf8)
             for (position, summary) in broker.broker.summaries().enumerated() {
                 if position > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -155,7 +131,7 @@ enum ChannelRoutes {
             bytes.append(contentsOf: Array("]}".utf8))
             context.respond(json: bytes)
         } catch {
-            context.respond(problem: error)
+            respond(error, context)
         }
     }
 
@@ -200,6 +176,27 @@ enum ChannelRoutes {
         }
     }
 
+    /// A publish token, or loopback when none is configured (``ChannelAccess/checkPublish(authorization:remoteAddress:)``).
+    private static func requirePublisher(_ context: RequestContext) throws(Problem) {
+        if let refusal = context.service.channels.access.checkPublish(
+            authorization: context.request.headers["Authorization"],
+            remoteAddress: context.request.remoteAddress
+        ) {
+            throw refusal
+        }
+    }
+
+    /// A subscribe token when they are configured (``ChannelAccess/checkSubscribe(authorization:queryToken:)``).
+    private static func requireSubscriber(_ context: RequestContext, queryToken: String?) throws(Problem) {
+        if let refusal = context.service.channels.access.checkSubscribe(
+            authorization: context.request.headers["Authorization"],
+            queryToken: queryToken
+        ) {
+            throw refusal
+        }
+    }
+
+    /// Answers `problem`; a `401` carries the `WWW-Authenticate` challenge.
     private static func respond(_ problem: Problem, _ context: RequestContext) {
         let headers: Headers = problem.status == 401 ? ["WWW-Authenticate": #"Bearer realm="spout""#] : [:]
         context.respond(problem: problem, headers: headers)
