@@ -72,11 +72,18 @@ final class NetworkingLane: @unchecked Sendable {
     /// - Parameters:
     ///   - call: What `work` calls in FoundationNetworking, for the check and the observers.
     ///   - url: The request concerned, if any, for the observers.
-    func perform(_ call: NetworkingCall, url: URL? = nil, _ work: @escaping @Sendable (URLSession?) -> Void) {
+    ///   - createsSession: Whether a lane without a session yet creates one for `work` (`invalidate` does not:
+    ///     creating one only to drop it would start libcurl, and at exit that races the process's teardown).
+    func perform(
+        _ call: NetworkingCall,
+        url: URL? = nil,
+        createsSession: Bool = true,
+        _ work: @escaping @Sendable (URLSession?) -> Void
+    ) {
         let requestedOnEventLoop = UpstreamSession.isOnEventLoop
         pending.add(1, ordering: .relaxed)
         queue.async { [self] in
-            let session = currentSession(url: url)
+            let session = createsSession ? currentSession(url: url) : self.session
             enter(call, url: url, requestedOnEventLoop: requestedOnEventLoop)
             work(session)
             pending.subtract(1, ordering: .relaxed)
@@ -85,7 +92,7 @@ final class NetworkingLane: @unchecked Sendable {
 
     /// Invalidates the session: its tasks are cancelled and later transfers fail as cancelled.
     func invalidate() {
-        perform(.invalidate) { [self] session in
+        perform(.invalidate, createsSession: false) { [self] session in
             session?.invalidateAndCancel()
             self.session = nil
             isInvalidated = true
