@@ -22,7 +22,7 @@ struct ChannelAccess: Sendable {
     /// Whether a request from `remoteAddress` with `authorization` may publish; the problem to answer if not.
     func checkPublish(authorization: String?, remoteAddress: String) -> Problem? {
         guard !publishTokens.isEmpty else {
-            if Self.isLoopback(remoteAddress) { return nil }
+            if PeerTrust.isLoopback(remoteAddress) { return nil }
             return .forbidden(
                 "no channels.publishTokens are configured, so only loopback clients may publish; configure a token "
                     + "and send Authorization: Bearer <token>"
@@ -63,23 +63,8 @@ struct ChannelAccess: Sendable {
     static func matches(_ token: [UInt8], _ tokens: [[UInt8]]) -> Bool {
         var found: UInt8 = 0
         for candidate in tokens {
-            found |= equalInConstantTime(token, candidate) ? 1 : 0
+            found |= PeerTrust.equalInConstantTime(token, candidate) ? 1 : 0
         }
         return found != 0
-    }
-
-    /// Compares every byte of `expected` whatever the first difference; lengths differ → not equal.
-    static func equalInConstantTime(_ given: [UInt8], _ expected: [UInt8]) -> Bool {
-        var difference = UInt(bitPattern: given.count ^ expected.count)
-        for index in expected.indices {
-            let other = index < given.count ? given[index] : 0
-            difference |= UInt(expected[index] ^ other)
-        }
-        return difference == 0 && !expected.isEmpty
-    }
-
-    /// Whether `address` is on the loopback interface (127.0.0.0/8, `::1`, or v4-mapped loopback).
-    static func isLoopback(_ address: String) -> Bool {
-        address == "::1" || address.utf8.starts(with: "127.".utf8) || address.utf8.starts(with: "::ffff:127.".utf8)
     }
 }

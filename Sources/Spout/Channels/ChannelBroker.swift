@@ -149,9 +149,6 @@ final class ChannelBroker: @unchecked Sendable {
             .sorted { $0.name < $1.name }
     }
 
-    /// Channels that exist.
-    var count: Int { lock.withLock { channels.count } }
-
     /// Retires and forgets idle channels; expires history everywhere. Under the broker's lock (the only place
     /// that takes a channel's lock inside it), so a lookup never returns a channel that is already retired.
     func sweepIdle() {

@@ -37,16 +37,7 @@ enum SelfCall {
     /// The header is only looked up for `/demo/` paths, so other requests pay one prefix check.
     static func isSelfCall(path: String, remoteAddress: String, headerValue: @autoclosure () -> String?) -> Bool {
         guard hasDemoPrefix(path), let headerValue = headerValue() else { return false }
-        guard
-            remoteAddress == "127.0.0.1" || remoteAddress == "::1" || remoteAddress == "::ffff:127.0.0.1"
-                || remoteAddress.utf8.starts(with: "127.".utf8)
-        else { return false }
-        // Compared in full whatever the first difference, so timing tells nothing about the token.
-        let expected = Array(token.utf8)
-        let given = Array(headerValue.utf8)
-        guard given.count == expected.count else { return false }
-        var difference: UInt8 = 0
-        for (left, right) in zip(given, expected) { difference |= left ^ right }
-        return difference == 0
+        guard PeerTrust.isLoopback(remoteAddress) else { return false }
+        return PeerTrust.equalInConstantTime(Array(headerValue.utf8), Array(token.utf8))
     }
 }

@@ -328,15 +328,15 @@ import Testing
 
     @Test func constantTimeComparisonIsEquality() {
         let secret = Array("s3cret".utf8)
-        #expect(ChannelAccess.equalInConstantTime(secret, secret))
-        #expect(!ChannelAccess.equalInConstantTime(Array("s3cre".utf8), secret), "a prefix")
-        #expect(!ChannelAccess.equalInConstantTime(Array("s3cret!".utf8), secret), "a longer token")
-        #expect(!ChannelAccess.equalInConstantTime(Array("S3cret".utf8), secret), "the first byte differs")
-        #expect(!ChannelAccess.equalInConstantTime(Array("s3creT".utf8), secret), "the last byte differs")
-        #expect(!ChannelAccess.equalInConstantTime([], secret))
-        #expect(!ChannelAccess.equalInConstantTime([], []), "an empty token matches nothing")
-        #expect(!ChannelAccess.equalInConstantTime(secret + [0], secret), "a trailing NUL is not padding")
-        #expect(!ChannelAccess.equalInConstantTime(Array(secret.dropLast()) + [0], secret))
+        #expect(PeerTrust.equalInConstantTime(secret, secret))
+        #expect(!PeerTrust.equalInConstantTime(Array("s3cre".utf8), secret), "a prefix")
+        #expect(!PeerTrust.equalInConstantTime(Array("s3cret!".utf8), secret), "a longer token")
+        #expect(!PeerTrust.equalInConstantTime(Array("S3cret".utf8), secret), "the first byte differs")
+        #expect(!PeerTrust.equalInConstantTime(Array("s3creT".utf8), secret), "the last byte differs")
+        #expect(!PeerTrust.equalInConstantTime([], secret))
+        #expect(!PeerTrust.equalInConstantTime([], []), "an empty token matches nothing")
+        #expect(!PeerTrust.equalInConstantTime(secret + [0], secret), "a trailing NUL is not padding")
+        #expect(!PeerTrust.equalInConstantTime(Array(secret.dropLast()) + [0], secret))
         #expect(ChannelAccess.matches(secret, [Array("other".utf8), secret, Array("third".utf8)]))
         #expect(ChannelAccess.matches(secret, [secret, secret]))
         #expect(!ChannelAccess.matches(secret, [Array("other".utf8)]))
@@ -345,13 +345,13 @@ import Testing
 
     @Test func loopbackAddresses() {
         for address in ["127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1"] {
-            #expect(ChannelAccess.isLoopback(address), "\(address)")
+            #expect(PeerTrust.isLoopback(address), "\(address)")
         }
         for address in [
             "", "10.0.0.1", "192.168.1.127", "203.0.113.5", "0.0.0.0", "::", "::2", "fe80::1", "::ffff:10.0.0.1",
             "1127.0.0.1", "128.0.0.1", "::ffff:128.0.0.1", "2001:db8::1",
         ] {
-            #expect(!ChannelAccess.isLoopback(address), "\(address)")
+            #expect(!PeerTrust.isLoopback(address), "\(address)")
         }
     }
 
