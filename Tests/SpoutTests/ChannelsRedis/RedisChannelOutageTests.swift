@@ -1,0 +1,205 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Spout
+
+/// Redis killed under two replicas with open streams: publishes are refused, streams stay open with their
+/// heartbeats, and when Redis comes back they carry on (with its data) or reset (without it). Also `/ready` and the
+/// Redis metrics across an outage.
+@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(2 * TestTiming.scale)))
+struct RedisChannelOutageTests {
+    /// Two replicas with 50 ms heartbeats and a subscriber on each that has seen events 1…5 of `channel`.
+    private func replicasWithSubscribers(_ redis: RedisServer, channel: String) async throws -> (
+        a: SpoutTestServer, b: SpoutTestServer, subscribers: [StreamClient], ids: [String]
+    ) {
+        let a = try await SpoutTestServer.replica(redisPort: redis.port) { $0.sse.heartbeatSeconds = 0.05 }
+        let b = try await SpoutTestServer.replica(redisPort: redis.port) { $0.sse.heartbeatSeconds = 0.05 }
+        let publisher = try ChannelHTTP(port: a.port)
+        defer { publisher.close() }
+        let first = try publisher.publishIDs(channel, channelBody([1]))
+        let subscribers = try [a, b].map {
+            try StreamClient.channel(channel, port: $0.port, headers: ["Last-Event-ID: \(first[0])"])
+        }
+        let ids = first + (try publisher.publishIDs(channel, channelBody(2...5)))
+        for subscriber in subscribers {
+            #expect(numbers(try subscriber.frames(through: ids.last!)) == Array(2...5))
+        }
+        return (a, b, subscribers, ids)
+    }
+
+    @Test func whileRedisIsDownPublishesAreRefusedAndStreamsKeepTheirHeartbeatsThenCarryOnWithoutAGap()
+        async throws
+    {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let (a, b, subscribers, ids) = try await replicasWithSubscribers(redis, channel: "outage")
+        defer { subscribers.forEach { $0.close() } }
+        let (gen, _) = try #require(idParts(ids[0]))
+
+        try redis.kill(keepingData: true)
+        // Publishes on either replica: 503 problem+json with Retry-After, each within the wait (a command to a
+        // dead socket fails, or times out).
+        for (index, replica) in [a, b, a, b].enumerated() {
+            let publisher = try ChannelHTTP(port: replica.port)
+            defer { publisher.close() }
+            let response = try publisher.send(
+                "POST",
+                "/channels/outage/events",
+                body: Array(channelBody([100 + index]).utf8),
+                timeout: .seconds(30)
+            )
+            expectUnavailable(response, "publish \(index) while Redis is down")
+        }
+        // The streams stay open and keep their heartbeats while Redis is away.
+        for (index, subscriber) in subscribers.enumerated() {
+            #expect(subscriber.awaitComments(3), "subscriber \(index): heartbeats while Redis is down")
+            #expect(!subscriber.bodyEnded, "subscriber \(index): the stream stays open")
+            #expect(subscriber.events.count == 4, "subscriber \(index): nothing new: \(subscriber.events)")
+        }
+        #expect(a.isHealthy() && b.isHealthy())
+
+        let restarted = try redis.restarted()
+        defer { restarted.stop() }
+        #expect(eventually(timeout: redisStateTimeout) { b.redisIsUp(true) && a.redisIsUp(true) })
+
+        // Published on B after the restart: both streams get exactly these, numbered on from 5 in the same
+        // generation; the refused publishes never appear.
+        let publisher = try ChannelHTTP(port: b.port)
+        defer { publisher.close() }
+        let after = try publisher.publishIDs("outage", channelBody(6...10))
+        #expect(after.compactMap { idParts($0)?.gen } == Array(repeating: gen, count: 5))
+        #expect(after.compactMap { idParts($0)?.seq } == Array(6...10), "the refused publishes took no sequence")
+        for (index, subscriber) in subscribers.enumerated() {
+            let frames = try subscriber.frames(through: after.last!)
+            #expect(frames.map(\.id) == after, "subscriber \(index): no gap, no duplicate, no refused event")
+            #expect(frames.allSatisfy { $0.type == "message" }, "subscriber \(index): no reset: \(frames)")
+        }
+        // A newcomer resuming from the first event reads the kept history: 2…10, not the refused ones.
+        let newcomer = try StreamClient.channel("outage", port: a.port, headers: ["Last-Event-ID: \(ids[0])"])
+        defer { newcomer.close() }
+        #expect(numbers(try newcomer.frames(through: after.last!)) == Array(2...10))
+        #expect(try restarted.command(["XLEN", "spout:ch:outage:events"]) == ":10")
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func aRedisThatLostItsDataResetsLiveSubscribersAndOldIDs() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let (a, b, subscribers, ids) = try await replicasWithSubscribers(redis, channel: "lost")
+        defer { subscribers.forEach { $0.close() } }
+        let (oldGen, _) = try #require(idParts(ids[0]))
+
+        try redis.kill(keepingData: false)
+        let restarted = try redis.restarted()
+        defer { restarted.stop() }
+        #expect(try restarted.command(["EXISTS", "spout:ch:lost:meta"]) == ":0", "the new Redis holds nothing")
+        #expect(eventually(timeout: redisStateTimeout) { a.redisIsUp(true) && b.redisIsUp(true) })
+
+        let publisher = try ChannelHTTP(port: a.port)
+        defer { publisher.close() }
+        let fresh = try publisher.publishIDs("lost", channelBody(11...13))
+        let newGen = try #require(idParts(fresh[0])?.gen)
+        #expect(newGen != oldGen, "a Redis without the channel makes a new generation")
+        #expect(fresh.compactMap { idParts($0)?.seq } == [1, 2, 3])
+
+        // Live subscribers on both replicas: one reset (unknown-id), then the new events.
+        for (index, subscriber) in subscribers.enumerated() {
+            let frames = try subscriber.frames(through: fresh.last!)
+            #expect(frames.count == 4, "subscriber \(index): \(frames)")
+            #expect(frames.first.flatMap(resetReason) == "unknown-id", "subscriber \(index): \(frames)")
+            #expect(Array(frames.dropFirst()).map(\.id) == fresh, "subscriber \(index)")
+        }
+        // A client resuming with an id of the old generation, on either replica: reset, then the new history.
+        for replica in [a, b] {
+            let client = try StreamClient.channel("lost", port: replica.port, headers: ["Last-Event-ID: \(ids[2])"])
+            defer { client.close() }
+            let frames = try client.frames(through: fresh.last!)
+            #expect(frames.first.flatMap(resetReason) == "unknown-id", "\(frames)")
+            #expect(Array(frames.dropFirst()).map(\.id) == fresh)
+        }
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func readinessFailsWhileRedisIsDownOnlyWhenConfiguredTo() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let failing = try await SpoutTestServer.replica(redisPort: redis.port, channels: ["redisReadiness": "fail"])
+        let reporting = try await SpoutTestServer.replica(
+            redisPort: redis.port,
+            channels: ["redisReadiness": "report"]
+        )
+        let byDefault = try await SpoutTestServer.replica(redisPort: redis.port)
+        let all = [failing, reporting, byDefault]
+        #expect(eventually(timeout: redisStateTimeout) { all.allSatisfy { (try? $0.get("/ready"))?.status == 200 } })
+        for replica in all {
+            #expect(try replica.get("/ready").text.lowercased().contains("redis"), "the body names Redis's state")
+        }
+
+        try redis.kill(keepingData: false)
+        #expect(eventually(timeout: redisStateTimeout) { (try? failing.get("/ready"))?.status == 503 })
+        #expect(eventually(timeout: redisStateTimeout) { reporting.redisIsUp(false) && byDefault.redisIsUp(false) })
+        for replica in [reporting, byDefault] {
+            let ready = try replica.get("/ready")
+            #expect(ready.status == 200, "report (the default) stays ready: \(ready)")
+            #expect(ready.text.lowercased().contains("redis"))
+        }
+        let down = try failing.get("/ready")
+        #expect(down.text.lowercased().contains("redis"), "\(down)")
+        #expect(failing.isHealthy(), "/health is about the process, not Redis")
+
+        let restarted = try redis.restarted()
+        defer { restarted.stop() }
+        #expect(eventually(timeout: redisStateTimeout) { (try? failing.get("/ready"))?.status == 200 })
+        #expect(try reporting.get("/ready").status == 200)
+        for replica in all { await replica.stop() }
+    }
+
+    @Test func theMetricsShowRedisUpRoundTripsErrorsAndReconnects() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let replica = try await SpoutTestServer.replica(redisPort: redis.port)
+        let subscriber = try StreamClient.channel("measured", port: replica.port)
+        defer { subscriber.close() }
+        #expect(eventually(timeout: redisStateTimeout) { replica.redisIsUp(true) })
+        #expect(eventually(timeout: redisStateTimeout) { replica.redisIsUp(true, role: "subscribe") })
+        let publisher = try ChannelHTTP(port: replica.port)
+        _ = try publisher.publishIDs("measured", channelBody(1...3))
+        publisher.close()
+
+        let text = try replica.get("/metrics").text
+        for family in [
+            "spout_redis_up gauge", "spout_redis_round_trip_seconds summary", "spout_redis_errors_total counter",
+            "spout_redis_reconnects_total counter",
+        ] {
+            #expect(text.contains("# TYPE \(family)"), "\(family)")
+        }
+        #expect(replica.labelledCounter("spout_redis_round_trip_seconds_count", #"role="publish""#) >= 1)
+        #expect(replica.labelledCounter("spout_redis_round_trip_seconds_sum", #"role="publish""#) > 0)
+        let reconnectsBefore = replica.labelledCounter("spout_redis_reconnects_total", #"role="publish""#)
+        let subscribeReconnectsBefore = replica.labelledCounter("spout_redis_reconnects_total", #"role="subscribe""#)
+        #expect(reconnectsBefore >= 0 && subscribeReconnectsBefore >= 0)
+
+        try redis.kill(keepingData: false)
+        #expect(eventually(timeout: redisStateTimeout) { replica.redisIsUp(false) })
+        #expect(eventually(timeout: redisStateTimeout) { replica.redisIsUp(false, role: "subscribe") })
+        #expect(
+            eventually(timeout: redisStateTimeout) {
+                replica.labelledCounter("spout_redis_errors_total", #"role="publish""#, #"kind="connection""#) >= 1
+            }
+        )
+
+        let restarted = try redis.restarted()
+        defer { restarted.stop() }
+        #expect(eventually(timeout: redisStateTimeout) { replica.redisIsUp(true) })
+        #expect(eventually(timeout: redisStateTimeout) { replica.redisIsUp(true, role: "subscribe") })
+        #expect(replica.labelledCounter("spout_redis_reconnects_total", #"role="publish""#) >= reconnectsBefore + 1)
+        #expect(
+            replica.labelledCounter("spout_redis_reconnects_total", #"role="subscribe""#)
+                >= subscribeReconnectsBefore + 1
+        )
+        await replica.stop()
+    }
+}
