@@ -81,7 +81,7 @@ final class MisbehavingRedis: Sendable {
         while served < 60 && !isStopped {
             var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard Glibc.poll(&descriptor, 1, 100) > 0, !isStopped else { continue }
-            let client = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
             served += 1
             state.update { $0.connections += 1 }
@@ -128,7 +128,8 @@ final class MisbehavingRedis: Sendable {
             var reply = ""
             for (index, channel) in command.dropFirst().enumerated() {
                 let kind = name.lowercased()
-                reply += ">3\r\n$\(kind.utf8.count)\r\n\(kind)\r\n$\(channel.utf8.count)\r\n\(channel)\r\n:\(index + 1)\r\n"
+                reply +=
+                    ">3\r\n$\(kind.utf8.count)\r\n\(kind)\r\n$\(channel.utf8.count)\r\n\(channel)\r\n:\(index + 1)\r\n"
             }
             return (Array(reply.utf8), false)
         case "UNSUBSCRIBE", "SUNSUBSCRIBE", "PUNSUBSCRIBE":

@@ -66,7 +66,10 @@ struct RedisChannelReplicaTests {
         for (name, live) in [("A", liveA), ("B", liveB)] {
             let frames = try live.frames(through: ids.last!)
             let received = frames.map(\.id)
-            #expect(!received.isEmpty && ids.hasSuffix(received), "live subscriber on \(name): a tail, no gap: \(frames)")
+            #expect(
+                !received.isEmpty && ids.hasSuffix(received),
+                "live subscriber on \(name): a tail, no gap: \(frames)"
+            )
             #expect(frames.allSatisfy { $0.type == "message" })
         }
 

@@ -104,9 +104,9 @@ func resetReason(_ frame: ChannelFrame) -> String? {
 }
 
 /// Checks a `503` publish refusal: problem+json and a `Retry-After` of whole seconds.
-func expectUnavailable(_ response: LoopbackClient.Response, _ comment: Comment? = nil) {
-    #expect(response.status == 503, "\(comment?.description ?? ""): \(response)")
-    #expect(response.header("Content-Type") == "application/problem+json", "\(comment?.description ?? "")")
+func expectUnavailable(_ response: LoopbackClient.Response, _ what: String = "") {
+    #expect(response.status == 503, "\(what): \(response)")
+    #expect(response.header("Content-Type") == "application/problem+json", "\(what)")
     let retryAfter = response.header("Retry-After").flatMap { Int($0) }
     #expect(retryAfter != nil && retryAfter! >= 1, "Retry-After: \(response.header("Retry-After") ?? "none")")
 }
