@@ -61,7 +61,8 @@ struct RedisChannelOutageTests {
 
         let restarted = try redis.restarted()
         defer { restarted.stop() }
-        #expect(eventually(timeout: redisStateTimeout) { b.redisIsUp(true) && a.redisIsUp(true) })
+        // As soon as B can publish, whether or not A has subscribed again: A catches up from the history.
+        #expect(eventually(timeout: redisStateTimeout) { b.redisIsUp(true) })
 
         // Published on B after the restart: both streams get exactly these, numbered on from 5 in the same
         // generation; the refused publishes never appear.
@@ -71,7 +72,7 @@ struct RedisChannelOutageTests {
         #expect(after.compactMap { idParts($0)?.gen } == Array(repeating: gen, count: 5))
         #expect(after.compactMap { idParts($0)?.seq } == Array(6...10), "the refused publishes took no sequence")
         for (index, subscriber) in subscribers.enumerated() {
-            let frames = try subscriber.frames(through: after.last!)
+            let frames = try subscriber.frames(through: after.last!, timeout: redisStateTimeout)
             #expect(frames.map(\.id) == after, "subscriber \(index): no gap, no duplicate, no refused event")
             #expect(frames.allSatisfy { $0.type == "message" }, "subscriber \(index): no reset: \(frames)")
         }
@@ -80,6 +81,95 @@ struct RedisChannelOutageTests {
         defer { newcomer.close() }
         #expect(numbers(try newcomer.frames(through: after.last!)) == Array(2...10))
         #expect(try restarted.command(["XLEN", "spout:ch:outage:events"]) == ":10")
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func aReplicaCutOffFromRedisCatchesUpWithWhatTheOtherPublishedMeanwhile() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let link = try RedisLinkProxy(targetPort: redis.port)
+        defer { link.stop() }
+        let a = try await SpoutTestServer.replica(redisPort: link.port) { $0.sse.heartbeatSeconds = 0.05 }
+        let b = try await SpoutTestServer.replica(redisPort: redis.port) { $0.sse.heartbeatSeconds = 0.05 }
+        let publisherA = try ChannelHTTP(port: a.port)
+        let publisherB = try ChannelHTTP(port: b.port)
+        defer {
+            publisherA.close()
+            publisherB.close()
+        }
+        let first = try publisherB.publishIDs("apart", channelBody([1]))
+        let onA = try StreamClient.channel("apart", port: a.port, headers: ["Last-Event-ID: \(first[0])"])
+        let onB = try StreamClient.channel("apart", port: b.port, headers: ["Last-Event-ID: \(first[0])"])
+        defer {
+            onA.close()
+            onB.close()
+        }
+        let before = try publisherB.publishIDs("apart", channelBody(2...5))
+        #expect(try onA.frames(through: before.last!).map(\.id) == before)
+        #expect(try onB.frames(through: before.last!).map(\.id) == before)
+
+        // A loses Redis; B does not.
+        link.cut()
+        #expect(eventually(timeout: redisStateTimeout) { a.redisIsUp(false) && a.redisIsUp(false, role: "subscribe") })
+        expectUnavailable(try publisherA.publish("apart", channelBody([100])), "publish on the replica cut off")
+        let meanwhile = try publisherB.publishIDs("apart", channelBody(6...10))
+        #expect(try onB.frames(through: meanwhile.last!).map(\.id) == meanwhile)
+        #expect(onA.awaitComments(3), "A's stream keeps its heartbeats")
+        #expect(onA.events.count == 4 && !onA.bodyEnded, "nothing reaches A meanwhile: \(onA.events)")
+
+        // A gets Redis back: its subscriber catches up from the history, then goes on live.
+        link.restore()
+        let caughtUp = try onA.frames(through: meanwhile.last!, timeout: redisStateTimeout)
+        #expect(caughtUp.map(\.id) == meanwhile, "every event B published meanwhile, once, in order")
+        #expect(eventually(timeout: redisStateTimeout) { a.redisIsUp(true) })
+        let later = try publisherA.publishIDs("apart", channelBody(11...15))
+        #expect(later.compactMap { idParts($0)?.seq } == Array(11...15), "the refused publish took no sequence")
+        for (name, subscriber) in [("A", onA), ("B", onB)] {
+            let frames = try subscriber.frames(through: later.last!)
+            #expect(frames.map(\.id) == later, "\(name): \(frames)")
+        }
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func aReplicaCutOffLongerThanTheHistoryCoversResetsWithHistoryTruncated() async throws {
+        // Small stream nodes, so that MAXLEN ~ trims at a fine grain.
+        let redis = try RedisServer.start(arguments: ["--stream-node-max-entries", "10"])
+        defer { redis.stop() }
+        let link = try RedisLinkProxy(targetPort: redis.port)
+        defer { link.stop() }
+        let a = try await SpoutTestServer.replica(redisPort: link.port) { $0.channels.historyEvents = 20 }
+        let b = try await SpoutTestServer.replica(redisPort: redis.port) { $0.channels.historyEvents = 20 }
+        let publisherB = try ChannelHTTP(port: b.port)
+        defer { publisherB.close() }
+        let first = try publisherB.publishIDs("long", channelBody([1]))
+        let onA = try StreamClient.channel("long", port: a.port, headers: ["Last-Event-ID: \(first[0])"])
+        defer { onA.close() }
+        let before = try publisherB.publishIDs("long", channelBody(2...5))
+        #expect(try onA.frames(through: before.last!).map(\.id) == before)
+
+        link.cut()
+        #expect(eventually(timeout: redisStateTimeout) { a.redisIsUp(false, role: "subscribe") })
+        var meanwhile: [String] = []
+        for batch in 0..<6 {
+            meanwhile += try publisherB.publishIDs("long", channelBody((6 + batch * 50)..<(56 + batch * 50)))
+        }
+        #expect(meanwhile.count == 300)
+        let held = Int(try redis.command(["XLEN", "spout:ch:long:events"]).dropFirst()) ?? -1
+        #expect(held >= 20 && held < 300, "the stream was trimmed to about the history: \(held)")
+
+        link.restore()
+        let frames = try onA.frames(through: meanwhile.last!, timeout: redisStateTimeout)
+        let reset = try #require(frames.first)
+        #expect(resetReason(reset) == "history-truncated", "\(frames.prefix(3))")
+        let rest = Array(frames.dropFirst())
+        #expect(rest.allSatisfy { $0.type == "message" })
+        #expect(!rest.isEmpty && meanwhile.hasSuffix(rest.map(\.id)), "what the history holds, in order, to the end")
+        #expect(rest.count >= 20, "at least the configured history: \(rest.count)")
+        if let oldest = reset.object?["oldest"] as? String {
+            #expect(oldest == rest.first?.id)
+        }
         await a.stop()
         await b.stop()
     }
