@@ -191,7 +191,7 @@ public final class RedisServer {
                 let line = String(text[..<lineEnd.lowerBound])
                 guard line.hasPrefix("$"), let length = Int(line.dropFirst()), length >= 0 else { return line }
                 let body = text[lineEnd.upperBound...]
-                if body.utf8.count >= length + 2 { return String(body.prefix(length)) }
+                if body.utf8.count >= length + 2 { return String(decoding: body.utf8.prefix(length), as: UTF8.self) }
             }
             let more = try client.readSome(timeout: timeout)
             if more.isEmpty { break }

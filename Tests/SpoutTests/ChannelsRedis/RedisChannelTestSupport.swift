@@ -85,9 +85,21 @@ extension StreamClient {
         return comments.count >= target
     }
 
-    /// The frames up to and including the one with id `id` (or until the stream ends); at most `limit`.
+    /// The frames up to and including the one with id `id`, within `timeout` in all (heartbeats do not extend it);
+    /// fewer when the stream ends or the time is up first. At most `limit`.
     func frames(through id: String, limit: Int = 10_000, timeout: Duration = .seconds(15)) throws -> [ChannelFrame] {
-        try frames(until: { $0.id == id }, limit: limit, timeout: timeout)
+        let deadline = ContinuousClock.now + TestTiming.scaled(timeout)
+        var frames: [ChannelFrame] = []
+        while frames.count < limit {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero,
+                let event = try nextEvents(1, within: remaining / TestTiming.scale).first
+            else { break }
+            let frame = ChannelFrame(type: event.type, id: event.lastEventID, data: event.data)
+            frames.append(frame)
+            if frame.id == id { break }
+        }
+        return frames
     }
 }
 

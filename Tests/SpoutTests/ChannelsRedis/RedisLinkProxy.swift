@@ -16,7 +16,9 @@ final class RedisLinkProxy: Sendable {
     private let targetPort: Int
     private let listener: Int32
     /// `generation` rises on each cut: a relay started before it ends.
-    private let state = TestBox<(cut: Bool, stopped: Bool, generation: Int, accepted: Int)>((false, false, 0, 0))
+    private let state = TestBox<(cut: Bool, stopped: Bool, generation: Int, accepted: Int, relaying: Int)>(
+        (false, false, 0, 0, 0)
+    )
     private let acceptorDone = TestSignal()
 
     init(targetPort: Int) throws {
@@ -53,12 +55,22 @@ final class RedisLinkProxy: Sendable {
     /// Connections accepted so far (relayed or refused).
     var accepted: Int { state.value.accepted }
 
-    /// Drops every relayed connection and refuses new ones until ``restore()``.
-    func cut() {
+    /// Connections being relayed right now.
+    var relaying: Int { state.value.relaying }
+
+    /// Drops every relayed connection and refuses new ones until ``restore()``; returns once every relay has ended
+    /// (each notices within 100 ms), or false if that took more than 5 s.
+    @discardableResult
+    func cut() -> Bool {
         state.update {
             $0.cut = true
             $0.generation += 1
         }
+        let signal = TestSignal()
+        for _ in 0..<1000 where relaying > 0 {
+            _ = signal.wait(timeout: .milliseconds(5))
+        }
+        return relaying == 0
     }
 
     /// Relays new connections again.
@@ -97,10 +109,12 @@ final class RedisLinkProxy: Sendable {
                 close(client)
                 continue
             }
+            state.update { $0.relaying += 1 }
             Thread { [self] in
                 relay(client, upstream, generation: generation)
                 close(client)
                 close(upstream)
+                state.update { $0.relaying -= 1 }
             }.start()
         }
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// A Redis that answers the publish script with garbage, and the configuration of the Redis channels.
 @Suite(.offPool, .timeLimit(.minutes(2 * TestTiming.scale)))
-struct RedisChannelFaultTests {
+struct ChannelsRedisFaultTests {
     /// Replies to the publish script a real Redis never sends.
     static let badReplies: [(name: String, bytes: [UInt8])] = [
         ("truncated array", Array("*3\r\n$5\r\nab".utf8)),
@@ -65,7 +65,7 @@ struct RedisChannelFaultTests {
 
     @Test func withoutARedisURLChannelsStayInProcess() async throws {
         let defaults = SpoutConfiguration()
-        #expect(defaults.channels.redisURL == "" || defaults.channels.redisURL == nil)
+        #expect(defaults.channels.redisURL.isEmpty)
         // No Redis anywhere: publishing works, and the ids carry the in-process epoch (the start time in
         // milliseconds, base 36), not a Redis generation.
         let server = try SpoutTestServer()
