@@ -63,6 +63,42 @@ struct ChannelsRedisFaultTests {
         await replica.stop()
     }
 
+    @Test(.enabled(if: RedisServer.testsEnabled))
+    func forgedAndRepeatedAnnouncementsOnTheChannelsPubSubNeitherCrashNorDuplicate() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let replica = try await SpoutTestServer.replica(redisPort: redis.port)
+        let publisher = try ChannelHTTP(port: replica.port)
+        defer { publisher.close() }
+        let first = try publisher.publishIDs("forged", channelBody([1]))
+        let subscriber = try StreamClient.channel("forged", port: replica.port, headers: ["Last-Event-ID: \(first[0])"])
+        defer { subscriber.close() }
+        let ids = first + (try publisher.publishIDs("forged", channelBody(2...3)))
+        #expect(try subscriber.frames(through: ids[2]).map(\.id) == Array(ids[1...]))
+        let gen = try #require(idParts(ids[0])?.gen)
+
+        // Whatever another Redis client publishes on the channel's pub/sub: garbage, numbers that overflow, counts
+        // and lengths past the end, and a repeat of an announcement already applied.
+        let forged = [
+            "", "garbage", "\n\n\n\n", "\(gen)\n", "\(gen)\n0\n0\n1\n0 7\n{\"n\":9}",
+            "\(gen)\n99999999999999999999999\n0\n1\n0 7\n{\"n\":9}", "\(gen)\n4\n0\n99999999\n0 7\n{\"n\":9}",
+            "\(gen)\n4\n0\n1\n0 99999\n{\"n\":9}", "\(gen)\n4\n0\n1\n-1 7\n{\"n\":9}",
+            "\(gen)\n4\n0\n1\n0 7\n{\"n\":9}trailing", "NOT-A-GEN!\n4\n0\n1\n0 7\n{\"n\":9}",
+            "\(gen)\n18446744073709551615\n0\n2\n0 1\n10 1\n2",
+            "\(gen)\n2\n0\n1\n0 7\n{\"n\":2}",  // a repeat of event 2
+        ]
+        for payload in forged {
+            #expect(try redis.command(["PUBLISH", "spout:ch:forged", payload]).hasPrefix(":"), "\(payload)")
+        }
+        #expect(replica.isHealthy())
+        let later = try publisher.publishIDs("forged", channelBody(4...5))
+        let frames = try subscriber.frames(through: later.last!)
+        #expect(frames.map(\.id) == later, "only the real events, once: \(frames)")
+        #expect(numbers(frames) == [4, 5])
+        #expect(replica.isHealthy())
+        await replica.stop()
+    }
+
     @Test func withoutARedisURLChannelsStayInProcess() async throws {
         let defaults = SpoutConfiguration()
         #expect(defaults.channels.redisURL.isEmpty)
