@@ -216,6 +216,46 @@ struct ChannelsRedisOutageTests {
         await b.stop()
     }
 
+    @Test func aReplicaAwayWhileRedisLostItsDataAndWasPublishedToAgainGetsTheNewEventsFromTheirStart()
+        async throws
+    {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let link = try RedisLinkProxy(targetPort: redis.port)
+        defer { link.stop() }
+        let a = try await SpoutTestServer.replica(redisPort: link.port)
+        let b = try await SpoutTestServer.replica(redisPort: redis.port)
+        let publisherB = try ChannelHTTP(port: b.port)
+        defer { publisherB.close() }
+        let first = try publisherB.publishIDs("reborn", channelBody([1]))
+        let onA = try StreamClient.channel("reborn", port: a.port, headers: ["Last-Event-ID: \(first[0])"])
+        defer { onA.close() }
+        let before = try publisherB.publishIDs("reborn", channelBody(2...5))
+        #expect(try onA.frames(through: before.last!).map(\.id) == before)
+
+        // While A is cut off, Redis loses everything and B publishes to the channel again: a new generation,
+        // counted from 1 — below where A's copy was.
+        #expect(link.cut())
+        #expect(eventually(timeout: redisStateTimeout) { a.redisIsUp(false, role: "subscribe") })
+        try redis.kill(keepingData: false)
+        let restarted = try redis.restarted()
+        defer { restarted.stop() }
+        #expect(eventually(timeout: redisStateTimeout) { b.redisIsUp(true) })
+        let reborn = try publisherB.publishIDs("reborn", channelBody(11...13))
+        #expect(reborn.compactMap { idParts($0)?.seq } == [1, 2, 3])
+        #expect(idParts(reborn[0])?.gen != idParts(first[0])?.gen)
+
+        // A comes back: reset (unknown-id), then the new generation's events from its first.
+        link.restore()
+        let frames = try onA.frames(through: reborn.last!, timeout: redisStateTimeout)
+        #expect(frames.first.flatMap(resetReason) == "unknown-id", "\(frames)")
+        #expect(Array(frames.dropFirst()).map(\.id) == reborn, "\(frames)")
+        let later = try publisherB.publishIDs("reborn", channelBody([14]))
+        #expect(try onA.frames(through: later[0]).map(\.id) == later)
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func readinessFailsWhileRedisIsDownOnlyWhenConfiguredTo() async throws {
         let redis = try RedisServer.start()
         defer { redis.stop() }
