@@ -400,6 +400,15 @@ final class RedisChannelBroker: @unchecked Sendable {
             if !position.epoch.isEmpty || position.sequence != 0 {
                 channel.breakHistory(reason: .unknownID, epoch: "")
             }
+        } else if after != nil, position.epoch != snapshot.generation {
+            // The read went on from the copy's sequence in its old generation, but Redis lost the channel and it
+            // was published to again meanwhile: a new generation, counted from 1 again, whose first events that
+            // read skipped. Start over in the new generation and read it from its beginning (held announcements
+            // and waiting joins stay for that read's end).
+            channel.breakHistory(reason: .unknownID, epoch: snapshot.generation)
+            lock.withLock { copy.phase = .live }
+            sync(copy)
+            return
         } else {
             let stored = snapshot.entries.map {
                 Self.stored($0, redisNow: snapshot.nowMilliseconds, now: now)
