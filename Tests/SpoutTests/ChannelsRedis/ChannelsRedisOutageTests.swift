@@ -256,6 +256,37 @@ struct ChannelsRedisOutageTests {
         await b.stop()
     }
 
+    @Test func aClientResumingOnAReplicaWhoseCopyHasNotHeardOfTheGenerationYetMissesNothingAndGetsNoReset()
+        async throws
+    {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let link = try RedisLinkProxy(targetPort: redis.port)
+        defer { link.stop() }
+        let a = try await SpoutTestServer.replica(redisPort: redis.port)
+        let b = try await SpoutTestServer.replica(redisPort: link.port)
+        // B's copy of the channel is loaded while Redis has nothing of it: it knows no generation.
+        let live = try StreamClient.channel("young", port: b.port)
+        defer { live.close() }
+        #expect(eventually { (try? b.metric("spout_channel_subscribers")) == 1 }, "the copy loaded and was joined")
+
+        // B is cut off; A publishes the channel's first events, and a client that saw the first one moves to B.
+        #expect(link.cut())
+        #expect(eventually(timeout: redisStateTimeout) { b.redisIsUp(false, role: "subscribe") })
+        let ids = try ChannelHTTP(port: a.port).publishIDs("young", channelBody(1...3))
+        let moved = try StreamClient.channel("young", port: b.port, headers: ["Last-Event-ID: \(ids[0])"])
+        defer { moved.close() }
+        #expect(moved.status == 200)
+
+        // B's copy cannot tell whether that id is newer than what it holds or gone: it asks Redis once it can.
+        link.restore()
+        let frames = try moved.frames(through: ids[2], timeout: redisStateTimeout)
+        #expect(frames.map(\.id) == Array(ids[1...]), "the events after the client's id, no reset: \(frames)")
+        #expect(try live.frames(through: ids[2], timeout: redisStateTimeout).map(\.id) == ids)
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func readinessFailsWhileRedisIsDownOnlyWhenConfiguredTo() async throws {
         let redis = try RedisServer.start()
         defer { redis.stop() }
