@@ -66,6 +66,9 @@ final class RedisChannelBroker: @unchecked Sendable {
         var pending: [(subscription: ChannelSubscription, lastEventID: String?)] = []
         var idleSince: UInt64?
         var retired = false
+        /// A join waits with an id of a generation the copy does not know: the read under way may predate it, so
+        /// the joins wait for one more read, started after them.
+        var readAgain = false
 
         enum Phase {
             /// Needs a read (new, or the follower was lost); joins wait.
@@ -247,20 +250,27 @@ final class RedisChannelBroker: @unchecked Sendable {
                     else { return .failure(.tooManySubscribers) }
                     copy.idleSince = nil
                     let subscription = make(copy.channel)
+                    // An id of another generation than the copy's: the copy may not have heard of it yet (a client
+                    // that saw the first events of a new generation on another replica). Only Redis can tell
+                    // whether it is newer or gone, so the join waits for a read that starts after it.
+                    let stranger = lastEventID.flatMap { ChannelEventID($0) }.map {
+                        $0.epoch != copy.channel.position.epoch
+                    }
                     let joinNow: Bool
-                    if case .live = copy.phase {
+                    if case .live = copy.phase, stranger != true {
                         joinNow = true
                     } else {
                         copy.pending.append((subscription, lastEventID))
+                        if stranger == true, case .syncing = copy.phase { copy.readAgain = true }
                         joinNow = false
                     }
-                    return .success((subscription, copy, joinNow, created))
+                    return .success((subscription, copy, joinNow, created || stranger == true))
                 }
             switch outcome {
             case .failure(let refusal):
                 return .failure(refusal)
-            case .success(let (subscription, copy, joinNow, created)):
-                if created { sync(copy) }
+            case .success(let (subscription, copy, joinNow, needsRead)):
+                if needsRead { sync(copy) }
                 guard joinNow else { return .success(subscription) }
                 switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
                 case nil: return .success(subscription)
@@ -360,9 +370,11 @@ final class RedisChannelBroker: @unchecked Sendable {
                 return nil
             case .unsynced:
                 copy.phase = .syncing(loaded: false)
+                copy.readAgain = false
                 return .some(nil)
             case .live:
                 copy.phase = .syncing(loaded: true)
+                copy.readAgain = false
                 let position = copy.channel.position
                 return .some(position.epoch.isEmpty ? nil : position.sequence)
             }
@@ -431,15 +443,25 @@ final class RedisChannelBroker: @unchecked Sendable {
                 return
             }
         }
-        let (held, joins) = lock.withLock {
-            defer {
-                copy.held = []
-                copy.pending = []
-            }
+        typealias Ending = (
+            held: [RedisChannelStore.Announcement], joins: [(subscription: ChannelSubscription, lastEventID: String?)],
+            readAgain: Bool
+        )
+        let (held, joins, readAgain): Ending = lock.withLock {
+            let held = copy.held
+            copy.held = []
             copy.phase = .live
-            return (copy.held, copy.pending)
+            // Joins that came during this read with an id it may predate wait for the next one.
+            if copy.readAgain { return (held, [], true) }
+            let joins = copy.pending
+            copy.pending = []
+            return (held, joins, false)
         }
         for announcement in held where !apply(announcement, to: copy, now: now) { break }
+        if readAgain {
+            sync(copy)
+            return
+        }
         for (subscription, lastEventID) in joins {
             subscription.loop.execute {
                 switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
