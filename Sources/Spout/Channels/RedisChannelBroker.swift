@@ -97,22 +97,28 @@ final class RedisChannelBroker: @unchecked Sendable {
         case unavailable(String)
     }
 
-    init(configuration: SpoutConfiguration.Channels, url: RedisURL, metrics: ChannelMetrics, loops: [EventLoop]) {
+    /// - Parameter maxBodyBytes: The largest publish body (`limits.maxBodyBytes`): a batch's command and its
+    ///   announcement are about that large, so the connections' reply and write limits are above it.
+    init(
+        configuration: SpoutConfiguration.Channels,
+        url: RedisURL,
+        metrics: ChannelMetrics,
+        loops: [EventLoop],
+        maxBodyBytes: Int = 4 << 20
+    ) {
         self.configuration = configuration
         self.metrics = metrics
         self.store = RedisChannelStore(prefix: configuration.redisKeyPrefix)
         self.historyLimits = ChannelBroker.historyLimits(configuration)
         let loop = { (index: Int) in loops[index % max(1, loops.count)] }
-        publisher = RedisConnection(
-            configuration: RedisConfiguration(url: url, clientName: "spout-publish"),
-            loop: loop(0)
-        )
-        // Followers wait for announcements: no reply timeout for the quiet, only pings keep them honest.
+        let body = max(0, maxBodyBytes)
+        let messageBytes = max(64 << 20, body.addingReportingOverflow(body / 4 &+ (1 << 20)).partialValue)
+        func settings(_ name: String) -> RedisConfiguration {
+            RedisConfiguration(url: url, clientName: name, maxReplyBytes: messageBytes, maxOutboundBytes: messageBytes)
+        }
+        publisher = RedisConnection(configuration: settings("spout-publish"), loop: loop(0))
         followers = (0..<Self.followerCount).map { index in
-            RedisConnection(
-                configuration: RedisConfiguration(url: url, clientName: "spout-follow-\(index)"),
-                loop: loop(index + 1)
-            )
+            RedisConnection(configuration: settings("spout-follow-\(index)"), loop: loop(index + 1))
         }
     }
 
@@ -372,7 +378,8 @@ final class RedisChannelBroker: @unchecked Sendable {
         let name = copy.channel.name
         // Subscribing twice is harmless (Redis confirms again; the connection keeps one entry).
         follower.send(RESPCommand("SUBSCRIBE", store.pubsubChannel(name))) { _ in }
-        let count = max(64, historyLimits.events &+ 64)
+        // Read in pieces that stay well inside the connection's reply limit (64 MiB) however large events are.
+        let count = Self.readCount(configuration)
         follower.send(store.readCommand(name, after: after, count: count)) { [weak self] result in
             self?.synced(copy, after: after, count: count, result: result)
         }
@@ -523,9 +530,17 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     // MARK: Helpers
 
+    /// Entries per read: the whole history when it fits in 16 MiB of largest events, else as many as do.
+    static func readCount(_ configuration: SpoutConfiguration.Channels) -> Int {
+        let perEntry = max(1, configuration.maxEventBytes) &+ 256
+        return max(16, min(max(0, configuration.historyEvents) &+ 64, (16 << 20) / perEntry))
+    }
+
     /// `entry` as a copy holds it: its Redis time turned into this process's monotonic clock.
     static func stored(_ entry: RedisChannelStore.Entry, redisNow: Int64, now: UInt64) -> Channel.Stored {
-        let ageMilliseconds = max(0, redisNow &- entry.atMilliseconds)
+        let difference = redisNow.subtractingReportingOverflow(entry.atMilliseconds)
+        // Overflowing (absurd times) counts as older than anything; negative (clocks apart) as just now.
+        let ageMilliseconds = difference.overflow ? Int64.max : max(0, difference.partialValue)
         let ageNanoseconds = UInt64(clamping: ageMilliseconds).multipliedReportingOverflow(by: 1_000_000)
         let publishedAt =
             ageNanoseconds.overflow || ageNanoseconds.partialValue > now ? 0 : now &- ageNanoseconds.partialValue
