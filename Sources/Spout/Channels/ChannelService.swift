@@ -33,7 +33,7 @@ final class ChannelService: Sendable {
                 loops: loops,
                 maxBodyBytes: maxBodyBytes
             )
-            registry?.add(RedisMetrics(publisher: redis.publisher, followers: redis.followers))
+            registry?.add(RedisMetrics(publishers: redis.publishers, followers: redis.followers))
             redis.start()
             self.redis = redis
         } else {

@@ -11,9 +11,12 @@ import Redis
 /// in-process one (the copy's subjects, one ``ChannelLoopFanout`` per loop), so a replica holds a fixed number of
 /// Redis connections however many HTTP subscribers it serves:
 ///
-/// - one *publisher* connection: the publish script, `/latest`, `GET /channels`;
-/// - ``followerCount`` *follower* connections: pub/sub for the copies (a channel is on one, by its name's hash),
-///   and the reads that load a copy and repair it.
+/// - one *publisher* connection per event loop, on that loop: the publish script, `/latest`, `GET /channels`.
+///   A request's command is written and its reply read on the loop the request arrived on, so a publish crosses
+///   no thread (a busy fan-out on other threads does not stand between the client and its `202`);
+/// - ``followerCount`` *follower* connections on a loop of their own: pub/sub for the copies (a channel is on
+///   one, by its name's hash), and the reads that load a copy and repair it. Announcements are never queued
+///   behind the HTTP loops' writes.
 ///
 /// **A copy's life.** The first subscriber on a replica creates it *unsynced*: the follower subscribes to the
 /// channel's announcements and, on the same connection (so in order with them), reads the history. Subscribers
@@ -35,8 +38,9 @@ final class RedisChannelBroker: @unchecked Sendable {
     let configuration: SpoutConfiguration.Channels
     let metrics: ChannelMetrics
     let store: RedisChannelStore
-    /// Publishing and the operators' reads.
-    let publisher: RedisConnection
+    /// Publishing and the operators' reads: one per event loop, by loop.
+    let publishers: [RedisConnection]
+    private let publisherByLoop: [ObjectIdentifier: RedisConnection]
     /// Pub/sub and the copies' reads.
     let followers: [RedisConnection]
     private let historyLimits: ChannelHistory.Limits
@@ -110,15 +114,22 @@ final class RedisChannelBroker: @unchecked Sendable {
         self.metrics = metrics
         self.store = RedisChannelStore(prefix: configuration.redisKeyPrefix)
         self.historyLimits = ChannelBroker.historyLimits(configuration)
-        let loop = { (index: Int) in loops[index % max(1, loops.count)] }
+        // The followers run on a loop of their own (a serial queue with an epoll set, no thread per connection).
+        let followerLoop = EventLoop(label: "spout.redis.follow")
         let body = max(0, maxBodyBytes)
         let messageBytes = max(64 << 20, body.addingReportingOverflow(body / 4 &+ (1 << 20)).partialValue)
         func settings(_ name: String) -> RedisConfiguration {
             RedisConfiguration(url: url, clientName: name, maxReplyBytes: messageBytes, maxOutboundBytes: messageBytes)
         }
-        publisher = RedisConnection(configuration: settings("spout-publish"), loop: loop(0))
+        let publishLoops = loops.isEmpty ? [followerLoop] : loops
+        publishers = publishLoops.enumerated().map { index, loop in
+            RedisConnection(configuration: settings("spout-publish-\(index)"), loop: loop)
+        }
+        publisherByLoop = Dictionary(
+            uniqueKeysWithValues: zip(publishLoops.map(ObjectIdentifier.init), publishers)
+        )
         followers = (0..<Self.followerCount).map { index in
-            RedisConnection(configuration: settings("spout-follow-\(index)"), loop: loop(index + 1))
+            RedisConnection(configuration: settings("spout-follow-\(index)"), loop: followerLoop)
         }
     }
 
@@ -151,7 +162,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             cancellables = subscriptions
             sweep = timer
         }
-        publisher.start()
+        for publisher in publishers { publisher.start() }
         for follower in followers { follower.start() }
         timer.resume()
     }
@@ -167,20 +178,29 @@ final class RedisChannelBroker: @unchecked Sendable {
         }
         timer?.cancel()
         for subscription in subscriptions { subscription.cancel() }
-        publisher.close()
+        for publisher in publishers { publisher.close() }
         for follower in followers { follower.close() }
     }
 
-    /// Whether the publisher connection is up (for `/ready`).
-    var status: RedisConnectionStatus { publisher.status }
+    /// The publisher connections' state (for `/ready`): connected when all are, else the first that is not.
+    var status: RedisConnectionStatus {
+        publishers.lazy.map(\.status).first { !$0.isConnected } ?? .connected
+    }
+
+    /// The publisher connection of `loop` (the first when `loop` is not one of the server's).
+    func publisher(for loop: EventLoop) -> RedisConnection {
+        publisherByLoop[ObjectIdentifier(loop)] ?? publishers[0]
+    }
 
     // MARK: Publishing
 
-    /// Stores `items` on `name` in Redis; `completion` (on the publisher's loop) gets their ids once Redis has
-    /// them. The replicas' subscribers, this one's included, get the events from Redis's announcement.
+    /// Stores `items` on `name` in Redis through `loop`'s connection; `completion` (on `loop`) gets their ids
+    /// once Redis has them. The replicas' subscribers, this one's included, get the events from Redis's
+    /// announcement.
     func publish(
         _ items: [ChannelPublication],
         on name: String,
+        loop: EventLoop,
         completion: @escaping @Sendable (Result<[String], PublishFailure>) -> Void
     ) {
         let command = store.publishCommand(
@@ -190,7 +210,8 @@ final class RedisChannelBroker: @unchecked Sendable {
             limits: configuration
         )
         let metrics = metrics
-        publisher.send(command) { result in
+        let completion = Self.on(loop, completion)
+        publisher(for: loop).send(command) { result in
             switch result {
             case .success(let value):
                 guard let (generation, first) = RedisChannelStore.publishReply(value) else {
@@ -289,10 +310,15 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     // MARK: Reads for the routes
 
-    /// The newest event of `name`, from Redis; nil when it has none. `completion` on the publisher's loop.
-    func latest(of name: String, completion: @escaping @Sendable (Result<ChannelEvent?, PublishFailure>) -> Void) {
+    /// The newest event of `name`, from Redis; nil when it has none. `completion` on `loop`.
+    func latest(
+        of name: String,
+        loop: EventLoop,
+        completion: @escaping @Sendable (Result<ChannelEvent?, PublishFailure>) -> Void
+    ) {
         let limits = historyLimits
-        publisher.send(store.latestCommand(name)) { result in
+        let completion = Self.on(loop, completion)
+        publisher(for: loop).send(store.latestCommand(name)) { result in
             switch result {
             case .success(let value):
                 guard let snapshot = RedisChannelStore.snapshot(value) else {
@@ -320,9 +346,13 @@ final class RedisChannelBroker: @unchecked Sendable {
         }
     }
 
-    /// Every channel Redis holds, with this replica's subscriber counts. `completion` on the publisher's loop.
-    func summaries(completion: @escaping @Sendable (Result<[Channel.Summary], PublishFailure>) -> Void) {
-        publisher.send(store.listCommand(limit: configuration.maxChannels, limits: configuration)) {
+    /// Every channel Redis holds, with this replica's subscriber counts. `completion` on `loop`.
+    func summaries(
+        loop: EventLoop,
+        completion: @escaping @Sendable (Result<[Channel.Summary], PublishFailure>) -> Void
+    ) {
+        let completion = Self.on(loop, completion)
+        publisher(for: loop).send(store.listCommand(limit: configuration.maxChannels, limits: configuration)) {
             [weak self] result in
             switch result {
             case .success(let value):
@@ -529,6 +559,17 @@ final class RedisChannelBroker: @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// `completion`, called on `loop`: at once when already there (a loop's own publisher answers there), else
+    /// by hopping on.
+    static func on<T: Sendable>(
+        _ loop: EventLoop,
+        _ completion: @escaping @Sendable (T) -> Void
+    ) -> @Sendable (T) -> Void {
+        { value in
+            if loop.inEventLoop { completion(value) } else { loop.execute { completion(value) } }
+        }
+    }
 
     /// Entries per read: the whole history when it fits in 16 MiB of largest events, else as many as do.
     static func readCount(_ configuration: SpoutConfiguration.Channels) -> Int {
