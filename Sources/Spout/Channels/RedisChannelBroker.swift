@@ -55,8 +55,10 @@ final class RedisChannelBroker: @unchecked Sendable {
     static let followerCount = 2
     /// Seconds a copy without subscribers is kept (a client that reconnects at once finds it live).
     static let idleGraceSeconds: UInt64 = 5
-    /// Announcements held per copy while it loads; past this they are dropped and the load reads them instead.
+    /// Announcements (and their bytes) held per copy while it loads; past either they are dropped and the load,
+    /// or the read that the next gap starts, fetches those events from Redis instead.
     static let heldAnnouncementsLimit = 4096
+    static let heldBytesLimit = 8 << 20
 
     /// A replica's copy of one channel, and where its sync is.
     ///
@@ -66,6 +68,9 @@ final class RedisChannelBroker: @unchecked Sendable {
         let follower: Int
         var phase = Phase.unsynced
         var held: [RedisChannelStore.Announcement] = []
+        var heldBytes = 0
+        /// Whether announcements were dropped past the limits while held: read again after the load.
+        var droppedHeld = false
         /// Subscriptions waiting for the copy to load, with the id each resumes after.
         var pending: [(subscription: ChannelSubscription, lastEventID: String?)] = []
         var idleSince: UInt64?
@@ -426,6 +431,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             lock.withLock {
                 copy.phase = .unsynced
                 copy.held = []
+                copy.heldBytes = 0
             }
             return
         }
@@ -459,15 +465,23 @@ final class RedisChannelBroker: @unchecked Sendable {
                 return
             }
         }
-        let (held, joins) = lock.withLock {
+        let (held, joins, dropped) = lock.withLock {
             defer {
                 copy.held = []
+                copy.heldBytes = 0
+                copy.droppedHeld = false
                 copy.pending = []
             }
             copy.phase = .live
-            return (copy.held, copy.pending)
+            return (copy.held, copy.pending, copy.droppedHeld)
         }
-        for announcement in held where !apply(announcement, to: copy, now: now) { break }
+        var followedOn = true
+        for announcement in held where !apply(announcement, to: copy, now: now) {
+            followedOn = false  // the read it started fetches the rest
+            break
+        }
+        // Announcements dropped while held may have been the last ones: read what they carried.
+        if dropped, followedOn { sync(copy) }
         for (subscription, lastEventID) in joins {
             subscription.loop.execute {
                 switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
@@ -488,7 +502,13 @@ final class RedisChannelBroker: @unchecked Sendable {
         let copy: Copy? = lock.withLock {
             guard let copy = copies[name], !copy.retired else { return nil }
             guard case .live = copy.phase else {
-                if copy.held.count < Self.heldAnnouncementsLimit { copy.held.append(announcement) }
+                if copy.held.count < Self.heldAnnouncementsLimit, copy.heldBytes &+ payload.count <= Self.heldBytesLimit
+                {
+                    copy.held.append(announcement)
+                    copy.heldBytes &+= payload.count
+                } else {
+                    copy.droppedHeld = true
+                }
                 // Past the limit: dropped; the read under way (or the gap check after it) covers them.
                 return nil
             }
