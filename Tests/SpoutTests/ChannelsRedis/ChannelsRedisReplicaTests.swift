@@ -191,6 +191,81 @@ struct ChannelsRedisReplicaTests {
         await b.stop()
         await c.stop()
     }
+
+    @Test func aReplicaHoldsAFixedNumberOfRedisConnectionsHoweverManySubscribersItServes() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let replica = try await SpoutTestServer.replica(redisPort: redis.port)
+        /// The replica's connections as Redis lists them, by name.
+        func connections() throws -> [String] {
+            try redis.command(["CLIENT", "LIST"]).split(separator: "\n").compactMap { line in
+                line.split(separator: " ").first { $0.hasPrefix("name=spout-") }.map { String($0.dropFirst(5)) }
+            }
+        }
+        #expect(
+            eventually(timeout: redisStateTimeout) {
+                replica.redisIsUp(true) && replica.redisIsUp(true, role: "subscribe")
+            }
+        )
+        let before = try connections()
+        #expect(before.filter { $0.hasPrefix("spout-follow-") }.count == 2, "\(before)")
+        #expect(before.contains { $0.hasPrefix("spout-publish") }, "\(before)")
+
+        // 40 subscribers on 8 channels, and events on every channel.
+        let subscribers = try (0..<40).map { try StreamClient.channel("many-\($0 % 8)", port: replica.port) }
+        defer { subscribers.forEach { $0.close() } }
+        let publisher = try ChannelHTTP(port: replica.port)
+        defer { publisher.close() }
+        for channel in 0..<8 {
+            _ = try publisher.publishIDs("many-\(channel)", channelBody([channel]))
+        }
+        #expect(eventually { (try? replica.metric("spout_channel_subscribers")) == 40 })
+        let after = try connections()
+        #expect(after.sorted() == before.sorted(), "the same connections: \(before) then \(after)")
+        await replica.stop()
+    }
+
+    @Test func deploymentsWithAnotherKeyPrefixShareTheRedisButNotTheChannels() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let first = try await SpoutTestServer.replica(redisPort: redis.port, channels: ["redisKeyPrefix": "one:"])
+        let second = try await SpoutTestServer.replica(redisPort: redis.port, channels: ["redisKeyPrefix": "two:"])
+        let start = try ChannelHTTP(port: second.port).publishIDs("same", channelBody([0]))
+        let onSecond = try StreamClient.channel("same", port: second.port, headers: ["Last-Event-ID: \(start[0])"])
+        defer { onSecond.close() }
+
+        let ids = try ChannelHTTP(port: first.port).publishIDs("same", channelBody(1...3))
+        #expect(ids.compactMap { idParts($0)?.seq } == [1, 2, 3], "counted apart from the other deployment's")
+        #expect(try redis.command(["HGET", "one:ch:same:meta", "seq"]) == "3")
+        #expect(try redis.command(["HGET", "two:ch:same:meta", "seq"]) == "1")
+        #expect(try redis.command(["EXISTS", "spout:ch:same:meta"]) == ":0")
+        let mine = try ChannelHTTP(port: second.port).publishIDs("same", channelBody([4]))
+        #expect(try onSecond.frames(through: mine[0]).map(\.id) == mine, "nothing of the other deployment's")
+        let latest = try second.get("/channels/same/latest")
+        #expect(latest.text.contains(mine[0]), "\(latest)")
+        await first.stop()
+        await second.stop()
+    }
+
+    @Test func maxChannelsCountsTheChannelsInRedisWhicheverReplicaMadeThem() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let a = try await SpoutTestServer.replica(redisPort: redis.port, channels: ["maxChannels": 2])
+        let b = try await SpoutTestServer.replica(redisPort: redis.port, channels: ["maxChannels": 2])
+        _ = try ChannelHTTP(port: a.port).publishIDs("first", channelBody([1]))
+        _ = try ChannelHTTP(port: b.port).publishIDs("second", channelBody([1]))
+        let third = try ChannelHTTP(port: a.port).publish("third", channelBody([1]))
+        expectUnavailable(third, "a third channel")
+        #expect(third.text.contains("maxChannels"), "\(third)")
+        // The channels that exist still take events, on either replica.
+        #expect(try ChannelHTTP(port: a.port).publishIDs("second", channelBody([2])).count == 1)
+        #expect(try ChannelHTTP(port: b.port).publishIDs("first", channelBody([2])).count == 1)
+        let listed = try b.channelList()
+        #expect(Set(listed.keys) == ["first", "second"])
+        #expect(listed["first"]?.historyEvents == 2)
+        await a.stop()
+        await b.stop()
+    }
 }
 
 extension Array where Element: Equatable {
