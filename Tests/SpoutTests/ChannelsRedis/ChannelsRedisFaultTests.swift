@@ -5,7 +5,7 @@ import Testing
 @testable import Spout
 
 /// A Redis that answers the publish script with garbage, and the configuration of the Redis channels.
-@Suite(.offPool, .timeLimit(.minutes(2 * TestTiming.scale)))
+@Suite(.offPool, .timeLimit(.minutes(3 * TestTiming.scale)))
 struct ChannelsRedisFaultTests {
     /// Replies to the publish script a real Redis never sends.
     static let badReplies: [(name: String, bytes: [UInt8])] = [

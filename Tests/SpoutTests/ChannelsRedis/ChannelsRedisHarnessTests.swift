@@ -4,7 +4,7 @@ import Testing
 
 /// The harness the Redis channel tests stand on: a redis-server killed and restarted on its port, with and without
 /// its data.
-@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(TestTiming.scale)))
+@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(3 * TestTiming.scale)))
 struct ChannelsRedisHarnessTests {
     @Test func aRestartKeepsTheDataOnlyWhenAskedTo() throws {
         let redis = try RedisServer.start()
@@ -28,7 +28,7 @@ struct ChannelsRedisHarnessTests {
     }
 }
 
-@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(TestTiming.scale)))
+@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(3 * TestTiming.scale)))
 struct ChannelsRedisLinkProxyTests {
     @Test func aCutEndsTheRelayedConnectionsAndRefusesNewOnesUntilRestored() throws {
         let redis = try RedisServer.start()

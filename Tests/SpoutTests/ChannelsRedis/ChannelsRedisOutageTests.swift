@@ -7,7 +7,7 @@ import Testing
 /// Redis killed under two replicas with open streams: publishes are refused, streams stay open with their
 /// heartbeats, and when Redis comes back they carry on (with its data) or reset (without it). Also `/ready` and the
 /// Redis metrics across an outage.
-@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(2 * TestTiming.scale)))
+@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(3 * TestTiming.scale)))
 struct ChannelsRedisOutageTests {
     /// Two replicas with 50 ms heartbeats and a subscriber on each that has seen events 1…5 of `channel`.
     private func replicasWithSubscribers(_ redis: RedisServer, channel: String) async throws -> (

@@ -6,7 +6,7 @@ import Testing
 
 /// Channels shared by two replicas through one real redis-server (issue 16): delivery across replicas, resuming on
 /// another replica, and Redis going away and coming back with or without its data.
-@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(2 * TestTiming.scale)))
+@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(3 * TestTiming.scale)))
 struct ChannelsRedisReplicaTests {
     @Test func publishedOnEitherReplicaEverySubscriberGetsEveryEventOnceInOneOrderWithTheSameIDs() async throws {
         let redis = try RedisServer.start()
