@@ -548,6 +548,12 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// followed on.
     @discardableResult
     private func apply(_ announcement: RedisChannelStore.Announcement, to copy: Copy, now: UInt64) -> Bool {
+        if announcement.first > 1, announcement.generation != copy.channel.position.epoch {
+            // A generation this copy has not seen, past its first events: those were announced while the copy
+            // was not listening. Redis has them (the read starts the generation over from its beginning).
+            sync(copy)
+            return false
+        }
         let redisNow = announcement.atMilliseconds
         var stored: [Channel.Stored] = []
         stored.reserveCapacity(announcement.events.count)

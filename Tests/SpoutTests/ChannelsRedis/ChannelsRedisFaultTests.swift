@@ -86,6 +86,9 @@ struct ChannelsRedisFaultTests {
             "\(gen)\n4\n0\n1\n0 7\n{\"n\":9}trailing", "NOT-A-GEN!\n4\n0\n1\n0 7\n{\"n\":9}",
             "\(gen)\n18446744073709551615\n0\n2\n0 1\n10 1\n2",
             "\(gen)\n2\n0\n1\n0 7\n{\"n\":2}",  // a repeat of event 2
+            // Another generation, past its first events: the replica asks Redis (which has no such generation)
+            // rather than taking it, or anything after it, for the channel's.
+            "zzzzzzzz\n7\n0\n1\n0 7\n{\"n\":7}",
         ]
         for payload in forged {
             #expect(try redis.command(["PUBLISH", "spout:ch:forged", payload]).hasPrefix(":"), "\(payload)")
