@@ -71,6 +71,30 @@ import Testing
         #expect(machine.flushed(sent: 5000, buffered: 0, readerKeptUp: { false }) == .notifyWritable)
     }
 
+    @Test func aTrickleAsksTheKernelNothingAndKeepsTheWatermark() {
+        var machine = Machine(mode: .chunked, watermark: Self.adaptive)
+        let notAsked: () -> Bool = {
+            Issue.record("not asked")
+            return true
+        }
+        // Small flushes (under half the 4 KiB watermark), and an empty one: no change, no question.
+        for sent in [60, 2047, 0] {
+            #expect(machine.flushed(sent: sent, buffered: 0, readerKeptUp: notAsked) == .none)
+            #expect(machine.watermark.highBytes == 4096)
+        }
+        // Half the watermark: the kernel is asked, and the watermark doubles when the reader kept up.
+        var asked = 0
+        _ = machine.flushed(sent: 2048, buffered: 0) {
+            asked += 1
+            return true
+        }
+        #expect(asked == 1)
+        #expect(machine.watermark.highBytes == 8192)
+        // A trickle the kernel refused part of still falls back to the minimum, without asking.
+        _ = machine.flushed(sent: 10, buffered: 50, readerKeptUp: notAsked)
+        #expect(machine.watermark.highBytes == 4096)
+    }
+
     @Test func shutdownAsksTheProducerOnceAndStopsWritability() {
         for start in [Machine.Phase.writable, .notWritable] {
             var machine = Machine(mode: .chunked, watermark: Self.fixed)
