@@ -84,12 +84,16 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     static let sliceSize = 64
 
     /// The batch being handed out, the subscriptions it goes to (those joined when it was taken: one that joins
-    /// later starts after these events anyway), and the next of them. // Loop-confined.
+    /// later starts after these events anyway, or gets the late ones in the next pass), and the next of them.
+    /// // Loop-confined.
     private var batch: [ChannelEvent] = []
     /// When the batch under way was taken.
     private var batchStarted: UInt64 = 0
     private var recipients: [ChannelSubscription] = []
     private var cursor = 0
+    /// Events that joined the pass under way after it began: the subscriptions it had already reached get
+    /// them in the next pass (the others skip them there, by sequence).
+    private var late: [ChannelEvent] = []
 
     /// Must be called under the lock.
     private func delayBeforeNextBatch(now: UInt64) -> UInt64 {
@@ -104,19 +108,42 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         }
     }
 
-    /// One step of handing batches out, in order: takes the next batch if none is under way, hands it to the
-    /// next ``sliceSize`` subscriptions, and schedules the next step (or the next batch) if there is more.
+    /// One step of handing batches out, in order: takes the next batch if none is under way (or else adds to
+    /// it the events that arrived since), hands it to the next ``sliceSize`` subscriptions, and schedules the
+    /// next step (or the next batch) if there is more.
+    ///
+    /// An event that arrives while a batch is being handed out joins it: the subscriptions not reached yet get
+    /// it with the rest, in the same `send`, and only those already reached wait for the next pass. So at a
+    /// publish rate close to what the fan-out can take, an event does not wait for the whole previous fan-out.
+    /// Each subscription skips what it already has (``ChannelSubscription/deliver(_:)`` goes by sequence).
     private func drain() {
         if cursor >= recipients.count {
             let now = DispatchTime.now().uptimeNanoseconds
             batchStarted = now
-            batch = lock.withLock {
+            let taken: [ChannelEvent] = lock.withLock {
                 nextBatchNotBefore = now &+ Self.coalescingInterval
                 defer { inbox = [] }
                 return inbox
             }
+            if late.isEmpty {
+                batch = taken
+            } else {
+                batch = late
+                batch.append(contentsOf: taken)
+                late = []
+            }
             recipients = batch.isEmpty ? [] : subscriptions
             cursor = 0
+        } else {
+            let arrived: [ChannelEvent] = lock.withLock {
+                guard !inbox.isEmpty else { return [] }
+                defer { inbox = [] }
+                return inbox
+            }
+            if !arrived.isEmpty {
+                batch.append(contentsOf: arrived)
+                late.append(contentsOf: arrived)
+            }
         }
         let end = min(cursor &+ Self.sliceSize, recipients.count)
         while cursor < end {
@@ -134,19 +161,21 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         cursor = 0
         let now = DispatchTime.now().uptimeNanoseconds
         let pause = min(now &- batchStarted, Self.longestPause)
+        let arrivedDuringBatch = late.count
         let delay: UInt64? = lock.withLock {
-            guard !inbox.isEmpty, !detached else {
+            guard !inbox.isEmpty || !late.isEmpty, !detached else {
                 drainScheduled = false
                 return nil
             }
             // Several events arrived while this batch was handed out: the publisher outpaces the fan-out, so
             // let the next batch gather for as long as this one took. One event (a steady publisher slower
             // than the fan-out, whose event came in while the last one went out) is not held back.
-            if inbox.count >= Self.overloadEvents {
+            if arrivedDuringBatch &+ inbox.count >= Self.overloadEvents {
                 nextBatchNotBefore = max(nextBatchNotBefore, now &+ pause)
             }
             return delayBeforeNextBatch(now: now)
         }
+        if delay == nil { late = [] }
         if let delay { scheduleDrain(after: delay) }
     }
 

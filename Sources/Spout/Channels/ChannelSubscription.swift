@@ -48,7 +48,7 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     private var replayWaiting = 0
     private var liveWaiting = 0
     private var liveWaitingBytes = 0
-    /// Live events up to this sequence were replayed, or published before the subscription joined.
+    /// Live events up to this sequence were replayed, published before the subscription joined, or delivered.
     private var liveAfter: UInt64 = 0
     private var demand = 0
     /// Events dropped (`dropOldest`) since the last delivery.
@@ -109,10 +109,12 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
 
     // MARK: The fan-out (on the loop)
 
-    /// Live events, in order; those this subscription already has (replayed) are skipped.
+    /// Live events, in order; those this subscription already has (replayed, or delivered in an earlier pass
+    /// of the fan-out) are skipped.
     func deliver(_ batch: [ChannelEvent]) {
         for event in batch where event.sequence > liveAfter {
             guard !ended else { return }
+            liveAfter = event.sequence
             queue.append(event)
             liveWaiting &+= 1
             liveWaitingBytes &+= size(of: event)
