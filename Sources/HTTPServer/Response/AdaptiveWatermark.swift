@@ -2,8 +2,9 @@
 ///
 /// A fast reader wants large batches (one `send(2)` per high watermark); a slow or stalled one must not pin
 /// that much memory, since whatever the kernel refuses stays in user space. So, when ``Settings/adapts`` is
-/// on, a stream starts at the minimum; after every flush of at least half the high watermark that the kernel
-/// took whole while nothing waited in the kernel for the peer's window, the high watermark doubles, up to ``unprovenHighBytes`` until the kernel
+/// on, a stream starts at the minimum; after every flush the kernel took whole while nothing waited in the
+/// kernel for the peer's window (asked only after a flush of at least half the high watermark), the high
+/// watermark doubles, up to ``unprovenHighBytes`` until the kernel
 /// has taken ``provenReaderBytes`` of the stream and up to the maximum after that; a flush that leaves
 /// bytes behind (in user space or unsent in the kernel) drops it back to the minimum. The storage reserved
 /// for the next batch follows: a batch at the cap (plus slack for the value that crosses it) while the
@@ -83,13 +84,17 @@ struct AdaptiveWatermark: Equatable {
     /// `readerKeptUp`: nothing waits unsent in the kernel (asked only when it matters).
     ///
     /// Bytes left in user space always mean the reader lags. A flush that left none but sent less than half
-    /// the high watermark (a trickle, such as a few small events a turn) changes nothing and asks nothing:
-    /// its batch was nowhere near the watermark, so a larger one would buy nothing, and the kernel's figure
-    /// would cost a system call per send. A reader that stops reading is still caught, when the kernel
-    /// refuses bytes; only then do they pin memory here.
+    /// the high watermark (a trickle, such as a few small events a turn) counts as kept up without asking the
+    /// kernel: its figure would cost a system call per send, and a reader that stops reading is still caught
+    /// when the kernel refuses bytes, which is when they start to pin memory here.
     mutating func flushed(sent: Int, buffered: Int, readerKeptUp: () -> Bool) {
-        guard buffered > 0 || sent >= highBytes / 2 else { return }
-        flushed { buffered == 0 && readerKeptUp() }
+        if buffered > 0 {
+            flushed { false }
+        } else if sent < highBytes / 2 {
+            flushed { true }
+        } else {
+            flushed(readerKeptUp: readerKeptUp)
+        }
     }
 
     /// A flush of the stream ended. `readerKeptUp`: it left nothing behind, in user space or unsent in the
