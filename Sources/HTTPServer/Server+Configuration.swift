@@ -13,7 +13,8 @@ extension Server {
     /// heap, since whatever the kernel refuses stays in user space until the reader makes room.
     /// With ``adaptsHighWatermarkToReader`` on (the default) each stream starts at
     /// ``minimumHighWatermarkBytes``; the high watermark doubles after every flush the kernel took whole
-    /// while nothing waited in the kernel for the peer's window (`SIOCOUTQNSD` = 0), up to 16 KiB until the
+    /// while nothing waited in the kernel for the peer's window (`SIOCOUTQNSD` = 0, asked only after a flush
+    /// of at least half the high watermark), up to 16 KiB until the
     /// kernel has taken 8 MiB of the stream (more than a socket's kernel buffers can hide, so the reader is
     /// really reading) and up to ``highWatermarkBytes`` after that, and drops back to the minimum on a short send or unsent kernel bytes. So a
     /// fast reader reaches full batches within a few flushes, while a slow or stalled one is fed in small

@@ -3,7 +3,8 @@
 /// A fast reader wants large batches (one `send(2)` per high watermark); a slow or stalled one must not pin
 /// that much memory, since whatever the kernel refuses stays in user space. So, when ``Settings/adapts`` is
 /// on, a stream starts at the minimum; after every flush the kernel took whole while nothing waited in the
-/// kernel for the peer's window, the high watermark doubles, up to ``unprovenHighBytes`` until the kernel
+/// kernel for the peer's window (asked only after a flush of at least half the high watermark), the high
+/// watermark doubles, up to ``unprovenHighBytes`` until the kernel
 /// has taken ``provenReaderBytes`` of the stream and up to the maximum after that; a flush that leaves
 /// bytes behind (in user space or unsent in the kernel) drops it back to the minimum. The storage reserved
 /// for the next batch follows: a batch at the cap (plus slack for the value that crosses it) while the
@@ -77,6 +78,23 @@ struct AdaptiveWatermark: Equatable {
     /// The kernel took `byteCount` more bytes of the stream.
     mutating func taken(_ byteCount: Int) {
         bytesTaken &+= byteCount
+    }
+
+    /// A flush of the stream ended: the kernel took `sent` bytes and `buffered` stayed in user space.
+    /// `readerKeptUp`: nothing waits unsent in the kernel (asked only when it matters).
+    ///
+    /// Bytes left in user space always mean the reader lags. A flush that left none but sent less than half
+    /// the high watermark (a trickle, such as a few small events a turn) counts as kept up without asking the
+    /// kernel: its figure would cost a system call per send, and a reader that stops reading is still caught
+    /// when the kernel refuses bytes, which is when they start to pin memory here.
+    mutating func flushed(sent: Int, buffered: Int, readerKeptUp: () -> Bool) {
+        if buffered > 0 {
+            flushed { false }
+        } else if sent < highBytes / 2 {
+            flushed { true }
+        } else {
+            flushed(readerKeptUp: readerKeptUp)
+        }
     }
 
     /// A flush of the stream ended. `readerKeptUp`: it left nothing behind, in user space or unsent in the

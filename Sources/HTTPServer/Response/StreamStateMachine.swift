@@ -71,7 +71,7 @@ struct StreamStateMachine: Equatable {
     /// nothing was left behind in the kernel either (asked only when it matters).
     mutating func flushed(sent: Int, buffered: Int, readerKeptUp: () -> Bool) -> Action {
         watermark.taken(sent)
-        watermark.flushed { buffered == 0 && readerKeptUp() }
+        watermark.flushed(sent: sent, buffered: buffered, readerKeptUp: readerKeptUp)
         switch phase {
         case .writable:
             // The high watermark may have dropped below what is queued.

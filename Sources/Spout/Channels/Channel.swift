@@ -54,6 +54,8 @@ final class Channel: @unchecked Sendable {
         let liveAfter: UInt64
         /// The fan-out of the subscriber's loop, to leave through.
         let fanout: ChannelLoopFanout
+        /// The last live control frame made when it joined (under the lock, so none of this channel's since).
+        let lastControlSerial: UInt64
     }
 
     /// Why a join or a publish did not happen.
@@ -222,7 +224,14 @@ final class Channel: @unchecked Sendable {
             }
             fanout.add(subscription)
             state.subscribers &+= 1
-            return .success(Join(replay: replay, liveAfter: ahead ?? state.lastSequence, fanout: fanout))
+            return .success(
+                Join(
+                    replay: replay,
+                    liveAfter: ahead ?? state.lastSequence,
+                    fanout: fanout,
+                    lastControlSerial: ChannelEvent.lastControlSerial
+                )
+            )
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One event of a channel, encoded once for every subscriber: its SSE frame and its NDJSON line are built when
 /// it is published, and each subscriber's stream appends the same bytes. (The data is kept only inside the two.) Also the control frames a stream
@@ -25,6 +26,13 @@ final class ChannelEvent: Sendable {
     /// broke under them): whether they take it in their live stream, and whether the sequences they count
     /// start over (the history they were in is gone, the next event's sequence is small again).
     let live: LiveControl?
+    /// For a live control frame: its place among all live control frames made (from 1), so a subscription takes
+    /// each once even when a fan-out pass hands it out again, and one that joined after it never takes it.
+    let controlSerial: UInt64
+
+    /// The serial of the last live control frame made.
+    static var lastControlSerial: UInt64 { controlSerials.load(ordering: .acquiring) }
+    private static let controlSerials = Atomic<UInt64>(0)
 
     /// What a control frame sent to live subscribers does to them.
     enum LiveControl: Sendable {
@@ -45,6 +53,7 @@ final class ChannelEvent: Sendable {
         self.eventType = type
         self.publishedAt = publishedAt
         self.live = nil
+        self.controlSerial = 0
         var sse: [UInt8] = []
         sse.reserveCapacity(data.count + idText.utf8.count + (type?.utf8.count ?? 0) + 24)
         sse.append(contentsOf: "id: ".utf8)
@@ -82,6 +91,8 @@ final class ChannelEvent: Sendable {
         self.ndjson = ndjson
         self.publishedAt = 0
         self.live = live
+        self.controlSerial =
+            live == nil ? 0 : Self.controlSerials.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
     }
 
     /// Whether this is a control frame (`reset`, `gap`) rather than an event of the channel.

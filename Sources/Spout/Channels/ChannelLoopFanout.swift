@@ -10,12 +10,14 @@ import Reactive
 /// costs the publisher an append under a short lock (and one `loop.execute` for the first of a batch), whatever
 /// the number of subscribers and however stalled they are. Each subscription then bounds what it holds.
 ///
-/// Batches are at least ``coalescingInterval`` apart, and when events arrived while a batch was being handed out
-/// (thousands of subscribers, a publisher faster than the fan-out) the next one waits as long as that batch took:
-/// an event that arrives sooner waits, and whatever else arrives meanwhile goes out with it. Each subscriber's socket then takes one `send(2)` per batch rather than one
-/// per event, the fan-out keeps at most about half the loop, and publishes on the loop are answered in between;
-/// that is what lets one process feed thousands of readers at a high publish rate. An event that follows a quiet
-/// spell goes out at once.
+/// An event goes out at once unless the fan-out is overloaded. Batches are at least ``coalescingInterval``
+/// apart; and only when ``overloadEvents`` or more events arrived while a batch was being handed out (thousands
+/// of subscribers, a publisher faster than the fan-out) does the next one wait as long as that batch took, so
+/// that whatever else arrives meanwhile goes out with it. Each subscriber's socket then takes one `send(2)` per
+/// batch rather than one per event, the fan-out keeps at most about half the loop, and publishes on the loop
+/// are answered in between; that is what lets one process feed thousands of readers at a high publish rate.
+/// A steady publisher the fan-out keeps up with (one event at a time, even if it came in while the last one
+/// was still going out) is never held back: pausing it would only add a batch's time to its latency.
 ///
 /// **Ownership:** held by its ``Channel`` while the loop has subscribers, and by the subject's subscription;
 /// ``detach()`` cancels that when the last leaves.
@@ -36,6 +38,9 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     static let coalescingInterval: UInt64 = 1_000_000
     /// The longest pause after a batch, however long it took, in nanoseconds.
     static let longestPause: UInt64 = 20_000_000
+    /// Events arriving while one batch is handed out from which the fan-out counts as overloaded and pauses
+    /// after it: one is a steady publisher the fan-out keeps up with; two mean events come faster than batches.
+    static let overloadEvents = 2
     private var upstream: (any Subscription)?
     private var detached = false
     /// The loop's subscribers of the channel. // Loop-confined.
@@ -79,12 +84,16 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     static let sliceSize = 64
 
     /// The batch being handed out, the subscriptions it goes to (those joined when it was taken: one that joins
-    /// later starts after these events anyway), and the next of them. // Loop-confined.
+    /// later starts after these events anyway, or gets the late ones in the next pass), and the next of them.
+    /// // Loop-confined.
     private var batch: [ChannelEvent] = []
     /// When the batch under way was taken.
     private var batchStarted: UInt64 = 0
     private var recipients: [ChannelSubscription] = []
     private var cursor = 0
+    /// Events that joined the pass under way after it began: the subscriptions it had already reached get
+    /// them in the next pass (the others skip them there, by sequence).
+    private var late: [ChannelEvent] = []
 
     /// Must be called under the lock.
     private func delayBeforeNextBatch(now: UInt64) -> UInt64 {
@@ -99,19 +108,42 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         }
     }
 
-    /// One step of handing batches out, in order: takes the next batch if none is under way, hands it to the
-    /// next ``sliceSize`` subscriptions, and schedules the next step (or the next batch) if there is more.
+    /// One step of handing batches out, in order: takes the next batch if none is under way (or else adds to
+    /// it the events that arrived since), hands it to the next ``sliceSize`` subscriptions, and schedules the
+    /// next step (or the next batch) if there is more.
+    ///
+    /// An event that arrives while a batch is being handed out joins it: the subscriptions not reached yet get
+    /// it with the rest, in the same `send`, and only those already reached wait for the next pass. So at a
+    /// publish rate close to what the fan-out can take, an event does not wait for the whole previous fan-out.
+    /// Each subscription skips what it already has (``ChannelSubscription/deliver(_:)`` goes by sequence).
     private func drain() {
         if cursor >= recipients.count {
             let now = DispatchTime.now().uptimeNanoseconds
             batchStarted = now
-            batch = lock.withLock {
+            let taken: [ChannelEvent] = lock.withLock {
                 nextBatchNotBefore = now &+ Self.coalescingInterval
                 defer { inbox = [] }
                 return inbox
             }
+            if late.isEmpty {
+                batch = taken
+            } else {
+                batch = late
+                batch.append(contentsOf: taken)
+                late = []
+            }
             recipients = batch.isEmpty ? [] : subscriptions
             cursor = 0
+        } else {
+            let arrived: [ChannelEvent] = lock.withLock {
+                guard !inbox.isEmpty else { return [] }
+                defer { inbox = [] }
+                return inbox
+            }
+            if !arrived.isEmpty {
+                batch.append(contentsOf: arrived)
+                late.append(contentsOf: arrived)
+            }
         }
         let end = min(cursor &+ Self.sliceSize, recipients.count)
         while cursor < end {
@@ -129,16 +161,21 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         cursor = 0
         let now = DispatchTime.now().uptimeNanoseconds
         let pause = min(now &- batchStarted, Self.longestPause)
+        let arrivedDuringBatch = late.count
         let delay: UInt64? = lock.withLock {
-            guard !inbox.isEmpty, !detached else {
+            guard !inbox.isEmpty || !late.isEmpty, !detached else {
                 drainScheduled = false
                 return nil
             }
-            // Events arrived while this batch was handed out: the publisher outpaces the fan-out, so let the
-            // next batch gather for as long as this one took. (An event after a quiet spell is not held back.)
-            nextBatchNotBefore = max(nextBatchNotBefore, now &+ pause)
+            // Several events arrived while this batch was handed out: the publisher outpaces the fan-out, so
+            // let the next batch gather for as long as this one took. One event (a steady publisher slower
+            // than the fan-out, whose event came in while the last one went out) is not held back.
+            if arrivedDuringBatch &+ inbox.count >= Self.overloadEvents {
+                nextBatchNotBefore = max(nextBatchNotBefore, now &+ pause)
+            }
             return delayBeforeNextBatch(now: now)
         }
+        if delay == nil { late = [] }
         if let delay { scheduleDrain(after: delay) }
     }
 

@@ -49,8 +49,10 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     private var replayWaiting = 0
     private var liveWaiting = 0
     private var liveWaitingBytes = 0
-    /// Live events up to this sequence were replayed, or published before the subscription joined.
+    /// Live events up to this sequence were replayed, published before the subscription joined, or delivered.
     private var liveAfter: UInt64 = 0
+    /// The serial of the last live control frame taken, or the last made before the subscription joined.
+    private var lastLiveControl: UInt64 = 0
     private var demand = 0
     /// Events dropped (`dropOldest`) since the last delivery.
     private var missed = 0
@@ -80,6 +82,7 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
         case .success(let join):
             fanout = join.fanout
             liveAfter = join.liveAfter
+            lastLiveControl = join.lastControlSerial
             queue = join.replay
             replayWaiting = join.replay.count
             metrics.subscribers.add(1)
@@ -120,11 +123,20 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
 
     // MARK: The fan-out (on the loop)
 
-    /// Live events, in order; those this subscription already has (replayed) are skipped.
+    /// Live events, in order; those this subscription already has (replayed, or delivered in an earlier pass
+    /// of the fan-out) are skipped, and so is a live control frame (channels over Redis) it has taken or that
+    /// was made before it joined.
     func deliver(_ batch: [ChannelEvent]) {
-        for event in batch where event.sequence > liveAfter || event.live != nil {
+        for event in batch {
+            if let live = event.live {
+                guard event.controlSerial > lastLiveControl else { continue }
+                lastLiveControl = event.controlSerial
+                if live == .restart { liveAfter = 0 }
+            } else {
+                guard event.sequence > liveAfter else { continue }
+                liveAfter = event.sequence
+            }
             guard !ended else { return }
-            if event.live == .restart { liveAfter = 0 }
             queue.append(event)
             liveWaiting &+= 1
             liveWaitingBytes &+= size(of: event)

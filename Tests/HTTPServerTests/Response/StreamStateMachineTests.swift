@@ -71,6 +71,32 @@ import Testing
         #expect(machine.flushed(sent: 5000, buffered: 0, readerKeptUp: { false }) == .notifyWritable)
     }
 
+    @Test func aTrickleTakenWholeGrowsTheWatermarkWithoutAskingTheKernel() {
+        var machine = Machine(mode: .chunked, watermark: Self.adaptive)
+        let notAsked: () -> Bool = {
+            Issue.record("not asked")
+            return true
+        }
+        // Small flushes (under half the watermark) the kernel took whole: 4 KiB → 8 KiB → 16 KiB, no question.
+        for (sent, high) in [(60, 8192), (4095, 16384), (0, 16384)] {
+            #expect(machine.flushed(sent: sent, buffered: 0, readerKeptUp: notAsked) == .none)
+            #expect(machine.watermark.highBytes == high)
+        }
+        // Half the watermark: the kernel is asked, and bytes waiting there drop it to the minimum.
+        var asked = 0
+        _ = machine.flushed(sent: 8192, buffered: 0) {
+            asked += 1
+            return false
+        }
+        #expect(asked == 1)
+        #expect(machine.watermark.highBytes == 4096)
+        // A trickle the kernel refused part of falls back to the minimum too, without asking.
+        _ = machine.flushed(sent: 60, buffered: 0, readerKeptUp: notAsked)
+        #expect(machine.watermark.highBytes == 8192)
+        _ = machine.flushed(sent: 10, buffered: 50, readerKeptUp: notAsked)
+        #expect(machine.watermark.highBytes == 4096)
+    }
+
     @Test func shutdownAsksTheProducerOnceAndStopsWritability() {
         for start in [Machine.Phase.writable, .notWritable] {
             var machine = Machine(mode: .chunked, watermark: Self.fixed)

@@ -37,6 +37,37 @@ import Testing
         await server.stop()
     }
 
+    /// One loop, 300 subscribers: each batch takes five fan-out slices, and events published meanwhile join
+    /// the batch under way for the subscribers not reached yet and come in the next pass for the others.
+    @Test func eventsJoiningABatchUnderWayReachEverySubscriberOnceInOrder() async throws {
+        let count = 300
+        let server = try SpoutTestServer { $0.eventLoops = 1 }
+        let subscribers = try (0..<count).map { _ in try StreamClient.channel("join", port: server.port) }
+        defer { subscribers.forEach { $0.close() } }
+        #expect(try server.channelList()["join"]?.subscribers == count)
+        #expect(count > ChannelLoopFanout.sliceSize * 4)
+
+        // 150 events one by one as fast as the answers come (each answered between two slices of a pass, so
+        // the next one arrives while that pass is under way), alternately on two connections.
+        let first = try ChannelHTTP(port: server.port)
+        let second = try ChannelHTTP(port: server.port)
+        var ids: [String] = []
+        for number in stride(from: 0, to: 150, by: 2) {
+            ids += try first.publishIDs("join", channelBody([number]))
+            ids += try second.publishIDs("join", channelBody([number + 1]))
+        }
+        #expect(ids.compactMap { ChannelEventID($0)?.sequence } == Array(1...150))
+
+        for (index, subscriber) in subscribers.enumerated() {
+            let frames = try subscriber.frames(150)
+            #expect(frames.map(\.id) == ids, "subscriber \(index): every id once, in order")
+            #expect(numbers(frames) == Array(0..<150), "subscriber \(index): every event's data")
+        }
+        #expect(eventually { server.counter("spout_channel_events_delivered_total") == 150 * count })
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
     @Test func theSSEFramesAreExact() async throws {
         let server = try SpoutTestServer { $0.sse.retryMilliseconds = 1500 }
         let subscriber = try StreamClient.channel("exact", port: server.port)
