@@ -224,6 +224,12 @@ def check_compose(root, delay, grace):
     timeout = re.search(r"proxy_read_timeout (\d+)([smh]?)", conf)
     read_seconds = int(timeout.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[timeout.group(2)] if timeout else 60
     check(read_seconds >= 600, f"nginx proxy_read_timeout {read_seconds}s is too short for streams")
+    # Idle keep-alive connections to the replicas must be dropped by nginx before Spout drops them
+    # (limits.idleTimeoutSeconds, 60 s by default), or a POST may go out on a connection being closed.
+    if re.search(r"^\s*keepalive \d+;", conf, re.MULTILINE):
+        idle = re.search(r"^\s*keepalive_timeout (\d+)s?;", conf, re.MULTILINE)
+        check(idle and int(idle.group(1)) < 60,
+              "nginx upstream keep-alive needs keepalive_timeout below Spout's idle timeout (60 s)")
     upstreams = set(re.findall(r"server ([A-Za-z0-9_-]+):8080", conf))
     check(upstreams == set(replicas), f"nginx upstream {sorted(upstreams)} is not the replicas {replicas}")
 
