@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "HTTPServer", swiftSettings: strictSettings),
         .target(
             name: "Spout",
-            dependencies: ["Reactive", "Sequences", "HTTPServer"],
+            dependencies: ["Reactive", "Sequences", "HTTPServer", "RESP", "Redis"],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout", "Reactive"], swiftSettings: strictSettings),

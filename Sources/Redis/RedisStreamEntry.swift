@@ -45,7 +45,7 @@ public struct RedisStreamEntry: Sendable, Hashable {
     }
 
     /// Reads `[id, [name, value, …]]`; nil for another shape.
-    init?(_ value: RESPValue) {
+    public init?(_ value: RESPValue) {
         guard let pair = value.withoutAttributes.elements, pair.count == 2, let id = pair[0].string else {
             return nil
         }
@@ -68,7 +68,7 @@ public struct RedisStreamEntry: Sendable, Hashable {
     }
 
     /// Reads a list of entries (`XRANGE`'s reply); nil when any element has another shape.
-    static func list(_ value: RESPValue) -> [RedisStreamEntry]? {
+    public static func list(_ value: RESPValue) -> [RedisStreamEntry]? {
         let plain = value.withoutAttributes
         if plain.isNull { return [] }
         guard let elements = plain.elements else { return nil }

@@ -24,14 +24,22 @@ final class Channel: @unchecked Sendable {
     let events = PassthroughSubject<ChannelEvent, Never>()
     /// The newest event.
     let latest = CurrentValueSubject<ChannelEvent?, Never>(nil)
-    private let epoch: String
+    /// Whether this is a replica's copy of a channel whose history lives in Redis (``RedisChannelBroker``):
+    /// events come in through ``apply(_:epoch:now:)`` rather than ``publish(_:now:)``, and a resume id ahead of
+    /// the copy is one another replica delivered first, not a stranger.
+    let mirrorsRedis: Bool
     private let maxSubscribers: Int
     private let lock = Lock()
     private var state: State
 
     private struct State {
+        /// The history's epoch, in every id (the process's; for a Redis copy, the channel's generation there).
+        var epoch: String
         var history: ChannelHistory
         var lastSequence: UInt64 = 0
+        /// A Redis copy: whether the next event must follow ``lastSequence`` directly (false until the copy
+        /// holds an event, and again after its history broke: then it starts from whatever comes).
+        var followsOn = false
         var subscribers = 0
         var fanouts: [ObjectIdentifier: ChannelLoopFanout] = [:]
         /// Set once the broker dropped the channel; nothing joins or publishes after.
@@ -58,11 +66,18 @@ final class Channel: @unchecked Sendable {
 
     /// `firstSequence`: the sequence the channel's ids count on from (its first event gets the next one); the
     /// broker passes one past every id an earlier channel of the same name may have given out.
-    init(name: String, epoch: String, history: ChannelHistory.Limits, maxSubscribers: Int, firstSequence: UInt64 = 0) {
+    init(
+        name: String,
+        epoch: String,
+        history: ChannelHistory.Limits,
+        maxSubscribers: Int,
+        firstSequence: UInt64 = 0,
+        mirrorsRedis: Bool = false
+    ) {
         self.name = name
-        self.epoch = epoch
         self.maxSubscribers = maxSubscribers
-        self.state = State(history: ChannelHistory(limits: history), lastSequence: firstSequence)
+        self.mirrorsRedis = mirrorsRedis
+        self.state = State(epoch: epoch, history: ChannelHistory(limits: history), lastSequence: firstSequence)
     }
 
     /// The sequence of the newest event published (the `firstSequence` it was created with before any).
@@ -80,7 +95,7 @@ final class Channel: @unchecked Sendable {
             ids.reserveCapacity(items.count)
             for item in items {
                 state.lastSequence &+= 1
-                let id = ChannelEventID(epoch: epoch, sequence: state.lastSequence)
+                let id = ChannelEventID(epoch: state.epoch, sequence: state.lastSequence)
                 let event = ChannelEvent(id: id, type: item.type, data: item.data, publishedAt: now)
                 state.history.append(event)
                 ids.append(event.id)
@@ -90,6 +105,91 @@ final class Channel: @unchecked Sendable {
             return ids
         }
     }
+
+    // MARK: Following Redis (a replica's copy)
+
+    /// One event as Redis holds it, for ``apply(_:epoch:now:)``.
+    struct Stored {
+        let sequence: UInt64
+        let type: String?
+        let data: [UInt8]
+        /// Monotonic nanoseconds, derived from the time Redis stored it.
+        let publishedAt: UInt64
+    }
+
+    /// What ``apply(_:epoch:now:)`` found.
+    enum Continuity: Equatable {
+        /// The events followed on (or repeated ones already held, which were skipped).
+        case continuous
+        /// Events between the copy's last and `events.first` are missing: the caller reads them from Redis (or
+        /// calls ``breakHistory(reason:epoch:)`` when Redis no longer has them). Nothing was applied.
+        case missing(after: UInt64)
+    }
+
+    /// Takes `events` (in sequence order, of the history named `epoch`) into this copy and sends them to its
+    /// subscribers. A different epoch means the history in Redis was lost or started over: the copy restarts
+    /// (its subscribers get `event: reset`, reason `unknown-id`, then the new events). Called in order, from one
+    /// Redis connection's loop.
+    @discardableResult
+    func apply(_ events: [Stored], epoch: String, now: UInt64) -> Continuity {
+        lock.withLock {
+            if epoch != state.epoch {
+                restart(epoch: epoch, reason: .unknownID)
+            }
+            state.history.expire(now: now)
+            for stored in events where stored.sequence > state.lastSequence {
+                if state.followsOn, stored.sequence != state.lastSequence &+ 1 {
+                    return .missing(after: state.lastSequence)
+                }
+                state.followsOn = true
+                state.lastSequence = stored.sequence
+                let id = ChannelEventID(epoch: state.epoch, sequence: stored.sequence)
+                let event = ChannelEvent(id: id, type: stored.type, data: stored.data, publishedAt: stored.publishedAt)
+                state.history.append(event)
+                latest.send(event)
+                self.events.send(event)
+            }
+            return .continuous
+        }
+    }
+
+    /// The copy's history can no longer follow on: Redis dropped events it missed (`historyTruncated`), or
+    /// lost the channel (`unknownID`, `epoch` the new one or empty). Subscribers get `event: reset` and the
+    /// copy starts over from what comes next.
+    func breakHistory(reason: ChannelEvent.ResetReason, epoch: String) {
+        lock.withLock { restart(epoch: epoch, reason: reason) }
+    }
+
+    /// The epoch and last sequence of the copy.
+    var position: (epoch: String, sequence: UInt64) {
+        lock.withLock { (state.epoch, state.lastSequence) }
+    }
+
+    /// Under the lock. A copy that never held an event starts quietly.
+    private func restart(epoch: String, reason: ChannelEvent.ResetReason) {
+        let hadEvents = state.lastSequence != 0 || !state.history.isEmpty
+        let keepsSequence = reason == .historyTruncated && epoch == state.epoch
+        state.epoch = epoch
+        state.history = ChannelHistory(limits: state.history.limits)
+        state.followsOn = false
+        if !keepsSequence { state.lastSequence = 0 }
+        if hadEvents {
+            events.send(ChannelEvent.reset(reason: reason, oldest: nil, live: keepsSequence ? .gap : .restart))
+        }
+    }
+
+    /// Retires a Redis copy nobody subscribes to (its history is only a cache of Redis's); see
+    /// ``retireIfIdle(now:)``.
+    func retireIfUnsubscribed() -> Bool {
+        lock.withLock {
+            guard state.subscribers == 0, !state.retired else { return false }
+            state.retired = true
+            return true
+        }
+    }
+
+    /// Subscribers joined now.
+    var subscriberCount: Int { lock.withLock { state.subscribers } }
 
     // MARK: Subscribing (on the subscriber's loop)
 
@@ -110,7 +210,7 @@ final class Channel: @unchecked Sendable {
             guard !state.retired else { return .failure(.retired) }
             guard state.subscribers < maxSubscribers else { return .failure(.full) }
             state.history.expire(now: now)
-            let replay = replay(after: lastEventID)
+            let (replay, ahead) = replay(after: lastEventID)
             let key = ObjectIdentifier(loop)
             let fanout: ChannelLoopFanout
             if let existing = state.fanouts[key] {
@@ -122,7 +222,7 @@ final class Channel: @unchecked Sendable {
             }
             fanout.add(subscription)
             state.subscribers &+= 1
-            return .success(Join(replay: replay, liveAfter: state.lastSequence, fanout: fanout))
+            return .success(Join(replay: replay, liveAfter: ahead ?? state.lastSequence, fanout: fanout))
         }
     }
 
@@ -139,19 +239,26 @@ final class Channel: @unchecked Sendable {
         emptied?.detach()
     }
 
-    /// Must be called under the lock.
-    private func replay(after lastEventID: String?) -> [ChannelEvent] {
-        guard let lastEventID else { return [] }
+    /// The replay for a client resuming after `lastEventID`, and the sequence its live part starts after when
+    /// that is not the channel's last (a Redis copy behind the client). Must be called under the lock.
+    private func replay(after lastEventID: String?) -> (events: [ChannelEvent], liveAfter: UInt64?) {
+        guard let lastEventID else { return ([], nil) }
         let history = state.history
-        guard let id = ChannelEventID(lastEventID), id.epoch == epoch, id.sequence <= state.lastSequence else {
-            return [ChannelEvent.reset(reason: .unknownID, oldest: history.oldest?.id)] + history.all
+        let parsed = ChannelEventID(lastEventID).flatMap { $0.epoch == state.epoch ? $0 : nil }
+        if mirrorsRedis, let parsed, parsed.sequence > state.lastSequence {
+            // Delivered by another replica before this copy heard of it (the client moved here): everything up to
+            // it is on its way here live, and the join's `liveAfter` skips it.
+            return ([], parsed.sequence)
+        }
+        guard let id = parsed, id.sequence <= state.lastSequence else {
+            return ([ChannelEvent.reset(reason: .unknownID, oldest: history.oldest?.id)] + history.all, nil)
         }
         if let after = history.events(after: id.sequence) {
             // Nothing newer was ever dropped: the held events after the id are all the client missed. (With an
             // empty history that is only true if the id is the last one.)
-            if !history.isEmpty || id.sequence == state.lastSequence { return after }
+            if !history.isEmpty || id.sequence == state.lastSequence { return (after, nil) }
         }
-        return [ChannelEvent.reset(reason: .historyTruncated, oldest: history.oldest?.id)] + history.all
+        return ([ChannelEvent.reset(reason: .historyTruncated, oldest: history.oldest?.id)] + history.all, nil)
     }
 
     // MARK: Operators' view
@@ -172,7 +279,7 @@ final class Channel: @unchecked Sendable {
                 name: name,
                 subscribers: state.subscribers,
                 lastID: state.lastSequence == 0
-                    ? nil : ChannelEventID(epoch: epoch, sequence: state.lastSequence).description,
+                    ? nil : ChannelEventID(epoch: state.epoch, sequence: state.lastSequence).description,
                 historyEvents: state.history.count,
                 historyBytes: state.history.bytes
             )

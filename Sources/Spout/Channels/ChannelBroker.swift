@@ -40,8 +40,13 @@ final class ChannelBroker: @unchecked Sendable {
         self.metrics = metrics
         let milliseconds = UInt64(clamping: Int64((startedAt.timeIntervalSince1970 * 1000).rounded()))
         self.epoch = ChannelEventID.epoch(startedAtMilliseconds: milliseconds)
+        self.historyLimits = Self.historyLimits(configuration)
+    }
+
+    /// The history limits `configuration` sets.
+    static func historyLimits(_ configuration: SpoutConfiguration.Channels) -> ChannelHistory.Limits {
         let seconds = max(0, configuration.historySeconds)
-        self.historyLimits = ChannelHistory.Limits(
+        return ChannelHistory.Limits(
             events: configuration.historyEvents,
             bytes: configuration.historyBytes,
             ageNanoseconds: seconds >= 1e10 ? UInt64.max : UInt64(seconds * 1e9)

@@ -21,6 +21,18 @@ final class ChannelEvent: Sendable {
     let ndjson: [UInt8]
     /// When it was published, in monotonic nanoseconds (for the history's age limit).
     let publishedAt: UInt64
+    /// For a control frame sent to subscribers already live (channels over Redis, when the channel's history
+    /// broke under them): whether they take it in their live stream, and whether the sequences they count
+    /// start over (the history they were in is gone, the next event's sequence is small again).
+    let live: LiveControl?
+
+    /// What a control frame sent to live subscribers does to them.
+    enum LiveControl: Sendable {
+        /// Events were lost between the last one delivered and the next (history truncated meanwhile).
+        case gap
+        /// The history is gone; sequences start over.
+        case restart
+    }
 
     /// Bytes this event accounts for in a history or a subscriber's buffer: both encodings.
     var byteCount: Int { sse.count &+ ndjson.count }
@@ -32,6 +44,7 @@ final class ChannelEvent: Sendable {
         self.id = idText
         self.eventType = type
         self.publishedAt = publishedAt
+        self.live = nil
         var sse: [UInt8] = []
         sse.reserveCapacity(data.count + idText.utf8.count + (type?.utf8.count ?? 0) + 24)
         sse.append(contentsOf: "id: ".utf8)
@@ -61,13 +74,14 @@ final class ChannelEvent: Sendable {
         self.ndjson = line
     }
 
-    private init(controlSSE: [UInt8], ndjson: [UInt8]) {
+    private init(controlSSE: [UInt8], ndjson: [UInt8], live: LiveControl? = nil) {
         self.sequence = 0
         self.id = ""
         self.eventType = nil
         self.sse = controlSSE
         self.ndjson = ndjson
         self.publishedAt = 0
+        self.live = live
     }
 
     /// Whether this is a control frame (`reset`, `gap`) rather than an event of the channel.
@@ -87,11 +101,11 @@ final class ChannelEvent: Sendable {
     /// `event: reset` with `{"reason":…,"oldest":"<id>"|null}`: the client missed events the history no longer
     /// holds (or cannot tell where it was); what follows is the whole history from `oldest`. No `id:` field, so
     /// the client's last event id stays what it was until the next event.
-    static func reset(reason: ResetReason, oldest: String?) -> ChannelEvent {
+    static func reset(reason: ResetReason, oldest: String?, live: LiveControl? = nil) -> ChannelEvent {
         var object = JSONObjectWriter()
         object.add("reason", reason.rawValue)
         if let oldest { object.add("oldest", oldest) } else { object.addNull("oldest") }
-        return control(name: "reset", json: object.finish())
+        return control(name: "reset", json: object.finish(), live: live)
     }
 
     /// `event: gap` with `{"missed":n,"after":"<id>"}` (policy `drop-oldest`): `n` events after `after` were
@@ -103,7 +117,7 @@ final class ChannelEvent: Sendable {
         return control(name: "gap", json: object.finish())
     }
 
-    private static func control(name: String, json: [UInt8]) -> ChannelEvent {
+    private static func control(name: String, json: [UInt8], live: LiveControl? = nil) -> ChannelEvent {
         var sse = Array("event: \(name)\ndata: ".utf8)
         sse.append(contentsOf: json)
         sse.append(contentsOf: [0x0A, 0x0A])
@@ -112,6 +126,6 @@ final class ChannelEvent: Sendable {
         line.append(contentsOf: #"":"#.utf8)
         line.append(contentsOf: json)
         line.append(contentsOf: "}\n".utf8)
-        return ChannelEvent(controlSSE: sse, ndjson: line)
+        return ChannelEvent(controlSSE: sse, ndjson: line, live: live)
     }
 }

@@ -3,7 +3,8 @@ import HTTPServer
 import Reactive
 
 /// `POST /channels/{name}/events`, `GET /channels/{name}`, `GET /channels/{name}/latest` and `GET /channels`:
-/// live publish/subscribe over the in-process ``ChannelBroker``.
+/// live publish/subscribe over the in-process ``ChannelBroker``, or over Redis (``RedisChannelBroker``) when
+/// `channels.redisURL` is set; the routes answer the same either way.
 enum ChannelRoutes {
     /// The query parameters a subscription understands.
     static let subscribeParameters: Set<String> = ["lastEventId", "token", "format"]
@@ -23,18 +24,22 @@ enum ChannelRoutes {
                 context.request.body,
                 maxDataBytes: context.service.configuration.channels.maxEventBytes
             )
+            if let redis = broker.redis {
+                // Answered once Redis has stored the events (or could not), back on the request's loop.
+                redis.publish(body.publications, on: name) { result in
+                    context.loop.execute {
+                        switch result {
+                        case .success(let ids): respondPublished(ids, on: name, context)
+                        case .failure(.tooManyChannels): respond(.tooManyChannels, context)
+                        case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
+                        }
+                    }
+                }
+                return
+            }
             switch broker.broker.publish(body.publications, on: name) {
             case .success(let ids):
-                var object = JSONObjectWriter()
-                object.add("channel", name)
-                var list: [UInt8] = [UInt8(ascii: "[")]
-                for (position, id) in ids.enumerated() {
-                    if position > 0 { list.append(UInt8(ascii: ",")) }
-                    JSONText.appendString(id, to: &list)
-                }
-                list.append(UInt8(ascii: "]"))
-                object.addRaw("ids", json: list)
-                context.respond(status: .accepted, json: object.finish())
+                respondPublished(ids, on: name, context)
             case .failure(let refusal):
                 respond(refusal, context)
             }
@@ -68,7 +73,7 @@ enum ChannelRoutes {
                 bytes: settings.subscriberBufferBytes,
                 overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect
             )
-            let joined = broker.broker.subscribe(to: name, after: lastEventID) { channel in
+            let make = { (channel: Channel) in
                 ChannelSubscription(
                     loop: context.loop,
                     channel: channel,
@@ -77,6 +82,12 @@ enum ChannelRoutes {
                     metrics: broker.broker.metrics
                 )
             }
+            let joined =
+                if let redis = broker.redis {
+                    redis.subscribe(to: name, after: lastEventID, make: make)
+                } else {
+                    broker.broker.subscribe(to: name, after: lastEventID, make: make)
+                }
             switch joined {
             case .failure(let refusal):
                 respond(refusal, context)
@@ -101,6 +112,19 @@ enum ChannelRoutes {
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = context.service.channels
             try requireSubscriber(context, queryToken: query["token"])
+            if let redis = broker.redis {
+                redis.latest(of: name) { result in
+                    context.loop.execute {
+                        switch result {
+                        case .success(let event?): context.respond(json: event.jsonObject)
+                        case .success(nil): respond(.notFound("channel \"\(name)\" has no event"), context)
+                        case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
+                        case .failure(.tooManyChannels): respond(.tooManyChannels, context)
+                        }
+                    }
+                }
+                return
+            }
             guard let event = broker.broker.existingChannel(named: name)?.latest.value else {
                 throw .notFound("channel \"\(name)\" has no event")
             }
@@ -117,22 +141,61 @@ enum ChannelRoutes {
             _ = try QueryParameters(query: context.request, known: [])
             let broker = context.service.channels
             try requirePublisher(context)
-            var bytes = Array(#"{"channels":["#.utf8)
-            for (position, summary) in broker.broker.summaries().enumerated() {
-                if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                var object = JSONObjectWriter()
-                object.add("name", summary.name)
-                object.add("subscribers", summary.subscribers)
-                if let lastID = summary.lastID { object.add("lastId", lastID) } else { object.addNull("lastId") }
-                object.add("historyEvents", summary.historyEvents)
-                object.add("historyBytes", summary.historyBytes)
-                bytes.append(contentsOf: object.finish())
+            if let redis = broker.redis {
+                redis.summaries { result in
+                    context.loop.execute {
+                        switch result {
+                        case .success(let summaries): respondList(summaries, context)
+                        case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
+                        case .failure(.tooManyChannels): respond(.tooManyChannels, context)
+                        }
+                    }
+                }
+                return
             }
-            bytes.append(contentsOf: Array("]}".utf8))
-            context.respond(json: bytes)
+            respondList(broker.broker.summaries(), context)
         } catch {
             respond(error, context)
         }
+    }
+
+    /// `{"channels":[{"name","subscribers","lastId","historyEvents","historyBytes"}, …]}`.
+    private static func respondList(_ summaries: [Channel.Summary], _ context: RequestContext) {
+        var bytes = Array(#"{"channels":["#.utf8)
+        for (position, summary) in summaries.enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            var object = JSONObjectWriter()
+            object.add("name", summary.name)
+            object.add("subscribers", summary.subscribers)
+            if let lastID = summary.lastID { object.add("lastId", lastID) } else { object.addNull("lastId") }
+            object.add("historyEvents", summary.historyEvents)
+            object.add("historyBytes", summary.historyBytes)
+            bytes.append(contentsOf: object.finish())
+        }
+        bytes.append(contentsOf: Array("]}".utf8))
+        context.respond(json: bytes)
+    }
+
+    /// `202 {"channel": name, "ids": [...]}`.
+    private static func respondPublished(_ ids: [String], on name: String, _ context: RequestContext) {
+        var object = JSONObjectWriter()
+        object.add("channel", name)
+        var list: [UInt8] = [UInt8(ascii: "[")]
+        for (position, id) in ids.enumerated() {
+            if position > 0 { list.append(UInt8(ascii: ",")) }
+            JSONText.appendString(id, to: &list)
+        }
+        list.append(UInt8(ascii: "]"))
+        object.addRaw("ids", json: list)
+        context.respond(status: .accepted, json: object.finish())
+    }
+
+    /// `503` + `Retry-After` when Redis did not answer: nothing was stored or read.
+    private static func respondRedisUnavailable(_ reason: String, _ context: RequestContext) {
+        context.respond(
+            problem: .unavailable("the channels' Redis is unavailable (\(reason)); nothing was stored, retry later"),
+            headers: ["Retry-After": retryAfterSeconds]
+        )
     }
 
     // MARK: Helpers

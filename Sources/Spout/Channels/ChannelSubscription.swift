@@ -1,5 +1,6 @@
 import HTTPServer
 import Reactive
+import Synchronization
 
 /// One HTTP subscriber's feed from a channel: the replay it asked for, then the live events, delivered only as
 /// its stream's demand allows (the ``DemandBridge`` asks as the socket drains), with what waits bounded.
@@ -56,6 +57,8 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     private var lastDeliveredID: String?
     private var draining = false
     private var ended = false
+    /// ``ended``, readable from any thread.
+    private let endedFlag = Atomic<Bool>(false)
 
     init(loop: EventLoop, channel: Channel, limits: Limits, usesSSE: Bool, metrics: ChannelMetrics) {
         self.loop = loop
@@ -68,6 +71,9 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     /// Joins the channel (see ``Channel/join(_:on:after:now:)``); on the loop. On success the replay waits for
     /// the subscriber's demand and live events arrive from now on.
     func join(after lastEventID: String?, now: UInt64) -> Channel.Refusal? {
+        loop.preconditionInEventLoop()
+        // Gone before a deferred join (channels over Redis join once the channel is loaded): nothing to join.
+        guard !ended else { return nil }
         switch channel.join(self, on: loop, after: lastEventID, now: now) {
         case .failure(let refusal):
             return refusal
@@ -78,6 +84,8 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
             replayWaiting = join.replay.count
             metrics.subscribers.add(1)
             metrics.replayed.increment(by: join.replay.lazy.filter { !$0.isControl }.count)
+            // A deferred join comes after the bridge asked for events.
+            drain()
             return nil
         }
     }
@@ -89,6 +97,9 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
         self.subscriber = subscriber
         subscriber.receive(subscription: self)
     }
+
+    /// Whether the subscription has ended (the client left, or the channel ended it); from any thread.
+    var hasEnded: Bool { endedFlag.load(ordering: .acquiring) }
 
     // MARK: Subscription (the bridge, on the loop)
 
@@ -111,8 +122,9 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
 
     /// Live events, in order; those this subscription already has (replayed) are skipped.
     func deliver(_ batch: [ChannelEvent]) {
-        for event in batch where event.sequence > liveAfter {
+        for event in batch where event.sequence > liveAfter || event.live != nil {
             guard !ended else { return }
+            if event.live == .restart { liveAfter = 0 }
             queue.append(event)
             liveWaiting &+= 1
             liveWaitingBytes &+= size(of: event)
@@ -201,6 +213,7 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     private func end() {
         guard !ended else { return }
         ended = true
+        endedFlag.store(true, ordering: .releasing)
         queue = []
         head = 0
         subscriber = nil

@@ -49,6 +49,11 @@ extension ConfigKey {
         "channels.subscriberBufferBytes": "bytes of live events a subscriber may have unsent before channels.overflow",
         "channels.overflow": "a subscriber past its buffer: disconnect (it resumes from history) or drop-oldest (gap)",
         "channels.publishTokens": "Bearer tokens that may publish and list channels; empty: loopback clients only",
+        "channels.redisURL":
+            "redis://[user:password@]host[:port][/db]: share channels across replicas; empty: in-process",
+        "channels.redisReadiness":
+            "report (/ready stays 200, says Redis's state) or fail (/ready 503 while Redis is down)",
+        "channels.redisKeyPrefix": "prefix of every Redis key and pub/sub channel Spout uses",
         "channels.subscribeTokens": "Bearer tokens that may subscribe and read /latest (or ?token=); empty: anyone",
     ]
 

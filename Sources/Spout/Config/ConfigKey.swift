@@ -1,4 +1,5 @@
 import Foundation
+import RESP
 
 /// One configuration key: its dotted name, its environment variable, and how to parse and store it.
 ///
@@ -23,6 +24,8 @@ struct ConfigKey: @unchecked Sendable {
         case names(WritableKeyPath<SpoutConfiguration, [String]>)
         /// An absolute `http`/`https` URL with a host, or empty for "not set".
         case url(WritableKeyPath<SpoutConfiguration, String>)
+        /// A `redis://` URL (``RedisURL``), or empty for "not set".
+        case redisURL(WritableKeyPath<SpoutConfiguration, String>)
         /// `debug`, `info`, `warn` or `error`.
         case level(WritableKeyPath<SpoutConfiguration, LogLevel>)
     }
@@ -138,6 +141,12 @@ struct ConfigKey: @unchecked Sendable {
         ),
         ConfigKey(name: "channels.publishTokens", kind: .names(\.channels.publishTokens)),
         ConfigKey(name: "channels.subscribeTokens", kind: .names(\.channels.subscribeTokens)),
+        ConfigKey(name: "channels.redisURL", kind: .redisURL(\.channels.redisURL), alias: "SPOUT_REDIS_URL"),
+        ConfigKey(
+            name: "channels.redisReadiness",
+            kind: .string(\.channels.redisReadiness, allowed: ["report", "fail"])
+        ),
+        ConfigKey(name: "channels.redisKeyPrefix", kind: .string(\.channels.redisKeyPrefix, allowed: nil)),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
@@ -220,6 +229,19 @@ struct ConfigKey: @unchecked Sendable {
                 }
             }
             configuration[keyPath: path] = trimmed
+        case .redisURL(let path):
+            if !trimmed.isEmpty {
+                do {
+                    _ = try RedisURL(parsing: trimmed)
+                } catch {
+                    throw invalid(
+                        "(not shown: it may hold a password)",
+                        expected: "a redis:// URL (redis://[user:password@]host[:port][/db]; \(error)), or empty",
+                        source
+                    )
+                }
+            }
+            configuration[keyPath: path] = trimmed
         }
     }
 
@@ -242,7 +264,7 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(value.summary, expected: expected, source)
             }
             configuration[keyPath: path] = number
-        case .string, .url, .level:
+        case .string, .url, .redisURL, .level:
             guard case .string(let text) = value else { throw invalid(value.summary, expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):
@@ -277,6 +299,10 @@ struct ConfigKey: @unchecked Sendable {
             let value = defaults[keyPath: path]
             return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
         case .string(let path, _), .url(let path): return ConfigJSON.quote(defaults[keyPath: path])
+        case .redisURL(let path):
+            // Its description never shows the password (this text goes to the start-up log).
+            let text = defaults[keyPath: path]
+            return ConfigJSON.quote((try? RedisURL(parsing: text))?.description ?? text)
         case .boolean(let path): return String(defaults[keyPath: path])
         case .strings(let path), .names(let path):
             return "[" + defaults[keyPath: path].map(ConfigJSON.quote).joined(separator: ",") + "]"
@@ -292,6 +318,7 @@ struct ConfigKey: @unchecked Sendable {
             "seconds \(ConfigKey.plain(range.lowerBound))...\(ConfigKey.plain(range.upperBound))"
         case .string(_, let allowed): allowed?.joined(separator: "|") ?? "string"
         case .url: "URL"
+        case .redisURL: "redis URL"
         case .boolean: "true|false"
         case .strings: "list"
         case .names: "list (may be empty)"

@@ -172,6 +172,13 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var publishTokens: [String] = []
         /// Bearer tokens that may subscribe (header, or `?token=` for `EventSource`); empty means anyone may.
         public var subscribeTokens: [String] = []
+        /// `redis://[user:password@]host[:port][/db]`: channels are shared through this Redis (history, ids and
+        /// fan-out across every replica that names it); empty keeps them in this process.
+        public var redisURL = ""
+        /// Whether `/ready` fails while Redis is unreachable (`fail`) or only says so in its body (`report`).
+        public var redisReadiness = "report"
+        /// The prefix of every key (and pub/sub channel) Spout uses in Redis, so deployments can share one.
+        public var redisKeyPrefix = "spout:"
     }
 
     /// The embedded defaults.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Redis
 
 /// The table of Spout's routes and the dispatch of one request through it.
 enum Routes {
@@ -140,12 +141,22 @@ enum HealthRoutes {
         context.respond(json: healthBody)
     }
 
-    /// Readiness: `200 {"ready":true}` once started, `503` while starting or draining.
+    /// Readiness: `200 {"ready":true}` once started, `503` while starting or draining. With channels over Redis
+    /// the body names Redis's state (`"redis":"connected"`, …), and with `channels.redisReadiness` `fail` a Redis
+    /// that is not connected makes it `503` (`"reason":"redis"`).
     static let ready: Routes.Handler = { context in
         let phase = context.service.readiness.current
+        let redis = context.service.channels.redis?.status
+        let redisFails = redis.map {
+            !$0.isConnected && context.service.configuration.channels.redisReadiness == "fail"
+        }
         var object = JSONObjectWriter()
-        object.add("ready", phase == .ready)
+        object.add("ready", phase == .ready && redisFails != true)
+        if let redis { object.add("redis", redis.description) }
         switch phase {
+        case .ready where redisFails == true:
+            object.add("reason", "redis")
+            context.respond(status: .serviceUnavailable, json: object.finish())
         case .ready: context.respond(json: object.finish())
         case .starting:
             object.add("reason", "starting")

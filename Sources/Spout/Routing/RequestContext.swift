@@ -411,7 +411,12 @@ final class ServiceContext: Sendable {
         self.readiness = readiness
         self.openAPI = OpenAPIDocument(configuration: configuration)
         self.queryRedaction = QueryRedaction(configuration.log.redactQueryParameters)
-        self.channels = ChannelService(configuration: configuration.channels, metrics: metrics.channels)
+        self.channels = ChannelService(
+            configuration: configuration.channels,
+            metrics: metrics.channels,
+            loops: loops,
+            registry: metrics.registry
+        )
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
             baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL),
@@ -438,7 +443,7 @@ final class ServiceContext: Sendable {
 
     func stopTimers() {
         for ticker in tickers.values { ticker.cancel() }
-        channels.broker.stop()
+        channels.stop()
     }
 }
 

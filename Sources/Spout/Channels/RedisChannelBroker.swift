@@ -1,0 +1,538 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import RESP
+import Reactive
+import Redis
+
+/// Channels shared across replicas through Redis (`channels.redisURL`): the history and the ids live in Redis
+/// (see ``RedisChannelStore``), and each replica keeps, for every channel it has subscribers on, a *copy*: an
+/// ordinary ``Channel`` fed from Redis instead of from local publishes. Fan-out inside the process is the
+/// in-process one (the copy's subjects, one ``ChannelLoopFanout`` per loop), so a replica holds a fixed number of
+/// Redis connections however many HTTP subscribers it serves:
+///
+/// - one *publisher* connection: the publish script, `/latest`, `GET /channels`;
+/// - ``followerCount`` *follower* connections: pub/sub for the copies (a channel is on one, by its name's hash),
+///   and the reads that load a copy and repair it.
+///
+/// **A copy's life.** The first subscriber on a replica creates it *unsynced*: the follower subscribes to the
+/// channel's announcements and, on the same connection (so in order with them), reads the history. Subscribers
+/// arriving meanwhile open their stream at once (heartbeats flow) and join when the copy is live, each getting
+/// its replay from the loaded history exactly as in-process. Announcements arriving before the load completes
+/// are held and applied after it; those the load already covered are skipped by sequence. A live copy applies
+/// announcements as they come; one that does not follow on from the copy's last sequence (a lost message)
+/// makes the copy read what it missed. When a follower reconnects after Redis was unreachable, every copy on it
+/// reads what it missed: no gap while Redis's history covers it, else `event: reset` (`history-truncated`); a
+/// Redis that lost the channel gives `reset` (`unknown-id`) and the copy starts over. A copy without subscribers
+/// for ``idleGraceSeconds`` is dropped and its announcements unsubscribed.
+///
+/// **Ownership:** created once by ``ChannelService``; ``stop()`` closes the connections.
+///
+/// **Thread safety:** safe from any thread: the copies' table under `lock` (taken before a channel's own lock,
+/// never after); a copy's events are applied on its follower's loop only.
+final class RedisChannelBroker: @unchecked Sendable {
+    // @unchecked Sendable: `copies`, `sweep`, `cancellables` and each Copy's state are only touched under `lock`.
+    let configuration: SpoutConfiguration.Channels
+    let metrics: ChannelMetrics
+    let store: RedisChannelStore
+    /// Publishing and the operators' reads.
+    let publisher: RedisConnection
+    /// Pub/sub and the copies' reads.
+    let followers: [RedisConnection]
+    private let historyLimits: ChannelHistory.Limits
+    private let lock = Lock()
+    private var copies: [String: Copy] = [:]
+    private var sweep: (any DispatchSourceTimer)?
+    private var cancellables: [AnyCancellable] = []
+    /// Announcements that could not be read (never expected from our own scripts; counted, not trusted).
+    private(set) var malformedAnnouncements = 0
+
+    /// Follower connections per process.
+    static let followerCount = 2
+    /// Seconds a copy without subscribers is kept (a client that reconnects at once finds it live).
+    static let idleGraceSeconds: UInt64 = 5
+    /// Announcements held per copy while it loads; past this they are dropped and the load reads them instead.
+    static let heldAnnouncementsLimit = 4096
+
+    /// A replica's copy of one channel, and where its sync is.
+    ///
+    /// **Thread safety:** its mutable state only under the broker's lock.
+    final class Copy: @unchecked Sendable {
+        let channel: Channel
+        let follower: Int
+        var phase = Phase.unsynced
+        var held: [RedisChannelStore.Announcement] = []
+        /// Subscriptions waiting for the copy to load, with the id each resumes after.
+        var pending: [(subscription: ChannelSubscription, lastEventID: String?)] = []
+        var idleSince: UInt64?
+        var retired = false
+
+        enum Phase {
+            /// Needs a read (new, or the follower was lost); joins wait.
+            case unsynced
+            /// A read is in flight; announcements are held.
+            case syncing(loaded: Bool)
+            /// Applying announcements as they come.
+            case live
+        }
+
+        init(channel: Channel, follower: Int) {
+            self.channel = channel
+            self.follower = follower
+        }
+
+        var isLoaded: Bool {
+            switch phase {
+            case .live, .syncing(loaded: true): true
+            default: false
+            }
+        }
+    }
+
+    /// Why a publish did not happen.
+    enum PublishFailure: Error, Equatable {
+        /// The Redis store holds ``SpoutConfiguration/Channels/maxChannels`` channels.
+        case tooManyChannels
+        /// Redis did not confirm the store (unreachable, timed out, refused): nothing is acknowledged.
+        case unavailable(String)
+    }
+
+    init(configuration: SpoutConfiguration.Channels, url: RedisURL, metrics: ChannelMetrics, loops: [EventLoop]) {
+        self.configuration = configuration
+        self.metrics = metrics
+        self.store = RedisChannelStore(prefix: configuration.redisKeyPrefix)
+        self.historyLimits = ChannelBroker.historyLimits(configuration)
+        let loop = { (index: Int) in loops[index % max(1, loops.count)] }
+        publisher = RedisConnection(
+            configuration: RedisConfiguration(url: url, clientName: "spout-publish"),
+            loop: loop(0)
+        )
+        // Followers wait for announcements: no reply timeout for the quiet, only pings keep them honest.
+        followers = (0..<Self.followerCount).map { index in
+            RedisConnection(
+                configuration: RedisConfiguration(url: url, clientName: "spout-follow-\(index)"),
+                loop: loop(index + 1)
+            )
+        }
+    }
+
+    /// Connects, follows the followers' announcements and state, and starts the sweep of unused copies.
+    func start() {
+        var subscriptions: [AnyCancellable] = []
+        for (index, follower) in followers.enumerated() {
+            subscriptions.append(
+                follower.pushes.sink { [weak self] push in
+                    guard case .message(let channel, let payload) = push else { return }
+                    self?.announced(channel: channel, payload: payload)
+                }
+            )
+            subscriptions.append(
+                follower.statusUpdates.sink { [weak self] status in
+                    if status.isConnected { self?.followerConnected(index) }
+                }
+            )
+        }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "spout.channels.redis", qos: .utility))
+        timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(250))
+        timer.setEventHandler { [weak self] in
+            guard let self else {
+                timer.cancel()
+                return
+            }
+            sweepCopies()
+        }
+        lock.withLock {
+            cancellables = subscriptions
+            sweep = timer
+        }
+        publisher.start()
+        for follower in followers { follower.start() }
+        timer.resume()
+    }
+
+    /// Closes the connections and ends the sweep.
+    func stop() {
+        let (timer, subscriptions) = lock.withLock {
+            defer {
+                sweep = nil
+                cancellables = []
+            }
+            return (sweep, cancellables)
+        }
+        timer?.cancel()
+        for subscription in subscriptions { subscription.cancel() }
+        publisher.close()
+        for follower in followers { follower.close() }
+    }
+
+    /// Whether the publisher connection is up (for `/ready`).
+    var status: RedisConnectionStatus { publisher.status }
+
+    // MARK: Publishing
+
+    /// Stores `items` on `name` in Redis; `completion` (on the publisher's loop) gets their ids once Redis has
+    /// them. The replicas' subscribers, this one's included, get the events from Redis's announcement.
+    func publish(
+        _ items: [ChannelPublication],
+        on name: String,
+        completion: @escaping @Sendable (Result<[String], PublishFailure>) -> Void
+    ) {
+        let command = store.publishCommand(
+            items,
+            on: name,
+            generation: Self.newGeneration(),
+            limits: configuration
+        )
+        let metrics = metrics
+        publisher.send(command) { result in
+            switch result {
+            case .success(let value):
+                guard let (generation, first) = RedisChannelStore.publishReply(value) else {
+                    completion(.failure(.unavailable("redis answered the publish with \(value.briefDescription)")))
+                    return
+                }
+                let ids = (0..<UInt64(items.count)).map {
+                    ChannelEventID(epoch: generation, sequence: first &+ $0).description
+                }
+                metrics.published.increment(by: ids.count)
+                completion(.success(ids))
+            case .failure(.server(let message)) where message.hasPrefix(RedisChannelStore.tooManyChannelsMarker):
+                completion(.failure(.tooManyChannels))
+            case .failure(let error):
+                completion(.failure(.unavailable(error.description)))
+            }
+        }
+    }
+
+    /// A random generation: 10 base-36 digits.
+    static func newGeneration() -> String {
+        let text = String(UInt64.random(in: 0..<3_656_158_440_062_976), radix: 36)
+        return String(repeating: "0", count: max(0, 10 - text.count)) + text
+    }
+
+    // MARK: Subscribing
+
+    /// Creates the subscription `make` builds on this replica's copy of `name` (made if need be) and joins it:
+    /// at once when the copy is live, else when it has loaded (the subscription's stream is open meanwhile).
+    /// On the subscriber's loop.
+    func subscribe(
+        to name: String,
+        after lastEventID: String?,
+        make: (Channel) -> ChannelSubscription
+    ) -> Result<ChannelSubscription, ChannelBroker.Refusal> {
+        for _ in 0..<2 {
+            let outcome: Result<(ChannelSubscription, Copy, joinNow: Bool, created: Bool), ChannelBroker.Refusal> =
+                lock.withLock {
+                    var created = false
+                    let copy: Copy
+                    if let existing = copies[name] {
+                        copy = existing
+                    } else {
+                        guard copies.count < configuration.maxChannels else { return .failure(.tooManyChannels) }
+                        copy = Copy(
+                            channel: Channel(
+                                name: name,
+                                epoch: "",
+                                history: historyLimits,
+                                maxSubscribers: configuration.maxSubscribersPerChannel,
+                                mirrorsRedis: true
+                            ),
+                            follower: Self.follower(for: name, count: followers.count)
+                        )
+                        copies[name] = copy
+                        metrics.channels.add(1)
+                        created = true
+                    }
+                    guard copy.channel.subscriberCount + copy.pending.count < configuration.maxSubscribersPerChannel
+                    else { return .failure(.tooManySubscribers) }
+                    copy.idleSince = nil
+                    let subscription = make(copy.channel)
+                    let joinNow: Bool
+                    if case .live = copy.phase {
+                        joinNow = true
+                    } else {
+                        copy.pending.append((subscription, lastEventID))
+                        joinNow = false
+                    }
+                    return .success((subscription, copy, joinNow, created))
+                }
+            switch outcome {
+            case .failure(let refusal):
+                return .failure(refusal)
+            case .success(let (subscription, copy, joinNow, created)):
+                if created { sync(copy) }
+                guard joinNow else { return .success(subscription) }
+                switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
+                case nil: return .success(subscription)
+                case .full?: return .failure(.tooManySubscribers)
+                case .retired?: continue
+                }
+            }
+        }
+        return .failure(.tooManyChannels)
+    }
+
+    /// The follower of channel `name`: a stable hash (FNV-1a) of the name, so every replica picks the same.
+    static func follower(for name: String, count: Int) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return Int(hash % UInt64(max(1, count)))
+    }
+
+    // MARK: Reads for the routes
+
+    /// The newest event of `name`, from Redis; nil when it has none. `completion` on the publisher's loop.
+    func latest(of name: String, completion: @escaping @Sendable (Result<ChannelEvent?, PublishFailure>) -> Void) {
+        let limits = historyLimits
+        publisher.send(store.latestCommand(name)) { result in
+            switch result {
+            case .success(let value):
+                guard let snapshot = RedisChannelStore.snapshot(value) else {
+                    completion(.failure(.unavailable("redis answered with \(value.briefDescription)")))
+                    return
+                }
+                guard !snapshot.generation.isEmpty, let entry = snapshot.entries.first else {
+                    completion(.success(nil))
+                    return
+                }
+                let stored = Self.stored(entry, redisNow: snapshot.nowMilliseconds, now: ChannelBroker.now)
+                if ChannelBroker.now &- stored.publishedAt > limits.ageNanoseconds {
+                    completion(.success(nil))
+                    return
+                }
+                let id = ChannelEventID(epoch: snapshot.generation, sequence: stored.sequence)
+                completion(
+                    .success(
+                        ChannelEvent(id: id, type: stored.type, data: stored.data, publishedAt: stored.publishedAt)
+                    )
+                )
+            case .failure(let error):
+                completion(.failure(.unavailable(error.description)))
+            }
+        }
+    }
+
+    /// Every channel Redis holds, with this replica's subscriber counts. `completion` on the publisher's loop.
+    func summaries(completion: @escaping @Sendable (Result<[Channel.Summary], PublishFailure>) -> Void) {
+        publisher.send(store.listCommand(limit: configuration.maxChannels, limits: configuration)) {
+            [weak self] result in
+            switch result {
+            case .success(let value):
+                guard let listings = RedisChannelStore.listing(value) else {
+                    completion(.failure(.unavailable("redis answered with \(value.briefDescription)")))
+                    return
+                }
+                let local = self?.lock.withLock { self?.copies.mapValues(\.channel) } ?? [:]
+                completion(
+                    .success(
+                        listings.map { listing in
+                            Channel.Summary(
+                                name: listing.name,
+                                subscribers: local[listing.name]?.subscriberCount ?? 0,
+                                lastID: listing.generation.isEmpty || listing.lastSequence == 0
+                                    ? nil
+                                    : ChannelEventID(epoch: listing.generation, sequence: listing.lastSequence)
+                                        .description,
+                                historyEvents: listing.entries,
+                                historyBytes: listing.bytes
+                            )
+                        }
+                    )
+                )
+            case .failure(let error):
+                completion(.failure(.unavailable(error.description)))
+            }
+        }
+    }
+
+    // MARK: Following (on the followers' loops)
+
+    /// Reads what `copy` misses (everything, for a copy not loaded yet) on its follower, unless a read is under
+    /// way. The follower subscribes to the announcements first, on the same connection, so the read's snapshot
+    /// and the announcements after it are in order.
+    private func sync(_ copy: Copy) {
+        let after: UInt64?? = lock.withLock {
+            guard !copy.retired else { return nil }
+            switch copy.phase {
+            case .syncing:
+                return nil
+            case .unsynced:
+                copy.phase = .syncing(loaded: false)
+                return .some(nil)
+            case .live:
+                copy.phase = .syncing(loaded: true)
+                let position = copy.channel.position
+                return .some(position.epoch.isEmpty ? nil : position.sequence)
+            }
+        }
+        guard let after else { return }
+        let follower = followers[copy.follower]
+        let name = copy.channel.name
+        // Subscribing twice is harmless (Redis confirms again; the connection keeps one entry).
+        follower.send(RESPCommand("SUBSCRIBE", store.pubsubChannel(name))) { _ in }
+        let count = max(64, historyLimits.events &+ 64)
+        follower.send(store.readCommand(name, after: after, count: count)) { [weak self] result in
+            self?.synced(copy, after: after, count: count, result: result)
+        }
+    }
+
+    private func synced(
+        _ copy: Copy,
+        after: UInt64?,
+        count: Int,
+        result: Result<RESPValue, RedisError>
+    ) {
+        guard case .success(let value) = result, let snapshot = RedisChannelStore.snapshot(value) else {
+            // Unreachable or an odd reply: try again at the next reconnect or sweep.
+            lock.withLock {
+                copy.phase = .unsynced
+                copy.held = []
+            }
+            return
+        }
+        let now = ChannelBroker.now
+        let channel = copy.channel
+        let position = channel.position
+        if snapshot.generation.isEmpty {
+            // Redis has no such channel (never published, expired, or lost): what the copy held is gone.
+            if !position.epoch.isEmpty || position.sequence != 0 {
+                channel.breakHistory(reason: .unknownID, epoch: "")
+            }
+        } else {
+            let stored = snapshot.entries.map {
+                Self.stored($0, redisNow: snapshot.nowMilliseconds, now: now)
+            }
+            if position.epoch == snapshot.generation, position.sequence != 0,
+                snapshot.lastSequence > position.sequence,
+                (stored.first?.sequence ?? UInt64.max) > position.sequence &+ 1
+            {
+                // Redis trimmed (or expired) some of what the copy missed.
+                channel.breakHistory(reason: .historyTruncated, epoch: snapshot.generation)
+            }
+            if channel.apply(stored, epoch: snapshot.generation, now: now) != .continuous {
+                channel.breakHistory(reason: .historyTruncated, epoch: snapshot.generation)
+                channel.apply(stored, epoch: snapshot.generation, now: now)
+            }
+            if snapshot.entries.count >= count {
+                // More than one read's worth: read on from where this one ended.
+                lock.withLock { copy.phase = .live }
+                sync(copy)
+                return
+            }
+        }
+        let (held, joins) = lock.withLock {
+            defer {
+                copy.held = []
+                copy.pending = []
+            }
+            copy.phase = .live
+            return (copy.held, copy.pending)
+        }
+        for announcement in held where !apply(announcement, to: copy, now: now) { break }
+        for (subscription, lastEventID) in joins {
+            subscription.loop.execute {
+                switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
+                case nil: break
+                case .full?, .retired?: subscription.cancel()
+                }
+            }
+        }
+    }
+
+    /// An announcement on a follower.
+    private func announced(channel: [UInt8], payload: [UInt8]) {
+        guard let name = store.channelName(pubsub: channel) else { return }
+        guard let announcement = RedisChannelStore.announcement(payload) else {
+            lock.withLock { malformedAnnouncements &+= 1 }
+            return
+        }
+        let copy: Copy? = lock.withLock {
+            guard let copy = copies[name], !copy.retired else { return nil }
+            guard case .live = copy.phase else {
+                if copy.held.count < Self.heldAnnouncementsLimit { copy.held.append(announcement) }
+                // Past the limit: dropped; the read under way (or the gap check after it) covers them.
+                return nil
+            }
+            return copy
+        }
+        if let copy { apply(announcement, to: copy, now: ChannelBroker.now) }
+    }
+
+    /// Applies `announcement`; when it does not follow on, starts a read of what is missing. Returns whether it
+    /// followed on.
+    @discardableResult
+    private func apply(_ announcement: RedisChannelStore.Announcement, to copy: Copy, now: UInt64) -> Bool {
+        let redisNow = announcement.atMilliseconds
+        var stored: [Channel.Stored] = []
+        stored.reserveCapacity(announcement.events.count)
+        for (offset, event) in announcement.events.enumerated() {
+            let entry = RedisChannelStore.Entry(
+                sequence: announcement.first &+ UInt64(offset),
+                type: event.type,
+                data: event.data,
+                atMilliseconds: redisNow
+            )
+            stored.append(Self.stored(entry, redisNow: Self.wallClockMilliseconds(), now: now))
+        }
+        switch copy.channel.apply(stored, epoch: announcement.generation, now: now) {
+        case .continuous:
+            return true
+        case .missing:
+            sync(copy)
+            return false
+        }
+    }
+
+    /// A follower became ready (first, or after being lost): every copy on it reads what it missed.
+    private func followerConnected(_ index: Int) {
+        let mine = lock.withLock { copies.values.filter { $0.follower == index && !$0.retired } }
+        for copy in mine { sync(copy) }
+    }
+
+    /// Drops copies without subscribers for ``idleGraceSeconds``; retries copies whose read failed.
+    private func sweepCopies() {
+        let now = ChannelBroker.now
+        let grace = Self.idleGraceSeconds * 1_000_000_000
+        var unsynced: [Copy] = []
+        lock.withLock {
+            for (name, copy) in copies {
+                // Clients that left while waiting for a copy that cannot load (Redis down) let go of their place.
+                copy.pending.removeAll { $0.subscription.hasEnded }
+                if copy.pending.isEmpty, copy.channel.subscriberCount == 0 {
+                    guard let since = copy.idleSince else {
+                        copy.idleSince = now
+                        continue
+                    }
+                    if now &- since >= grace, copy.channel.retireIfUnsubscribed() {
+                        copy.retired = true
+                        copies[name] = nil
+                        metrics.channels.add(-1)
+                        // Under the lock: a copy made again for the name subscribes after this.
+                        followers[copy.follower].send(RESPCommand("UNSUBSCRIBE", store.pubsubChannel(name))) { _ in }
+                    }
+                    continue
+                }
+                copy.idleSince = nil
+                if case .unsynced = copy.phase { unsynced.append(copy) }
+            }
+        }
+        for copy in unsynced where followers[copy.follower].status.isConnected { sync(copy) }
+    }
+
+    // MARK: Helpers
+
+    /// `entry` as a copy holds it: its Redis time turned into this process's monotonic clock.
+    static func stored(_ entry: RedisChannelStore.Entry, redisNow: Int64, now: UInt64) -> Channel.Stored {
+        let ageMilliseconds = max(0, redisNow &- entry.atMilliseconds)
+        let ageNanoseconds = UInt64(clamping: ageMilliseconds).multipliedReportingOverflow(by: 1_000_000)
+        let publishedAt =
+            ageNanoseconds.overflow || ageNanoseconds.partialValue > now ? 0 : now &- ageNanoseconds.partialValue
+        return Channel.Stored(sequence: entry.sequence, type: entry.type, data: entry.data, publishedAt: publishedAt)
+    }
+
+    static func wallClockMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+}
