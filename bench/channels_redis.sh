@@ -2,8 +2,9 @@
 # usage: bench/channels_redis.sh
 #   env: ROUNDS (alternating rounds, default 3), SUBS (default 1000), EVENTS (default 2000), RATE_EVENTS (default 300),
 #        RATE (default 100), PUBLISH_EVENTS (sequential POSTs timed one by one, default 2000),
+#        IDLE (idle subscribers, default 10000), IDLE_CHANNELS (default 100),
 #        BUILD=none with SPOUT_BIN=path (use that binary), SHARED (the directory with bench/fanout),
-#        MODES="memory redis2 redis1", PHASES="throughput latency publish"
+#        MODES="memory redis2 redis1", PHASES="throughput latency publish idle"
 # Channels across replicas through Redis against the in-process broker, in the same run, a fresh set of processes
 # per run (redis-server included), modes alternating:
 #   memory: one spout without Redis; fanout -url S                        (the single-process figure)
@@ -15,6 +16,8 @@
 #   latency:    fanout -subs $SUBS -events $RATE_EVENTS -rate $RATE   (delivery latency p50/p99 at a steady rate)
 #   publish:    bench/channels_publish.py: $PUBLISH_EVENTS sequential POSTs on one keep-alive connection to S or A,
 #               no subscriber: publish latency p50/p99 (fanout prints publishes/s only)
+#   idle:       bench/channels_idle.py: $IDLE idle SSE subscribers over $IDLE_CHANNELS channels on S or A, RSS and
+#               anonymous memory per subscriber (modes memory and redis1 only: it watches one process)
 # Also the CPU the spouts and redis-server used in each run. Prints every figure, then the medians and each mode's
 # ratio to memory; also written to bench/.out/channels-redis-<timestamp>.txt. Everything binds 127.0.0.1 on free
 # ports, Redis keeps nothing on disk (a temporary directory, no RDB, no AOF); every process it starts is stopped on
@@ -31,7 +34,9 @@ RATE_EVENTS=${RATE_EVENTS:-300}
 RATE=${RATE:-100}
 PUBLISH_EVENTS=${PUBLISH_EVENTS:-2000}
 MODES=${MODES:-memory redis2 redis1}
-PHASES=${PHASES:-throughput latency publish}
+PHASES=${PHASES:-throughput latency publish idle}
+IDLE=${IDLE:-10000}
+IDLE_CHANNELS=${IDLE_CHANNELS:-100}
 OUT="$ROOT/bench/.out"
 mkdir -p "$OUT"
 REPORT="$OUT/channels-redis-$(date -u +%Y%m%dT%H%M%SZ).txt"
@@ -115,6 +120,7 @@ echo "# bench/channels_redis.sh $(date -u +%FT%TZ) rounds=$ROUNDS subs=$SUBS eve
 for round in $(seq 1 "$ROUNDS"); do
   for mode in $MODES; do
     for phase in $PHASES; do
+      [ "$phase" = idle ] && [ "$mode" = redis2 ] && continue
       start_mode "$mode"
       echo "# round $round $mode $phase load $(cut -d' ' -f1-3 /proc/loadavg)"
       before=$(cpu_sum "$SERVERS")
@@ -123,6 +129,7 @@ for round in $(seq 1 "$ROUNDS"); do
         throughput) "$WORK/fanout" -url "$PUB" -suburls "$SUBURLS" -subs "$SUBS" -events "$EVENTS" -timeout 120s ;;
         latency) "$WORK/fanout" -url "$PUB" -suburls "$SUBURLS" -subs "$SUBS" -events "$RATE_EVENTS" -rate "$RATE" -timeout 120s ;;
         publish) python3 "$HERE/channels_publish.py" "$PUB" --events "$PUBLISH_EVENTS" ;;
+        idle) python3 "$HERE/channels_idle.py" "$PUB" "$IDLE" "$IDLE_CHANNELS" "${SERVERS%% *}" ;;
         *) echo "unknown phase $phase" >&2; exit 1 ;;
       esac | sed "s/^/$mode $round $phase /"
       echo "$mode $round $phase spout_cpu_s: $(( $(cpu_sum "$SERVERS") - before ))e-2"
