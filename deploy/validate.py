@@ -102,7 +102,7 @@ def main():
     check(config.get("port") == image_port, f"spout.json port {config.get('port')} is not the image's {image_port}")
     check(config.get("host") == "0.0.0.0", "spout.json must listen on 0.0.0.0 in a pod")
     # The channels block: tokens are secrets (the Deployment takes them from spout-secrets, checked below), so the
-    # file must not carry any; the overflow policy must be one Spout knows; a Redis URL, once the key exists, must
+    # file must not carry any; the overflow policy and the Redis readiness must be ones Spout knows; the Redis URL must
     # name the kit's Redis.
     channels = config.get("channels", {})
     check(isinstance(channels, dict), "spout.json: channels must be an object")
@@ -111,6 +111,8 @@ def main():
             check(not channels.get(name), f"spout.json: channels.{name} belongs in the secret, not the ConfigMap")
         check(channels.get("overflow", "disconnect") in ("disconnect", "drop-oldest"),
               f"spout.json: channels.overflow {channels.get('overflow')!r} is not disconnect or drop-oldest")
+        check(channels.get("redisReadiness", "report") in ("report", "fail"),
+              f"spout.json: channels.redisReadiness {channels.get('redisReadiness')!r} is not report or fail")
         if "redisURL" in channels:
             redis_url = channels.get("redisURL", "")
             redis_host = re.match(r"redis://(?:[^@]*@)?([^:/]+)", redis_url)
