@@ -4,13 +4,15 @@
 #        RATE (default 100), PUBLISH_EVENTS (sequential POSTs timed one by one, default 2000),
 #        IDLE (idle subscribers, default 10000), IDLE_CHANNELS (default 100),
 #        BUILD=none with SPOUT_BIN=path (use that binary), SHARED (the directory with bench/fanout),
-#        MODES="memory redis2 redis1", PHASES="throughput latency publish idle"
+#        MODES="memory redis2 redis1 redis2b", PHASES="throughput latency publish idle"
 # Channels across replicas through Redis against the in-process broker, in the same run, a fresh set of processes
 # per run (redis-server included), modes alternating:
 #   memory: one spout without Redis; fanout -url S                        (the single-process figure)
 #   redis2: redis-server and two spouts with SPOUT_REDIS_URL; fanout -url A -suburls A,B
 #           (subscribers spread over both replicas, every publish to A)
 #   redis1: redis-server and one spout with SPOUT_REDIS_URL; fanout -url A
+#   redis2b: as redis2, but every subscriber on B (fanout -url A -suburls B): A only publishes, B only fans out
+#           (a diagnostic: the store-and-announce path without the two replicas' fan-outs competing for the cores)
 # Phases:
 #   throughput: fanout -subs $SUBS -events $EVENTS       (delivered of N×M, delivered events/s, latency)
 #   latency:    fanout -subs $SUBS -events $RATE_EVENTS -rate $RATE   (delivery latency p50/p99 at a steady rate)
@@ -33,7 +35,7 @@ EVENTS=${EVENTS:-2000}
 RATE_EVENTS=${RATE_EVENTS:-300}
 RATE=${RATE:-100}
 PUBLISH_EVENTS=${PUBLISH_EVENTS:-2000}
-MODES=${MODES:-memory redis2 redis1}
+MODES=${MODES:-memory redis2 redis1 redis2b}
 PHASES=${PHASES:-throughput latency publish idle}
 IDLE=${IDLE:-10000}
 IDLE_CHANNELS=${IDLE_CHANNELS:-100}
@@ -104,6 +106,8 @@ start_mode() {  # start_mode MODE: sets PUB (publish URL), SUBURLS, SERVERS (spo
     memory) start_spout S; PUB=$URL_S; SUBURLS=$URL_S; SERVERS="$PID_S"; REDIS_PID= ;;
     redis2) start_redis; start_spout A "redis://127.0.0.1:$REDIS_PORT/0"; start_spout B "redis://127.0.0.1:$REDIS_PORT/0"
             PUB=$URL_A; SUBURLS="$URL_A,$URL_B"; SERVERS="$PID_A $PID_B" ;;
+    redis2b) start_redis; start_spout A "redis://127.0.0.1:$REDIS_PORT/0"; start_spout B "redis://127.0.0.1:$REDIS_PORT/0"
+            PUB=$URL_A; SUBURLS=$URL_B; SERVERS="$PID_A $PID_B" ;;
     redis1) start_redis; start_spout A "redis://127.0.0.1:$REDIS_PORT/0"
             PUB=$URL_A; SUBURLS=$URL_A; SERVERS="$PID_A" ;;
     *) echo "unknown mode $1" >&2; exit 1 ;;
@@ -120,7 +124,7 @@ echo "# bench/channels_redis.sh $(date -u +%FT%TZ) rounds=$ROUNDS subs=$SUBS eve
 for round in $(seq 1 "$ROUNDS"); do
   for mode in $MODES; do
     for phase in $PHASES; do
-      [ "$phase" = idle ] && [ "$mode" = redis2 ] && continue
+      [ "$phase" = idle ] && [ "$mode" != memory ] && [ "$mode" != redis1 ] && continue
       start_mode "$mode"
       echo "# round $round $mode $phase load $(cut -d' ' -f1-3 /proc/loadavg)"
       before=$(cpu_sum "$SERVERS")
@@ -144,12 +148,12 @@ python3 - "$REPORT" <<'PY'
 import re, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"(memory|redis2|redis1) (\d+) (\w+) (\w+): ([\d.e-]+)", line)
+    m = re.match(r"(memory|redis2b|redis2|redis1) (\d+) (\w+) (\w+): ([\d.e-]+)", line)
     if m:
         rows.setdefault((m[3], m[4], m[1]), []).append(float(m[5]))
 complete = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"(memory|redis2|redis1) (\d+) (\w+) (?:fanout_delivered|publish_ok): (\d+) of (\d+)", line)
+    m = re.match(r"(memory|redis2b|redis2|redis1) (\d+) (\w+) (?:fanout_delivered|publish_ok): (\d+) of (\d+)", line)
     if m:
         complete.setdefault((m[1], m[3]), []).append(m[4] == m[5])
 print("\n# every event delivered (every publish acknowledged) in every run")
