@@ -81,7 +81,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoutTests",
-            dependencies: ["Spout", "HTTPServer", "Sequences", "Reactive", "TestSupport"],
+            dependencies: ["Spout", "HTTPServer", "Sequences", "Reactive", "RESP", "Redis", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ],

@@ -25,14 +25,12 @@ enum ChannelRoutes {
                 maxDataBytes: context.service.configuration.channels.maxEventBytes
             )
             if let redis = broker.redis {
-                // Answered once Redis has stored the events (or could not), back on the request's loop.
-                redis.publish(body.publications, on: name) { result in
-                    context.loop.execute {
-                        switch result {
-                        case .success(let ids): respondPublished(ids, on: name, context)
-                        case .failure(.tooManyChannels): respond(.tooManyChannels, context)
-                        case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
-                        }
+                // Answered once Redis has stored the events (or could not), on the request's loop.
+                redis.publish(body.publications, on: name, loop: context.loop) { result in
+                    switch result {
+                    case .success(let ids): respondPublished(ids, on: name, context)
+                    case .failure(.tooManyChannels): respond(.tooManyChannels, context)
+                    case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
                     }
                 }
                 return
@@ -113,14 +111,12 @@ enum ChannelRoutes {
             let broker = context.service.channels
             try requireSubscriber(context, queryToken: query["token"])
             if let redis = broker.redis {
-                redis.latest(of: name) { result in
-                    context.loop.execute {
-                        switch result {
-                        case .success(let event?): context.respond(json: event.jsonObject)
-                        case .success(nil): respond(.notFound("channel \"\(name)\" has no event"), context)
-                        case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
-                        case .failure(.tooManyChannels): respond(.tooManyChannels, context)
-                        }
+                redis.latest(of: name, loop: context.loop) { result in
+                    switch result {
+                    case .success(let event?): context.respond(json: event.jsonObject)
+                    case .success(nil): respond(.notFound("channel \"\(name)\" has no event"), context)
+                    case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
+                    case .failure(.tooManyChannels): respond(.tooManyChannels, context)
                     }
                 }
                 return
@@ -142,13 +138,11 @@ enum ChannelRoutes {
             let broker = context.service.channels
             try requirePublisher(context)
             if let redis = broker.redis {
-                redis.summaries { result in
-                    context.loop.execute {
-                        switch result {
-                        case .success(let summaries): respondList(summaries, context)
-                        case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
-                        case .failure(.tooManyChannels): respond(.tooManyChannels, context)
-                        }
+                redis.summaries(loop: context.loop) { result in
+                    switch result {
+                    case .success(let summaries): respondList(summaries, context)
+                    case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
+                    case .failure(.tooManyChannels): respond(.tooManyChannels, context)
                     }
                 }
                 return

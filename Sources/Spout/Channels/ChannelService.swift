@@ -19,14 +19,21 @@ final class ChannelService: Sendable {
         configuration: SpoutConfiguration.Channels,
         metrics: ChannelMetrics,
         loops: [EventLoop] = [],
-        registry: MetricsRegistry? = nil
+        registry: MetricsRegistry? = nil,
+        maxBodyBytes: Int = 4 << 20
     ) {
         broker = ChannelBroker(configuration: configuration, metrics: metrics)
         access = ChannelAccess(configuration: configuration)
         // The URL was checked when the configuration was loaded; one that does not parse here means no Redis.
         if !configuration.redisURL.isEmpty, !loops.isEmpty, let url = try? RedisURL(parsing: configuration.redisURL) {
-            let redis = RedisChannelBroker(configuration: configuration, url: url, metrics: metrics, loops: loops)
-            registry?.add(RedisMetrics(publisher: redis.publisher, followers: redis.followers))
+            let redis = RedisChannelBroker(
+                configuration: configuration,
+                url: url,
+                metrics: metrics,
+                loops: loops,
+                maxBodyBytes: maxBodyBytes
+            )
+            registry?.add(RedisMetrics(publishers: redis.publishers, followers: redis.followers))
             redis.start()
             self.redis = redis
         } else {

@@ -11,9 +11,12 @@ import Redis
 /// in-process one (the copy's subjects, one ``ChannelLoopFanout`` per loop), so a replica holds a fixed number of
 /// Redis connections however many HTTP subscribers it serves:
 ///
-/// - one *publisher* connection: the publish script, `/latest`, `GET /channels`;
-/// - ``followerCount`` *follower* connections: pub/sub for the copies (a channel is on one, by its name's hash),
-///   and the reads that load a copy and repair it.
+/// - one *publisher* connection per event loop, on that loop: the publish script, `/latest`, `GET /channels`.
+///   A request's command is written and its reply read on the loop the request arrived on, so a publish crosses
+///   no thread (a busy fan-out on other threads does not stand between the client and its `202`);
+/// - ``followerCount`` *follower* connections on a loop of their own: pub/sub for the copies (a channel is on
+///   one, by its name's hash), and the reads that load a copy and repair it. Announcements are never queued
+///   behind the HTTP loops' writes.
 ///
 /// **A copy's life.** The first subscriber on a replica creates it *unsynced*: the follower subscribes to the
 /// channel's announcements and, on the same connection (so in order with them), reads the history. Subscribers
@@ -35,8 +38,9 @@ final class RedisChannelBroker: @unchecked Sendable {
     let configuration: SpoutConfiguration.Channels
     let metrics: ChannelMetrics
     let store: RedisChannelStore
-    /// Publishing and the operators' reads.
-    let publisher: RedisConnection
+    /// Publishing and the operators' reads: one per event loop, by loop.
+    let publishers: [RedisConnection]
+    private let publisherByLoop: [ObjectIdentifier: RedisConnection]
     /// Pub/sub and the copies' reads.
     let followers: [RedisConnection]
     private let historyLimits: ChannelHistory.Limits
@@ -51,8 +55,10 @@ final class RedisChannelBroker: @unchecked Sendable {
     static let followerCount = 2
     /// Seconds a copy without subscribers is kept (a client that reconnects at once finds it live).
     static let idleGraceSeconds: UInt64 = 5
-    /// Announcements held per copy while it loads; past this they are dropped and the load reads them instead.
+    /// Announcements (and their bytes) held per copy while it loads; past either they are dropped and the load,
+    /// or the read that the next gap starts, fetches those events from Redis instead.
     static let heldAnnouncementsLimit = 4096
+    static let heldBytesLimit = 8 << 20
 
     /// A replica's copy of one channel, and where its sync is.
     ///
@@ -62,6 +68,9 @@ final class RedisChannelBroker: @unchecked Sendable {
         let follower: Int
         var phase = Phase.unsynced
         var held: [RedisChannelStore.Announcement] = []
+        var heldBytes = 0
+        /// Whether announcements were dropped past the limits while held: read again after the load.
+        var droppedHeld = false
         /// Subscriptions waiting for the copy to load, with the id each resumes after.
         var pending: [(subscription: ChannelSubscription, lastEventID: String?)] = []
         var idleSince: UInt64?
@@ -97,22 +106,35 @@ final class RedisChannelBroker: @unchecked Sendable {
         case unavailable(String)
     }
 
-    init(configuration: SpoutConfiguration.Channels, url: RedisURL, metrics: ChannelMetrics, loops: [EventLoop]) {
+    /// - Parameter maxBodyBytes: The largest publish body (`limits.maxBodyBytes`): a batch's command and its
+    ///   announcement are about that large, so the connections' reply and write limits are above it.
+    init(
+        configuration: SpoutConfiguration.Channels,
+        url: RedisURL,
+        metrics: ChannelMetrics,
+        loops: [EventLoop],
+        maxBodyBytes: Int = 4 << 20
+    ) {
         self.configuration = configuration
         self.metrics = metrics
         self.store = RedisChannelStore(prefix: configuration.redisKeyPrefix)
         self.historyLimits = ChannelBroker.historyLimits(configuration)
-        let loop = { (index: Int) in loops[index % max(1, loops.count)] }
-        publisher = RedisConnection(
-            configuration: RedisConfiguration(url: url, clientName: "spout-publish"),
-            loop: loop(0)
+        // The followers run on a loop of their own (a serial queue with an epoll set, no thread per connection).
+        let followerLoop = EventLoop(label: "spout.redis.follow")
+        let body = max(0, maxBodyBytes)
+        let messageBytes = max(64 << 20, body.addingReportingOverflow(body / 4 &+ (1 << 20)).partialValue)
+        func settings(_ name: String) -> RedisConfiguration {
+            RedisConfiguration(url: url, clientName: name, maxReplyBytes: messageBytes, maxOutboundBytes: messageBytes)
+        }
+        let publishLoops = loops.isEmpty ? [followerLoop] : loops
+        publishers = publishLoops.enumerated().map { index, loop in
+            RedisConnection(configuration: settings("spout-publish-\(index)"), loop: loop)
+        }
+        publisherByLoop = Dictionary(
+            uniqueKeysWithValues: zip(publishLoops.map(ObjectIdentifier.init), publishers)
         )
-        // Followers wait for announcements: no reply timeout for the quiet, only pings keep them honest.
         followers = (0..<Self.followerCount).map { index in
-            RedisConnection(
-                configuration: RedisConfiguration(url: url, clientName: "spout-follow-\(index)"),
-                loop: loop(index + 1)
-            )
+            RedisConnection(configuration: settings("spout-follow-\(index)"), loop: followerLoop)
         }
     }
 
@@ -145,7 +167,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             cancellables = subscriptions
             sweep = timer
         }
-        publisher.start()
+        for publisher in publishers { publisher.start() }
         for follower in followers { follower.start() }
         timer.resume()
     }
@@ -161,20 +183,29 @@ final class RedisChannelBroker: @unchecked Sendable {
         }
         timer?.cancel()
         for subscription in subscriptions { subscription.cancel() }
-        publisher.close()
+        for publisher in publishers { publisher.close() }
         for follower in followers { follower.close() }
     }
 
-    /// Whether the publisher connection is up (for `/ready`).
-    var status: RedisConnectionStatus { publisher.status }
+    /// The publisher connections' state (for `/ready`): connected when all are, else the first that is not.
+    var status: RedisConnectionStatus {
+        publishers.lazy.map(\.status).first { !$0.isConnected } ?? .connected
+    }
+
+    /// The publisher connection of `loop` (the first when `loop` is not one of the server's).
+    func publisher(for loop: EventLoop) -> RedisConnection {
+        publisherByLoop[ObjectIdentifier(loop)] ?? publishers[0]
+    }
 
     // MARK: Publishing
 
-    /// Stores `items` on `name` in Redis; `completion` (on the publisher's loop) gets their ids once Redis has
-    /// them. The replicas' subscribers, this one's included, get the events from Redis's announcement.
+    /// Stores `items` on `name` in Redis through `loop`'s connection; `completion` (on `loop`) gets their ids
+    /// once Redis has them. The replicas' subscribers, this one's included, get the events from Redis's
+    /// announcement.
     func publish(
         _ items: [ChannelPublication],
         on name: String,
+        loop: EventLoop,
         completion: @escaping @Sendable (Result<[String], PublishFailure>) -> Void
     ) {
         let command = store.publishCommand(
@@ -184,7 +215,8 @@ final class RedisChannelBroker: @unchecked Sendable {
             limits: configuration
         )
         let metrics = metrics
-        publisher.send(command) { result in
+        let completion = Self.on(loop, completion)
+        publisher(for: loop).send(command) { result in
             switch result {
             case .success(let value):
                 guard let (generation, first) = RedisChannelStore.publishReply(value) else {
@@ -283,10 +315,15 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     // MARK: Reads for the routes
 
-    /// The newest event of `name`, from Redis; nil when it has none. `completion` on the publisher's loop.
-    func latest(of name: String, completion: @escaping @Sendable (Result<ChannelEvent?, PublishFailure>) -> Void) {
+    /// The newest event of `name`, from Redis; nil when it has none. `completion` on `loop`.
+    func latest(
+        of name: String,
+        loop: EventLoop,
+        completion: @escaping @Sendable (Result<ChannelEvent?, PublishFailure>) -> Void
+    ) {
         let limits = historyLimits
-        publisher.send(store.latestCommand(name)) { result in
+        let completion = Self.on(loop, completion)
+        publisher(for: loop).send(store.latestCommand(name)) { result in
             switch result {
             case .success(let value):
                 guard let snapshot = RedisChannelStore.snapshot(value) else {
@@ -314,9 +351,13 @@ final class RedisChannelBroker: @unchecked Sendable {
         }
     }
 
-    /// Every channel Redis holds, with this replica's subscriber counts. `completion` on the publisher's loop.
-    func summaries(completion: @escaping @Sendable (Result<[Channel.Summary], PublishFailure>) -> Void) {
-        publisher.send(store.listCommand(limit: configuration.maxChannels, limits: configuration)) {
+    /// Every channel Redis holds, with this replica's subscriber counts. `completion` on `loop`.
+    func summaries(
+        loop: EventLoop,
+        completion: @escaping @Sendable (Result<[Channel.Summary], PublishFailure>) -> Void
+    ) {
+        let completion = Self.on(loop, completion)
+        publisher(for: loop).send(store.listCommand(limit: configuration.maxChannels, limits: configuration)) {
             [weak self] result in
             switch result {
             case .success(let value):
@@ -372,7 +413,8 @@ final class RedisChannelBroker: @unchecked Sendable {
         let name = copy.channel.name
         // Subscribing twice is harmless (Redis confirms again; the connection keeps one entry).
         follower.send(RESPCommand("SUBSCRIBE", store.pubsubChannel(name))) { _ in }
-        let count = max(64, historyLimits.events &+ 64)
+        // Read in pieces that stay well inside the connection's reply limit (64 MiB) however large events are.
+        let count = Self.readCount(configuration)
         follower.send(store.readCommand(name, after: after, count: count)) { [weak self] result in
             self?.synced(copy, after: after, count: count, result: result)
         }
@@ -389,6 +431,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             lock.withLock {
                 copy.phase = .unsynced
                 copy.held = []
+                copy.heldBytes = 0
             }
             return
         }
@@ -422,15 +465,23 @@ final class RedisChannelBroker: @unchecked Sendable {
                 return
             }
         }
-        let (held, joins) = lock.withLock {
+        let (held, joins, dropped) = lock.withLock {
             defer {
                 copy.held = []
+                copy.heldBytes = 0
+                copy.droppedHeld = false
                 copy.pending = []
             }
             copy.phase = .live
-            return (copy.held, copy.pending)
+            return (copy.held, copy.pending, copy.droppedHeld)
         }
-        for announcement in held where !apply(announcement, to: copy, now: now) { break }
+        var followedOn = true
+        for announcement in held where !apply(announcement, to: copy, now: now) {
+            followedOn = false  // the read it started fetches the rest
+            break
+        }
+        // Announcements dropped while held may have been the last ones: read what they carried.
+        if dropped, followedOn { sync(copy) }
         for (subscription, lastEventID) in joins {
             subscription.loop.execute {
                 switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
@@ -451,7 +502,13 @@ final class RedisChannelBroker: @unchecked Sendable {
         let copy: Copy? = lock.withLock {
             guard let copy = copies[name], !copy.retired else { return nil }
             guard case .live = copy.phase else {
-                if copy.held.count < Self.heldAnnouncementsLimit { copy.held.append(announcement) }
+                if copy.held.count < Self.heldAnnouncementsLimit, copy.heldBytes &+ payload.count <= Self.heldBytesLimit
+                {
+                    copy.held.append(announcement)
+                    copy.heldBytes &+= payload.count
+                } else {
+                    copy.droppedHeld = true
+                }
                 // Past the limit: dropped; the read under way (or the gap check after it) covers them.
                 return nil
             }
@@ -523,9 +580,28 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     // MARK: Helpers
 
+    /// `completion`, called on `loop`: at once when already there (a loop's own publisher answers there), else
+    /// by hopping on.
+    static func on<T: Sendable>(
+        _ loop: EventLoop,
+        _ completion: @escaping @Sendable (T) -> Void
+    ) -> @Sendable (T) -> Void {
+        { value in
+            if loop.inEventLoop { completion(value) } else { loop.execute { completion(value) } }
+        }
+    }
+
+    /// Entries per read: the whole history when it fits in 16 MiB of largest events, else as many as do.
+    static func readCount(_ configuration: SpoutConfiguration.Channels) -> Int {
+        let perEntry = max(1, configuration.maxEventBytes) &+ 256
+        return max(16, min(max(0, configuration.historyEvents) &+ 64, (16 << 20) / perEntry))
+    }
+
     /// `entry` as a copy holds it: its Redis time turned into this process's monotonic clock.
     static func stored(_ entry: RedisChannelStore.Entry, redisNow: Int64, now: UInt64) -> Channel.Stored {
-        let ageMilliseconds = max(0, redisNow &- entry.atMilliseconds)
+        let difference = redisNow.subtractingReportingOverflow(entry.atMilliseconds)
+        // Overflowing (absurd times) counts as older than anything; negative (clocks apart) as just now.
+        let ageMilliseconds = difference.overflow ? Int64.max : max(0, difference.partialValue)
         let ageNanoseconds = UInt64(clamping: ageMilliseconds).multipliedReportingOverflow(by: 1_000_000)
         let publishedAt =
             ageNanoseconds.overflow || ageNanoseconds.partialValue > now ? 0 : now &- ageNanoseconds.partialValue

@@ -310,6 +310,14 @@ struct ConfigKey: @unchecked Sendable {
         }
     }
 
+    /// ``valueText(in:)`` for a log: a list of tokens (`channels.publishTokens`, `channels.subscribeTokens`) as
+    /// how many there are, never the tokens.
+    func displayText(in configuration: SpoutConfiguration) -> String {
+        guard name.hasSuffix("Tokens"), case .names(let path) = kind else { return valueText(in: configuration) }
+        let count = configuration[keyPath: path].count
+        return "[\(count) token\(count == 1 ? "" : "s")]"
+    }
+
     /// What values the key takes, in a few words: `integer 0...65535`, `seconds`, `true|false`.
     var typeText: String {
         switch kind {

@@ -81,8 +81,10 @@ extension SpoutConfiguration {
 
     /// Every key with its value here, as the file would hold it (`"port"` → `8080`), in the table's order: the
     /// effective configuration that start-up logs at `debug`.
+    /// Secrets are not shown: a list of tokens appears as how many there are (`"[3 tokens]"`), and a Redis URL
+    /// without its password.
     public var effectiveValues: [(key: String, value: String)] {
-        ConfigKey.all.map { ($0.name, $0.valueText(in: self)) }
+        ConfigKey.all.map { ($0.name, $0.displayText(in: self)) }
     }
 
     /// The `SPOUT_*` variables of `environment` that set nothing (usually typos), each with the closest known

@@ -15,8 +15,8 @@ import Redis
 final class RedisMetrics: MetricFamily, Sendable {
     private let roles: [(role: String, connections: [RedisConnection])]
 
-    init(publisher: RedisConnection, followers: [RedisConnection]) {
-        roles = [("publish", [publisher]), ("subscribe", followers)]
+    init(publishers: [RedisConnection], followers: [RedisConnection]) {
+        roles = [("publish", publishers), ("subscribe", followers)]
     }
 
     func render(into text: inout String) {

@@ -840,7 +840,9 @@ enum SpoutAPI {
                 object(
                     [
                         ("ready", ["type": "boolean"]),
-                        ("reason", ["type": "string", "enum": ["starting", "draining"]]),
+                        ("reason", ["type": "string", "enum": ["starting", "draining", "redis"]]),
+                        // With channels over Redis: its connection's state ("connected", "reconnecting (…)", …).
+                        ("redis", ["type": "string"]),
                     ],
                     required: ["ready"]
                 )

@@ -415,7 +415,8 @@ final class ServiceContext: Sendable {
             configuration: configuration.channels,
             metrics: metrics.channels,
             loops: loops,
-            registry: metrics.registry
+            registry: metrics.registry,
+            maxBodyBytes: configuration.limits.maxBodyBytes
         )
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
