@@ -23,6 +23,7 @@ public final class RedisServer {
         case exited(log: String)
         case timedOut(log: String)
         case noFreePort
+        case commandFailed(command: String, reply: String)
 
         public var description: String {
             switch self {
@@ -34,6 +35,8 @@ public final class RedisServer {
                 return "redis-server did not start in time; its log ends with:\n\(log)"
             case .noFreePort:
                 return "no free loopback port for redis-server"
+            case .commandFailed(let command, let reply):
+                return "redis-server answered \(command) with \"\(reply)\""
             }
         }
     }
@@ -79,6 +82,11 @@ public final class RedisServer {
         func withLock<T>(_ body: (inout Log) -> T) -> T { state.withLock { body(&$0) } }
     }
 
+    /// The extra arguments it was started with, for ``restarted(timeout:)``.
+    private var arguments: [String] = []
+    /// Whether ``kill(keepingData:)`` left its directory (and the dump in it) for ``restarted(timeout:)``.
+    private var keptData = false
+
     private init(port: Int, directory: URL, process: ChildProcess) {
         self.port = port
         self.directory = directory
@@ -91,17 +99,21 @@ public final class RedisServer {
 
     /// Starts a server with `arguments` added to the defaults, on a free port (retrying on a collision).
     /// - Parameter port: A fixed port instead (a restart on the port a client knows); not retried.
+    /// - Parameter directory: An existing directory to run in (a restart that loads the dump a killed server left
+    ///   there, see ``restarted(timeout:)``); `nil` makes a new one.
     public static func start(
         arguments: [String] = [],
         port fixedPort: Int? = nil,
+        directory: URL? = nil,
         timeout: Duration = .seconds(10)
     ) throws -> RedisServer {
         guard let executable = executablePath else { throw Failure.notFound }
         for _ in 0..<5 {
             guard let port = fixedPort ?? freePort() else { throw Failure.noFreePort }
-            let server = try launch(executable, port: port, arguments: arguments)
+            let server = try launch(executable, port: port, arguments: arguments, directory: directory)
             switch server.waitUntilReady(timeout: timeout) {
             case .ready:
+                server.arguments = arguments
                 return server
             case .portTaken where fixedPort == nil:
                 server.stop()
@@ -120,11 +132,72 @@ public final class RedisServer {
     }
 
     /// Kills the server (SIGKILL: nothing to save), reaps it and removes its directory. Idempotent.
+    /// After ``kill(keepingData:)`` with the data kept and no ``restarted(timeout:)``, removes the directory.
     public func stop() {
-        guard !stopped else { return }
+        if stopped {
+            if keptData {
+                keptData = false
+                try? FileManager.default.removeItem(at: directory)
+            }
+            return
+        }
         stopped = true
         process.kill()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and reaps it. With `keepingData` it first makes the server
+    /// write its dump (`SAVE`, which works with `--save ""`), and leaves its directory for ``restarted(timeout:)``,
+    /// which loads it; without, the directory goes, and the restarted server starts empty.
+    public func kill(keepingData: Bool) throws {
+        if keepingData {
+            let reply = try command(["SAVE"])
+            guard reply == "+OK" else { throw Failure.commandFailed(command: "SAVE", reply: reply) }
+        }
+        guard !stopped else { return }
+        stopped = true
+        process.kill()
+        keptData = keepingData
+        if !keepingData { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// A new server on the same port (a client's configured address) and the same extra arguments, after
+    /// ``kill(keepingData:)``: in the same directory, loading the dump, when the data was kept.
+    /// The new server owns the directory from then on.
+    public func restarted(timeout: Duration = .seconds(10)) throws -> RedisServer {
+        let server = try RedisServer.start(
+            arguments: arguments,
+            port: port,
+            directory: keptData ? directory : nil,
+            timeout: timeout
+        )
+        keptData = false
+        return server
+    }
+
+    /// Sends one command on a new connection and returns the reply's first line (`+OK`, `:3`, `-ERR …`, `$-1`),
+    /// and for a bulk string its text instead. For inspecting the server from a test, not for large replies.
+    public func command(_ arguments: [String], timeout: Duration = .seconds(10)) throws -> String {
+        let client = try LoopbackClient(port: port)
+        defer { client.close() }
+        var request = "*\(arguments.count)\r\n"
+        for argument in arguments { request += "$\(argument.utf8.count)\r\n\(argument)\r\n" }
+        try client.send(request)
+        var reply: [UInt8] = []
+        // Bounded: every read waits at most `timeout`, and a reply longer than 1 MiB is cut.
+        while reply.count < 1 << 20 {
+            let text = String(decoding: reply, as: UTF8.self)
+            if let lineEnd = text.range(of: "\r\n") {
+                let line = String(text[..<lineEnd.lowerBound])
+                guard line.hasPrefix("$"), let length = Int(line.dropFirst()), length >= 0 else { return line }
+                let body = text[lineEnd.upperBound...]
+                if body.utf8.count >= length + 2 { return String(decoding: body.utf8.prefix(length), as: UTF8.self) }
+            }
+            let more = try client.readSome(timeout: timeout)
+            if more.isEmpty { break }
+            reply += more
+        }
+        throw Failure.commandFailed(command: arguments.first ?? "", reply: String(decoding: reply, as: UTF8.self))
     }
 
     /// The server's log so far.
@@ -134,8 +207,12 @@ public final class RedisServer {
 
     // MARK: - Starting
 
-    private static func launch(_ executable: String, port: Int, arguments: [String]) throws -> RedisServer {
-        let directory = FileManager.default.temporaryDirectory
+    private static func launch(_ executable: String, port: Int, arguments: [String], directory existing: URL?) throws
+        -> RedisServer
+    {
+        let directory =
+            existing
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("spout-redis-\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let process = try ChildProcess(

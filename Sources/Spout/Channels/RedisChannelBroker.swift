@@ -75,6 +75,9 @@ final class RedisChannelBroker: @unchecked Sendable {
         var pending: [(subscription: ChannelSubscription, lastEventID: String?)] = []
         var idleSince: UInt64?
         var retired = false
+        /// A join waits with an id of a generation the copy does not know: the read under way may predate it, so
+        /// the joins wait for one more read, started after them.
+        var readAgain = false
 
         enum Phase {
             /// Needs a read (new, or the follower was lost); joins wait.
@@ -279,20 +282,27 @@ final class RedisChannelBroker: @unchecked Sendable {
                     else { return .failure(.tooManySubscribers) }
                     copy.idleSince = nil
                     let subscription = make(copy.channel)
+                    // An id of another generation than the copy's: the copy may not have heard of it yet (a client
+                    // that saw the first events of a new generation on another replica). Only Redis can tell
+                    // whether it is newer or gone, so the join waits for a read that starts after it.
+                    let stranger = lastEventID.flatMap { ChannelEventID($0) }.map {
+                        $0.epoch != copy.channel.position.epoch
+                    }
                     let joinNow: Bool
-                    if case .live = copy.phase {
+                    if case .live = copy.phase, stranger != true {
                         joinNow = true
                     } else {
                         copy.pending.append((subscription, lastEventID))
+                        if stranger == true, case .syncing = copy.phase { copy.readAgain = true }
                         joinNow = false
                     }
-                    return .success((subscription, copy, joinNow, created))
+                    return .success((subscription, copy, joinNow, created || stranger == true))
                 }
             switch outcome {
             case .failure(let refusal):
                 return .failure(refusal)
-            case .success(let (subscription, copy, joinNow, created)):
-                if created { sync(copy) }
+            case .success(let (subscription, copy, joinNow, needsRead)):
+                if needsRead { sync(copy) }
                 guard joinNow else { return .success(subscription) }
                 switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
                 case nil: return .success(subscription)
@@ -401,9 +411,11 @@ final class RedisChannelBroker: @unchecked Sendable {
                 return nil
             case .unsynced:
                 copy.phase = .syncing(loaded: false)
+                copy.readAgain = false
                 return .some(nil)
             case .live:
                 copy.phase = .syncing(loaded: true)
+                copy.readAgain = false
                 let position = copy.channel.position
                 return .some(position.epoch.isEmpty ? nil : position.sequence)
             }
@@ -443,6 +455,15 @@ final class RedisChannelBroker: @unchecked Sendable {
             if !position.epoch.isEmpty || position.sequence != 0 {
                 channel.breakHistory(reason: .unknownID, epoch: "")
             }
+        } else if after != nil, position.epoch != snapshot.generation {
+            // The read went on from the copy's sequence in its old generation, but Redis lost the channel and it
+            // was published to again meanwhile: a new generation, counted from 1 again, whose first events that
+            // read skipped. Start over in the new generation and read it from its beginning (held announcements
+            // and waiting joins stay for that read's end).
+            channel.breakHistory(reason: .unknownID, epoch: snapshot.generation)
+            lock.withLock { copy.phase = .live }
+            sync(copy)
+            return
         } else {
             let stored = snapshot.entries.map {
                 Self.stored($0, redisNow: snapshot.nowMilliseconds, now: now)
@@ -465,23 +486,29 @@ final class RedisChannelBroker: @unchecked Sendable {
                 return
             }
         }
-        let (held, joins, dropped) = lock.withLock {
-            defer {
-                copy.held = []
-                copy.heldBytes = 0
-                copy.droppedHeld = false
-                copy.pending = []
-            }
+        typealias Ending = (
+            held: [RedisChannelStore.Announcement], joins: [(subscription: ChannelSubscription, lastEventID: String?)],
+            dropped: Bool, readAgain: Bool
+        )
+        let (held, joins, dropped, readAgain): Ending = lock.withLock {
+            // Joins that came during this read with an id it may predate wait for the next one.
+            let ending = (copy.held, copy.readAgain ? [] : copy.pending, copy.droppedHeld, copy.readAgain)
+            copy.held = []
+            copy.heldBytes = 0
+            copy.droppedHeld = false
+            if !copy.readAgain { copy.pending = [] }
             copy.phase = .live
-            return (copy.held, copy.pending, copy.droppedHeld)
+            return ending
         }
         var followedOn = true
         for announcement in held where !apply(announcement, to: copy, now: now) {
             followedOn = false  // the read it started fetches the rest
             break
         }
-        // Announcements dropped while held may have been the last ones: read what they carried.
-        if dropped, followedOn { sync(copy) }
+        // Announcements dropped while held may have been the last ones: read what they carried. Joins waiting for
+        // a read that started after them get it here too (or from the read the gap started).
+        if dropped || readAgain, followedOn { sync(copy) }
+        if readAgain { return }
         for (subscription, lastEventID) in joins {
             subscription.loop.execute {
                 switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
@@ -521,6 +548,12 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// followed on.
     @discardableResult
     private func apply(_ announcement: RedisChannelStore.Announcement, to copy: Copy, now: UInt64) -> Bool {
+        if announcement.first > 1, announcement.generation != copy.channel.position.epoch {
+            // A generation this copy has not seen, past its first events: those were announced while the copy
+            // was not listening. Redis has them (the read starts the generation over from its beginning).
+            sync(copy)
+            return false
+        }
         let redisNow = announcement.atMilliseconds
         var stored: [Channel.Stored] = []
         stored.reserveCapacity(announcement.events.count)

@@ -116,6 +116,26 @@ final class StreamClient {
         return taken
     }
 
+    /// Like ``nextEvents(_:timeout:)``, but within one overall deadline, `within` from now (scaled by `TestTiming`):
+    /// comments (heartbeats) arriving do not extend the wait. Returns what arrived by then, fewer than `count` if
+    /// the deadline passed or the stream ended.
+    func nextEvents(_ count: Int, within: Duration) throws -> [EventStreamParser.Event] {
+        let deadline = ContinuousClock.now + TestTiming.scaled(within)
+        while parser.events.count < eventsTaken + count && !bodyEnded {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { break }
+            do {
+                // pump scales its timeout again; the deadline above bounds the whole wait.
+                try pump(timeout: remaining / TestTiming.scale)
+            } catch LoopbackClient.Failure.timedOut {
+                break
+            }
+        }
+        let taken = Array(parser.events[eventsTaken..<min(parser.events.count, eventsTaken + count)])
+        eventsTaken += taken.count
+        return taken
+    }
+
     /// Reads until the body ends; returns every event not taken yet.
     func remainingEvents(timeout: Duration = .seconds(10)) throws -> [EventStreamParser.Event] {
         while !bodyEnded { try pump(timeout: timeout) }
