@@ -102,7 +102,7 @@ def main():
     check(config.get("port") == image_port, f"spout.json port {config.get('port')} is not the image's {image_port}")
     check(config.get("host") == "0.0.0.0", "spout.json must listen on 0.0.0.0 in a pod")
     # The channels block: tokens are secrets (the Deployment takes them from spout-secrets, checked below), so the
-    # file must not carry any; the overflow policy must be one Spout knows; a Redis URL, once the key exists, must
+    # file must not carry any; the overflow policy and the Redis readiness must be ones Spout knows; the Redis URL must
     # name the kit's Redis.
     channels = config.get("channels", {})
     check(isinstance(channels, dict), "spout.json: channels must be an object")
@@ -111,6 +111,8 @@ def main():
             check(not channels.get(name), f"spout.json: channels.{name} belongs in the secret, not the ConfigMap")
         check(channels.get("overflow", "disconnect") in ("disconnect", "drop-oldest"),
               f"spout.json: channels.overflow {channels.get('overflow')!r} is not disconnect or drop-oldest")
+        check(channels.get("redisReadiness", "report") in ("report", "fail"),
+              f"spout.json: channels.redisReadiness {channels.get('redisReadiness')!r} is not report or fail")
         if "redisURL" in channels:
             redis_url = channels.get("redisURL", "")
             redis_host = re.match(r"redis://(?:[^@]*@)?([^:/]+)", redis_url)
@@ -224,6 +226,12 @@ def check_compose(root, delay, grace):
     timeout = re.search(r"proxy_read_timeout (\d+)([smh]?)", conf)
     read_seconds = int(timeout.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[timeout.group(2)] if timeout else 60
     check(read_seconds >= 600, f"nginx proxy_read_timeout {read_seconds}s is too short for streams")
+    # Idle keep-alive connections to the replicas must be dropped by nginx before Spout drops them
+    # (limits.idleTimeoutSeconds, 60 s by default), or a POST may go out on a connection being closed.
+    if re.search(r"^\s*keepalive \d+;", conf, re.MULTILINE):
+        idle = re.search(r"^\s*keepalive_timeout (\d+)s?;", conf, re.MULTILINE)
+        check(idle and int(idle.group(1)) < 60,
+              "nginx upstream keep-alive needs keepalive_timeout below Spout's idle timeout (60 s)")
     upstreams = set(re.findall(r"server ([A-Za-z0-9_-]+):8080", conf))
     check(upstreams == set(replicas), f"nginx upstream {sorted(upstreams)} is not the replicas {replicas}")
 
