@@ -85,7 +85,8 @@ public final class SpoutService: Sendable {
             readiness: readiness,
             loops: group.loops,
             routes: router.patterns,
-            hooks: hooks
+            hooks: hooks,
+            events: events
         )
         var serverConfiguration = Server.Configuration(spout: configuration)
         // A request may have a body only on a route that takes one, up to that route's `maxBodyBytes` (GET,

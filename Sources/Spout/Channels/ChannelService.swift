@@ -20,7 +20,8 @@ final class ChannelService: Sendable {
         metrics: ChannelMetrics,
         loops: [EventLoop] = [],
         registry: MetricsRegistry? = nil,
-        maxBodyBytes: Int = 4 << 20
+        maxBodyBytes: Int = 4 << 20,
+        events: EventLog? = nil
     ) {
         broker = ChannelBroker(configuration: configuration, metrics: metrics)
         access = ChannelAccess(configuration: configuration)
@@ -31,7 +32,8 @@ final class ChannelService: Sendable {
                 url: url,
                 metrics: metrics,
                 loops: loops,
-                maxBodyBytes: maxBodyBytes
+                maxBodyBytes: maxBodyBytes,
+                events: events
             )
             registry?.add(RedisMetrics(publishers: redis.publishers, followers: redis.followers))
             redis.start()

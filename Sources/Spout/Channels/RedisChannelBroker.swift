@@ -44,10 +44,15 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// Pub/sub and the copies' reads.
     let followers: [RedisConnection]
     private let historyLimits: ChannelHistory.Limits
+    /// Where Redis going away and coming back is logged.
+    private let events: EventLog?
     private let lock = Lock()
     private var copies: [String: Copy] = [:]
     private var sweep: (any DispatchSourceTimer)?
     private var cancellables: [AnyCancellable] = []
+    /// The connections (publishers, then followers, by index) that are up, and those warned about since.
+    private var connectionsUp: Set<Int> = []
+    private var connectionsWarned: Set<Int> = []
     /// Announcements that could not be read (never expected from our own scripts; counted, not trusted).
     private(set) var malformedAnnouncements = 0
 
@@ -116,9 +121,11 @@ final class RedisChannelBroker: @unchecked Sendable {
         url: RedisURL,
         metrics: ChannelMetrics,
         loops: [EventLoop],
-        maxBodyBytes: Int = 4 << 20
+        maxBodyBytes: Int = 4 << 20,
+        events: EventLog? = nil
     ) {
         self.configuration = configuration
+        self.events = events
         self.metrics = metrics
         self.store = RedisChannelStore(prefix: configuration.redisKeyPrefix)
         self.historyLimits = ChannelBroker.historyLimits(configuration)
@@ -157,6 +164,14 @@ final class RedisChannelBroker: @unchecked Sendable {
                 }
             )
         }
+        let connections = publishers.map { ($0, "publish") } + followers.map { ($0, "subscribe") }
+        for (index, (connection, role)) in connections.enumerated() {
+            subscriptions.append(
+                connection.statusUpdates.sink { [weak self] status in
+                    self?.statusChanged(connection: index, role: role, to: status, url: connection.configuration.url)
+                }
+            )
+        }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "spout.channels.redis", qos: .utility))
         timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(250))
         timer.setEventHandler { [weak self] in
@@ -188,6 +203,39 @@ final class RedisChannelBroker: @unchecked Sendable {
         for subscription in subscriptions { subscription.cancel() }
         for publisher in publishers { publisher.close() }
         for follower in followers { follower.close() }
+    }
+
+    /// Logs a connection that went away (`redis_unavailable`, warn, once until it is back) or came back
+    /// (`redis_connected`, info), not every failed attempt in between.
+    private func statusChanged(connection index: Int, role: String, to status: RedisConnectionStatus, url: RedisURL) {
+        let change: Bool? = lock.withLock {
+            switch status {
+            case .connected where !connectionsUp.contains(index):
+                connectionsUp.insert(index)
+                connectionsWarned.remove(index)
+                return true
+            case .reconnecting where !connectionsWarned.contains(index):
+                connectionsUp.remove(index)
+                connectionsWarned.insert(index)
+                return false
+            default:
+                return nil
+            }
+        }
+        guard let change, let events else { return }
+        let fields: [(String, EventLog.Value)] = [
+            ("role", .string(role)), ("connection", .integer(index)), ("redis", .string(url.description)),
+        ]
+        if change {
+            events.log(.info, "redis_connected", "connected to redis (\(role) connection \(index))", fields)
+        } else {
+            events.log(
+                .warn,
+                "redis_unavailable",
+                "redis is unavailable (\(role) connection \(index)): \(status); publishes get 503, streams wait",
+                fields + [("status", .string(status.description))]
+            )
+        }
     }
 
     /// The publisher connections' state (for `/ready`): connected when all are, else the first that is not.

@@ -218,19 +218,27 @@ struct RedisChannelStore: Sendable {
     /// KEYS: meta, stream, index. ARGV: generation for a new channel, history events, expiry ms, max channels,
     /// name, pub/sub channel, count, then type and data of each event. Numbers are written with `%.0f`: Lua's
     /// `tostring` would write large ones in exponent form.
+    ///
+    /// The first write is `HSET` or `HINCRBY`, commands Redis refuses over `maxmemory`: a Redis that is full
+    /// refuses the whole publish (and Spout answers 503). A script's writes after its first are never refused,
+    /// so one that began with a write Redis lets through when full (`ZREMRANGEBYSCORE`, `DEL`) would store
+    /// everything after it.
     static let publishScript = """
         local gen = redis.call('HGET', KEYS[1], 'gen')
         local clock = redis.call('TIME')
         local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
         local stamp = string.format('%.0f', now)
-        redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', string.format('%.0f', now - tonumber(ARGV[3])))
+        local expired = string.format('%.0f', now - tonumber(ARGV[3]))
         if not gen then
-          if not redis.call('ZSCORE', KEYS[3], ARGV[5]) and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) then
-            return redis.error_reply('SPOUTFULL the service has its most channels')
+          if not redis.call('ZSCORE', KEYS[3], ARGV[5]) then
+            local live = redis.call('ZCARD', KEYS[3]) - redis.call('ZCOUNT', KEYS[3], '-inf', expired)
+            if live >= tonumber(ARGV[4]) then
+              return redis.error_reply('SPOUTFULL the service has its most channels')
+            end
           end
           gen = ARGV[1]
-          redis.call('DEL', KEYS[2])
           redis.call('HSET', KEYS[1], 'gen', gen, 'seq', 0)
+          redis.call('DEL', KEYS[2])
         end
         local n = tonumber(ARGV[7])
         local last = redis.call('HINCRBY', KEYS[1], 'seq', ARGV[7])
@@ -249,6 +257,7 @@ struct RedisChannelStore: Sendable {
         end
         redis.call('PEXPIRE', KEYS[1], ARGV[3])
         redis.call('PEXPIRE', KEYS[2], ARGV[3])
+        redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', expired)
         redis.call('ZADD', KEYS[3], stamp, ARGV[5])
         redis.call('PUBLISH', ARGV[6], table.concat(parts))
         return {gen, first}

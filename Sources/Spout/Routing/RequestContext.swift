@@ -395,7 +395,8 @@ final class ServiceContext: Sendable {
         readiness: Readiness,
         loops: [EventLoop],
         routes: [String] = [],
-        hooks: ServiceHooks = ServiceHooks()
+        hooks: ServiceHooks = ServiceHooks(),
+        events: EventLog? = nil
     ) {
         self.hooks = hooks
         self.routeMetrics = routes.map { RouteMetrics(route: $0, metrics: metrics) }
@@ -416,7 +417,8 @@ final class ServiceContext: Sendable {
             metrics: metrics.channels,
             loops: loops,
             registry: metrics.registry,
-            maxBodyBytes: configuration.limits.maxBodyBytes
+            maxBodyBytes: configuration.limits.maxBodyBytes,
+            events: events
         )
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,

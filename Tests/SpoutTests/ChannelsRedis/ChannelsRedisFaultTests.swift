@@ -64,6 +64,32 @@ struct ChannelsRedisFaultTests {
     }
 
     @Test(.enabled(if: RedisServer.testsEnabled))
+    func aRedisOverItsMemoryLimitRefusesTheWholePublish() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let replica = try await SpoutTestServer.replica(redisPort: redis.port)
+        let publisher = try ChannelHTTP(port: replica.port)
+        defer { publisher.close() }
+        let first = try publisher.publishIDs("full", channelBody([1]))
+        #expect(first.count == 1)
+        #expect(try redis.command(["CONFIG", "SET", "maxmemory-policy", "noeviction"]) == "+OK")
+        #expect(try redis.command(["CONFIG", "SET", "maxmemory", "1"]) == "+OK")
+        // Full: nothing of the publish is stored (no sequence taken, no entry, no new channel), and it says 503.
+        for (channel, body) in [("full", channelBody(2...3)), ("fresh", channelBody([1]))] {
+            let response = try publisher.send("POST", "/channels/\(channel)/events", body: Array(body.utf8))
+            expectUnavailable(response, "publish on \(channel) while Redis is full")
+        }
+        #expect(try redis.command(["XLEN", "spout:ch:full:events"]) == ":1")
+        #expect(try redis.command(["HGET", "spout:ch:full:meta", "seq"]) == "1")
+        #expect(try redis.command(["EXISTS", "spout:ch:fresh:meta"]) == ":0")
+        #expect(try redis.command(["CONFIG", "SET", "maxmemory", "0"]) == "+OK")
+        let later = try publisher.publishIDs("full", channelBody([2]))
+        #expect(later.compactMap { idParts($0)?.seq } == [2], "the refused publish took no sequence")
+        #expect(replica.isHealthy())
+        await replica.stop()
+    }
+
+    @Test(.enabled(if: RedisServer.testsEnabled))
     func forgedAndRepeatedAnnouncementsOnTheChannelsPubSubNeitherCrashNorDuplicate() async throws {
         let redis = try RedisServer.start()
         defer { redis.stop() }

@@ -58,11 +58,23 @@ struct ChannelsRedisOutageTests {
             #expect(subscriber.events.count == 4, "subscriber \(index): nothing new: \(subscriber.events)")
         }
         #expect(a.isHealthy() && b.isHealthy())
+        // Operators read it in the log too: one warning per connection that went away, not one per attempt.
+        let warnings = { (replica: SpoutTestServer) in
+            replica.events.lines.filter { $0.contains(#""event":"redis_unavailable""#) }
+        }
+        #expect(eventually(timeout: redisStateTimeout) { !warnings(a).isEmpty && !warnings(b).isEmpty })
+        #expect(warnings(a).allSatisfy { $0.contains(#""level":"warn""#) })
 
         let restarted = try redis.restarted()
         defer { restarted.stop() }
         // As soon as B can publish, whether or not A has subscribed again: A catches up from the history.
         #expect(eventually(timeout: redisStateTimeout) { b.redisIsUp(true) })
+        let connectedLines = { (replica: SpoutTestServer) in
+            replica.events.lines.filter { $0.contains(#""event":"redis_connected""#) }.count
+        }
+        // Every connection logged its first connect; B's publishers logged coming back.
+        #expect(eventually(timeout: redisStateTimeout) { connectedLines(b) > 4 })
+        #expect(warnings(b).count <= 4, "at most one warning per connection (2 publishers, 2 followers)")
 
         // Published on B after the restart: both streams get exactly these, numbered on from 5 in the same
         // generation; the refused publishes never appear.

@@ -12,6 +12,8 @@ import TestSupport
 final class SpoutTestServer: Sendable {
     let service: SpoutService
     let log: MemoryLogSink
+    /// The service's own messages (listening, draining, Redis going away and back), apart from the request log.
+    let events = MemoryLogSink()
     private let probes = TestBox<[SequenceProbe]>([])
 
     init(_ configure: (inout SpoutConfiguration) -> Void = { _ in }) throws {
@@ -28,6 +30,7 @@ final class SpoutTestServer: Sendable {
         service = try SpoutService.start(
             configuration: configuration,
             log: log,
+            events: EventLog(sink: events, level: .debug),
             hooks: ServiceHooks(makeSequenceProbe: { _ in
                 let probe = SequenceProbe()
                 probes.update { $0.append(probe) }
