@@ -10,14 +10,17 @@ import Reactive
 /// costs the publisher an append under a short lock (and one `loop.execute` for the first of a batch), whatever
 /// the number of subscribers and however stalled they are. Each subscription then bounds what it holds.
 ///
-/// An event goes out at once unless the fan-out is overloaded. Batches are at least ``coalescingInterval``
-/// apart; and only when ``overloadEvents`` or more events arrived while a batch was being handed out (thousands
-/// of subscribers, a publisher faster than the fan-out) does the next one wait as long as that batch took, so
-/// that whatever else arrives meanwhile goes out with it. Each subscriber's socket then takes one `send(2)` per
-/// batch rather than one per event, the fan-out keeps at most about half the loop, and publishes on the loop
-/// are answered in between; that is what lets one process feed thousands of readers at a high publish rate.
-/// A steady publisher the fan-out keeps up with (one event at a time, even if it came in while the last one
-/// was still going out) is never held back: pausing it would only add a batch's time to its latency.
+/// An event that follows a quiet spell goes out at once, and one that arrives while a batch is being handed out
+/// joins it: the subscriptions not reached yet get it in the same `send`. Batches are at least
+/// ``coalescingInterval`` apart, and when ``overloadEvents`` or more events arrived while a batch was being
+/// handed out (thousands of subscribers, a publisher as fast as the fan-out) the next pass, for the
+/// subscriptions already reached, waits as long as that batch took, so that whatever else arrives meanwhile goes
+/// out with it. Each subscriber's socket then takes one `send(2)` per batch rather than one per event, the
+/// fan-out keeps at most about half the loop, and publishes on the loop are answered in between; that is what
+/// lets one process feed thousands of readers at a high publish rate. Without that pause a publisher whose
+/// answer waits on the loop (a publish through Redis, whose reply is read there) gets one event per pass, a
+/// `send` per subscriber per event, and the loop has no time left for its replies: measured, half the
+/// throughput and twice the CPU (bench/channels_redis.sh, one replica).
 ///
 /// **Ownership:** held by its ``Channel`` while the loop has subscribers, and by the subject's subscription;
 /// ``detach()`` cancels that when the last leaves.
@@ -38,9 +41,10 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     static let coalescingInterval: UInt64 = 1_000_000
     /// The longest pause after a batch, however long it took, in nanoseconds.
     static let longestPause: UInt64 = 20_000_000
-    /// Events arriving while one batch is handed out from which the fan-out counts as overloaded and pauses
-    /// after it: one is a steady publisher the fan-out keeps up with; two mean events come faster than batches.
-    static let overloadEvents = 2
+    /// Events arriving while one batch is handed out from which the fan-out pauses after it (see above). Two
+    /// (pausing only when events come faster than batches) gave no better p99 at 100 events/s in quiet runs
+    /// and halved the throughput through Redis.
+    static let overloadEvents = 1
     private var upstream: (any Subscription)?
     private var detached = false
     /// The loop's subscribers of the channel. // Loop-confined.
@@ -167,9 +171,8 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
                 drainScheduled = false
                 return nil
             }
-            // Several events arrived while this batch was handed out: the publisher outpaces the fan-out, so
-            // let the next batch gather for as long as this one took. One event (a steady publisher slower
-            // than the fan-out, whose event came in while the last one went out) is not held back.
+            // Events arrived while this batch was handed out: the publisher keeps pace with the fan-out, so let
+            // the next pass gather for as long as this one took (those not reached got them in this one).
             if arrivedDuringBatch &+ inbox.count >= Self.overloadEvents {
                 nextBatchNotBefore = max(nextBatchNotBefore, now &+ pause)
             }
