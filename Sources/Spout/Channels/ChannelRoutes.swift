@@ -24,22 +24,20 @@ enum ChannelRoutes {
                 context.request.body,
                 maxDataBytes: context.service.configuration.channels.maxEventBytes
             )
-            if let redis = broker.redis {
+            switch broker.backend {
+            case .redis(let redis):
                 // Answered once Redis has stored the events (or could not), on the request's loop.
                 redis.publish(body.publications, on: name, loop: context.loop) { result in
                     switch result {
                     case .success(let ids): respondPublished(ids, on: name, context)
-                    case .failure(.tooManyChannels): respond(.tooManyChannels, context)
-                    case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
+                    case .failure(let failure): respond(failure, context)
                     }
                 }
-                return
-            }
-            switch broker.broker.publish(body.publications, on: name) {
-            case .success(let ids):
-                respondPublished(ids, on: name, context)
-            case .failure(let refusal):
-                respond(refusal, context)
+            case .inProcess(let local):
+                switch local.publish(body.publications, on: name) {
+                case .success(let ids): respondPublished(ids, on: name, context)
+                case .failure(let refusal): respond(refusal, context)
+                }
             }
         } catch {
             respond(error, context)
@@ -77,14 +75,13 @@ enum ChannelRoutes {
                     channel: channel,
                     limits: limits,
                     usesSSE: format == .sse,
-                    metrics: broker.broker.metrics
+                    metrics: broker.metrics
                 )
             }
             let joined =
-                if let redis = broker.redis {
-                    redis.subscribe(to: name, after: lastEventID, make: make)
-                } else {
-                    broker.broker.subscribe(to: name, after: lastEventID, make: make)
+                switch broker.backend {
+                case .redis(let redis): redis.subscribe(to: name, after: lastEventID, make: make)
+                case .inProcess(let local): local.subscribe(to: name, after: lastEventID, make: make)
                 }
             switch joined {
             case .failure(let refusal):
@@ -110,21 +107,20 @@ enum ChannelRoutes {
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = context.service.channels
             try requireSubscriber(context, queryToken: query["token"])
-            if let redis = broker.redis {
+            let none = Problem.notFound("channel \"\(name)\" has no event")
+            switch broker.backend {
+            case .redis(let redis):
                 redis.latest(of: name, loop: context.loop) { result in
                     switch result {
                     case .success(let event?): context.respond(json: event.jsonObject)
-                    case .success(nil): respond(.notFound("channel \"\(name)\" has no event"), context)
-                    case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
-                    case .failure(.tooManyChannels): respond(.tooManyChannels, context)
+                    case .success(nil): respond(none, context)
+                    case .failure(let failure): respond(failure, context)
                     }
                 }
-                return
+            case .inProcess(let local):
+                guard let event = local.existingChannel(named: name)?.latest.value else { throw none }
+                context.respond(json: event.jsonObject)
             }
-            guard let event = broker.broker.existingChannel(named: name)?.latest.value else {
-                throw .notFound("channel \"\(name)\" has no event")
-            }
-            context.respond(json: event.jsonObject)
         } catch {
             respond(error, context)
         }
@@ -137,17 +133,17 @@ enum ChannelRoutes {
             _ = try QueryParameters(query: context.request, known: [])
             let broker = context.service.channels
             try requirePublisher(context)
-            if let redis = broker.redis {
+            switch broker.backend {
+            case .redis(let redis):
                 redis.summaries(loop: context.loop) { result in
                     switch result {
                     case .success(let summaries): respondList(summaries, context)
-                    case .failure(.unavailable(let reason)): respondRedisUnavailable(reason, context)
-                    case .failure(.tooManyChannels): respond(.tooManyChannels, context)
+                    case .failure(let failure): respond(failure, context)
                     }
                 }
-                return
+            case .inProcess(let local):
+                respondList(local.summaries(), context)
             }
-            respondList(broker.broker.summaries(), context)
         } catch {
             respond(error, context)
         }
@@ -184,12 +180,20 @@ enum ChannelRoutes {
         context.respond(status: .accepted, json: object.finish())
     }
 
-    /// `503` + `Retry-After` when Redis did not answer: nothing was stored or read.
-    private static func respondRedisUnavailable(_ reason: String, _ context: RequestContext) {
-        context.respond(
-            problem: .unavailable("the channels' Redis is unavailable (\(reason)); nothing was stored, retry later"),
-            headers: ["Retry-After": retryAfterSeconds]
-        )
+    /// What the Redis broker could not do: its store is at `maxChannels`, or Redis did not answer (`503` +
+    /// `Retry-After`: nothing was stored or read).
+    private static func respond(_ failure: RedisChannelBroker.PublishFailure, _ context: RequestContext) {
+        switch failure {
+        case .tooManyChannels:
+            respond(ChannelBroker.Refusal.tooManyChannels, context)
+        case .unavailable(let reason):
+            context.respond(
+                problem: .unavailable(
+                    "the channels' Redis is unavailable (\(reason)); nothing was stored, retry later"
+                ),
+                headers: ["Retry-After": retryAfterSeconds]
+            )
+        }
     }
 
     // MARK: Helpers

@@ -8,11 +8,23 @@ import RESP
 ///
 /// **Thread safety:** immutable references to thread-safe objects.
 final class ChannelService: Sendable {
-    /// The in-process broker (unused, never started, when channels go through Redis).
-    let broker: ChannelBroker
-    /// The Redis broker when `channels.redisURL` is set.
-    let redis: RedisChannelBroker?
+    /// Where the channels live.
+    enum Backend {
+        /// In this process (no `channels.redisURL`).
+        case inProcess(ChannelBroker)
+        /// In Redis, shared by every replica that names it.
+        case redis(RedisChannelBroker)
+    }
+
+    let backend: Backend
+    /// The channel metrics, whichever backend serves.
+    let metrics: ChannelMetrics
     let access: ChannelAccess
+
+    /// The Redis broker, when channels go through Redis.
+    var redis: RedisChannelBroker? {
+        if case .redis(let redis) = backend { redis } else { nil }
+    }
 
     /// - Parameter loops: The loops the Redis connections run on (the server's).
     init(
@@ -23,7 +35,7 @@ final class ChannelService: Sendable {
         maxBodyBytes: Int = 4 << 20,
         events: EventLog? = nil
     ) {
-        broker = ChannelBroker(configuration: configuration, metrics: metrics)
+        self.metrics = metrics
         access = ChannelAccess(configuration: configuration)
         // The URL was checked when the configuration was loaded; one that does not parse here means no Redis.
         if !configuration.redisURL.isEmpty, !loops.isEmpty, let url = try? RedisURL(parsing: configuration.redisURL) {
@@ -37,16 +49,19 @@ final class ChannelService: Sendable {
             )
             registry?.add(RedisMetrics(publishers: redis.publishers, followers: redis.followers))
             redis.start()
-            self.redis = redis
+            backend = .redis(redis)
         } else {
-            redis = nil
+            let broker = ChannelBroker(configuration: configuration, metrics: metrics)
             broker.start()
+            backend = .inProcess(broker)
         }
     }
 
-    /// Ends the sweeps and closes the Redis connections.
+    /// Ends the sweep and closes the Redis connections.
     func stop() {
-        broker.stop()
-        redis?.stop()
+        switch backend {
+        case .inProcess(let broker): broker.stop()
+        case .redis(let redis): redis.stop()
+        }
     }
 }
