@@ -50,9 +50,8 @@ final class RedisChannelBroker: @unchecked Sendable {
     private var copies: [String: Copy] = [:]
     private var sweep: (any DispatchSourceTimer)?
     private var cancellables: [AnyCancellable] = []
-    /// The connections (publishers, then followers, by index) that are up, and those warned about since.
-    private var connectionsUp: Set<Int> = []
-    private var connectionsWarned: Set<Int> = []
+    /// What was last logged of each connection (publishers, then followers, by index): up (true) or down.
+    private var loggedUp: [Int: Bool] = [:]
     /// Announcements that could not be read (never expected from our own scripts; counted, not trusted).
     private(set) var malformedAnnouncements = 0
 
@@ -210,13 +209,11 @@ final class RedisChannelBroker: @unchecked Sendable {
     private func statusChanged(connection index: Int, role: String, to status: RedisConnectionStatus, url: RedisURL) {
         let change: Bool? = lock.withLock {
             switch status {
-            case .connected where !connectionsUp.contains(index):
-                connectionsUp.insert(index)
-                connectionsWarned.remove(index)
+            case .connected where loggedUp[index] != true:
+                loggedUp[index] = true
                 return true
-            case .reconnecting where !connectionsWarned.contains(index):
-                connectionsUp.remove(index)
-                connectionsWarned.insert(index)
+            case .reconnecting where loggedUp[index] != false:
+                loggedUp[index] = false
                 return false
             default:
                 return nil
@@ -602,7 +599,8 @@ final class RedisChannelBroker: @unchecked Sendable {
             sync(copy)
             return false
         }
-        let redisNow = announcement.atMilliseconds
+        // The announcement carries Redis's time of the store; its age is taken against this process's wall clock.
+        let wallNow = Self.wallClockMilliseconds()
         var stored: [Channel.Stored] = []
         stored.reserveCapacity(announcement.events.count)
         for (offset, event) in announcement.events.enumerated() {
@@ -610,9 +608,9 @@ final class RedisChannelBroker: @unchecked Sendable {
                 sequence: announcement.first &+ UInt64(offset),
                 type: event.type,
                 data: event.data,
-                atMilliseconds: redisNow
+                atMilliseconds: announcement.atMilliseconds
             )
-            stored.append(Self.stored(entry, redisNow: Self.wallClockMilliseconds(), now: now))
+            stored.append(Self.stored(entry, redisNow: wallNow, now: now))
         }
         switch copy.channel.apply(stored, epoch: announcement.generation, now: now) {
         case .continuous:

@@ -24,14 +24,16 @@ import Redis
 struct RedisChannelStore: Sendable {
     let prefix: String
 
-    func metaKey(_ name: String) -> String { prefix + "ch:" + name + ":meta" }
-    func streamKey(_ name: String) -> String { prefix + "ch:" + name + ":events" }
-    func pubsubChannel(_ name: String) -> String { prefix + "ch:" + name }
+    /// What every key and pub/sub channel of a channel starts with.
+    var channelPrefix: String { prefix + "ch:" }
+    func metaKey(_ name: String) -> String { channelPrefix + name + ":meta" }
+    func streamKey(_ name: String) -> String { channelPrefix + name + ":events" }
+    func pubsubChannel(_ name: String) -> String { channelPrefix + name }
     var indexKey: String { prefix + "channels" }
 
     /// The channel name of a pub/sub channel of this store, or nil.
     func channelName(pubsub channel: [UInt8]) -> String? {
-        let head = Array((prefix + "ch:").utf8)
+        let head = Array(channelPrefix.utf8)
         guard channel.count > head.count, channel.starts(with: head) else { return nil }
         return String(decoding: channel[head.count...], as: UTF8.self)
     }
@@ -133,7 +135,7 @@ struct RedisChannelStore: Sendable {
     /// entries held and bytes Redis uses for them; at most `limit` channels, by name.
     func listCommand(limit: Int, limits: SpoutConfiguration.Channels) -> RESPCommand {
         var command = RESPCommand("EVAL", Self.listScript, "1", indexKey)
-        command.append(prefix + "ch:")
+        command.append(channelPrefix)
         command.append(Self.expiryMilliseconds(limits))
         command.append(max(1, limit))
         return command
@@ -215,6 +217,12 @@ struct RedisChannelStore: Sendable {
 
     // MARK: Scripts
 
+    /// Lua: `now`, Redis's clock in milliseconds since 1970 (one clock for every replica's stores).
+    static let clockLua = """
+        local clock = redis.call('TIME')
+        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        """
+
     /// KEYS: meta, stream, index. ARGV: generation for a new channel, history events, expiry ms, max channels,
     /// name, pub/sub channel, count, then type and data of each event. Numbers are written with `%.0f`: Lua's
     /// `tostring` would write large ones in exponent form.
@@ -225,8 +233,7 @@ struct RedisChannelStore: Sendable {
     /// everything after it.
     static let publishScript = """
         local gen = redis.call('HGET', KEYS[1], 'gen')
-        local clock = redis.call('TIME')
-        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        \(Self.clockLua)
         local stamp = string.format('%.0f', now)
         local expired = string.format('%.0f', now - tonumber(ARGV[3]))
         if not gen then
@@ -265,8 +272,7 @@ struct RedisChannelStore: Sendable {
 
     /// KEYS: meta, stream. ARGV: XRANGE start (`-` or `(0-<seq>`), count.
     static let readScript = """
-        local clock = redis.call('TIME')
-        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        \(Self.clockLua)
         local meta = redis.call('HMGET', KEYS[1], 'gen', 'seq')
         if not meta[1] then return {'', '0', now, {}} end
         return {meta[1], meta[2] or '0', now, redis.call('XRANGE', KEYS[2], ARGV[1], '+', 'COUNT', ARGV[2])}
@@ -274,8 +280,7 @@ struct RedisChannelStore: Sendable {
 
     /// KEYS: meta, stream.
     static let latestScript = """
-        local clock = redis.call('TIME')
-        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        \(Self.clockLua)
         local gen = redis.call('HGET', KEYS[1], 'gen')
         if not gen then return {'', '0', now, {}} end
         return {gen, '0', now, redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)}
@@ -283,8 +288,7 @@ struct RedisChannelStore: Sendable {
 
     /// KEYS: index. ARGV: key prefix of channels, expiry ms, limit.
     static let listScript = """
-        local clock = redis.call('TIME')
-        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        \(Self.clockLua)
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now - tonumber(ARGV[2])))
         local names = redis.call('ZRANGE', KEYS[1], 0, -1)
         table.sort(names)
