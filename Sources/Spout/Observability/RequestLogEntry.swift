@@ -71,6 +71,20 @@ struct RequestLogEntry: Sendable {
         appendJSONFieldByField(to: &bytes)
     }
 
+    /// The fields both ways of writing the line end with (the user agent, clipped, and an upstream failure) and
+    /// the closing brace.
+    private func appendClosingFields(to bytes: inout [UInt8]) {
+        if let userAgent {
+            Self.append(#","user_agent":"#, to: &bytes)
+            Self.appendClipped(userAgent, maxBytes: Self.maxUserAgentBytes, to: &bytes)
+        }
+        if let upstreamFailure {
+            Self.append(#","upstream":"#, to: &bytes)
+            upstreamFailure.appendJSON(to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// The line of (nearly) every request in three writes to `bytes`, the same bytes as
     /// ``appendJSONFieldByField(to:)``: the stretches of bounded length (time, method, status, duration, byte
     /// count, route, stream end, IDs, address) are written in place in stack memory and appended in one copy
@@ -139,15 +153,7 @@ struct RequestLogEntry: Sendable {
                 run.put(quoted: remoteAddress)
             }
         }
-        if let userAgent {
-            Self.append(#","user_agent":"#, to: &bytes)
-            Self.appendClipped(userAgent, maxBytes: Self.maxUserAgentBytes, to: &bytes)
-        }
-        if let upstreamFailure {
-            Self.append(#","upstream":"#, to: &bytes)
-            upstreamFailure.appendJSON(to: &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
+        appendClosingFields(to: &bytes)
         return true
     }
 
@@ -229,15 +235,7 @@ struct RequestLogEntry: Sendable {
             Self.append(#","remote":"#, to: &bytes)
             Self.appendQuotedPlain(remoteAddress, to: &bytes)
         }
-        if let userAgent {
-            Self.append(#","user_agent":"#, to: &bytes)
-            Self.appendClipped(userAgent, maxBytes: Self.maxUserAgentBytes, to: &bytes)
-        }
-        if let upstreamFailure {
-            Self.append(#","upstream":"#, to: &bytes)
-            upstreamFailure.appendJSON(to: &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
+        appendClosingFields(to: &bytes)
     }
 
     /// Appends `text` in quotes as it is when none of its bytes needs a JSON escape (request IDs, which are
