@@ -98,7 +98,7 @@ private func inspect(_ value: RESPValue, configuration: RESPParser.Configuration
         case .bulkString(let bytes?):
             check(bytes.count <= configuration.maxBulkBytes, "bulk of \(bytes.count) bytes passed the limit")
         case .verbatimString(let format, let text):
-            check(format.utf8.count <= 12 && text.count + 4 <= configuration.maxBulkBytes, "verbatim past the limit")
+            check(format.utf8.count == 3 && text.count + 4 <= configuration.maxBulkBytes, "verbatim past the limit")
         case .array(let elements?), .set(let elements), .push(let elements):
             check(elements.count <= configuration.maxAggregateCount, "aggregate of \(elements.count) passed the limit")
             children = elements

@@ -260,7 +260,10 @@ public struct RESPParser: Sendable {
         case UInt8(ascii: "!"):
             value = .bulkError(String(decoding: data, as: UTF8.self))
         default:
-            guard length >= 4, data[3] == UInt8(ascii: ":") else {
+            // The format is three printable ASCII bytes ("txt", "mkd"): kept as a String, anything else would not
+            // survive the round trip (an invalid UTF-8 byte becomes a three-byte replacement character).
+            guard length >= 4, data[3] == UInt8(ascii: ":"), data[0..<3].allSatisfy({ (0x21...0x7E).contains($0) })
+            else {
                 throw .invalidVerbatimString(RESPText.quoted(data))
             }
             value = .verbatimString(

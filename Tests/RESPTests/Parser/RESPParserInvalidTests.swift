@@ -85,6 +85,12 @@ let invalidSamples: [InvalidSample] = [
     sample("bulk ended by bare lf", "$2\r\nab\n\r\n", .invalidBulkTerminator),
     sample("verbatim without format", "=3\r\ntxt\r\n", .invalidVerbatimString("txt")),
     sample("verbatim without colon", "=5\r\ntxt-a\r\n", .invalidVerbatimString("txt-a")),
+    InvalidSample(
+        name: "verbatim with a byte past ASCII in its format",
+        input: Array("=8\r\ntx".utf8) + [0x84] + Array(":abcd\r\n".utf8),
+        error: .invalidVerbatimString("tx\\x84:abcd")
+    ),
+    sample("verbatim with a space in its format", "=5\r\nt x:a\r\n", .invalidVerbatimString("t x:a")),
     // Limits.
     sample("bulk over the limit", "$9\r\n123456789\r\n", .bulkTooLong(length: 9, limit: 8), configuration: small),
     sample(
