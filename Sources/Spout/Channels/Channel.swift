@@ -82,6 +82,11 @@ final class Channel: @unchecked Sendable {
         self.state = State(epoch: epoch, history: ChannelHistory(limits: history), lastSequence: firstSequence)
     }
 
+    /// A fan-out of this channel's events on `loop`, paced for where they come from.
+    func makeFanout(on loop: EventLoop) -> ChannelLoopFanout {
+        ChannelLoopFanout(loop: loop, pacing: mirrorsRedis ? .redisCopy : .inProcess)
+    }
+
     /// The sequence of the newest event published (the `firstSequence` it was created with before any).
     var lastSequence: UInt64 { lock.withLock { state.lastSequence } }
 
@@ -218,7 +223,7 @@ final class Channel: @unchecked Sendable {
             if let existing = state.fanouts[key] {
                 fanout = existing
             } else {
-                fanout = ChannelLoopFanout(loop: loop)
+                fanout = makeFanout(on: loop)
                 state.fanouts[key] = fanout
                 events.subscribe(fanout)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Testing
 
 @testable import Spout
@@ -395,5 +396,35 @@ import Testing
         #expect(access.checkSubscribe(authorization: nil, queryToken: "")?.status == 403)
         // Subscribe tokens do not publish.
         #expect(access.checkPublish(authorization: "Bearer watch", remoteAddress: "203.0.113.5")?.status == 403)
+    }
+}
+
+/// How a fan-out spaces its batches: a Redis channel's copy keeps its passes to an eighth of the loop, capped;
+/// an in-process channel adds nothing to its other rules.
+@Suite struct ChannelFanoutPacingTests {
+    @Test func aRedisCopySpacesBatchesByWhatTheLastPassCost() {
+        let pacing = ChannelLoopFanout.Pacing.redisCopy
+        #expect(pacing.spacing(passTook: 0) == 0)
+        #expect(pacing.spacing(passTook: 100_000) == 800_000)
+        #expect(pacing.spacing(passTook: 2_000_000) == 16_000_000)
+        // A slow pass (thousands of subscribers, a busy machine) adds no more than the cap.
+        #expect(pacing.spacing(passTook: 5_000_001) == 40_000_000)
+        #expect(pacing.spacing(passTook: UInt64.max) == 40_000_000)
+    }
+
+    @Test func anInProcessChannelAddsNoSpacing() {
+        let pacing = ChannelLoopFanout.Pacing.inProcess
+        for took: UInt64 in [0, 1_000_000, 50_000_000, UInt64.max] {
+            #expect(pacing.spacing(passTook: took) == 0)
+        }
+    }
+
+    @Test func onlyCopiesOfRedisChannelsArePacedByCost() {
+        let loop = EventLoop(label: "pacing-test")
+        let limits = ChannelHistory.Limits(events: 10, bytes: 1024, ageNanoseconds: 60_000_000_000)
+        let local = Channel(name: "a", epoch: "e", history: limits, maxSubscribers: 1)
+        let copy = Channel(name: "a", epoch: "e", history: limits, maxSubscribers: 1, mirrorsRedis: true)
+        #expect(local.makeFanout(on: loop).pacing == .inProcess)
+        #expect(copy.makeFanout(on: loop).pacing == .redisCopy)
     }
 }
