@@ -56,7 +56,9 @@ enum StreamFormat: String, CaseIterable, Sendable {
         guard let accept, !accept.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) else { return allowed.first ?? .sse }
         // The most common header of all, `Accept: application/json` exactly, names one format and no other: the
         // outcome of the ranking below, without it (about 1,700 instructions a request).
-        if allowed.contains(.json), accept.utf8.elementsEqual("application/json".utf8) { return .json }
+        // (`==` rather than `utf8.elementsEqual`: on two ASCII strings it compares their bytes in one block, where
+        // the generic element-by-element walk cost about 1,200 instructions.)
+        if allowed.contains(.json), accept == "application/json" { return .json }
         var header = accept
         // The common `Accept: application/json` (ASCII, no parameters) is matched on its bytes, building nothing.
         let chosen: StreamFormat?? = header.withUTF8 { bytes in
