@@ -70,7 +70,7 @@ enum Routes {
         )
         func make(
             _ route: String,
-            _ parameters: [String: String] = [:],
+            _ parameters: PathParameters = [:],
             index: Int? = nil,
             policy: ResponsePolicy = .plain
         ) -> RequestContext {

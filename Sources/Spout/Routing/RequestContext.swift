@@ -21,7 +21,7 @@ struct RequestContext: Sendable {
     /// The matched route's pattern (`/sequences/{name}`), or a fixed label for unmatched requests.
     let route: String
     /// The `{name}` segments of the matched pattern.
-    let parameters: [String: String]
+    let parameters: PathParameters
     let responder: Responder
     let service: ServiceContext
     /// The metrics of ``route``, resolved once at start-up.

@@ -55,7 +55,7 @@ struct Router<Handler: Sendable>: Sendable {
     /// The outcome of matching one request.
     enum Match: Sendable {
         /// A route matched; `parameters` holds the `{name}` segments, not percent-decoded.
-        case found(Route, parameters: [String: String])
+        case found(Route, parameters: PathParameters)
         /// The path matched under other methods only.
         case methodNotAllowed(allowed: [String])
         /// Nothing matched the path.
@@ -172,8 +172,8 @@ struct Router<Handler: Sendable>: Sendable {
     }
 
     /// The `{name}` segments of a matched `route`, read from `path`.
-    private static func parameters(of route: Route, in path: UnsafeBufferPointer<UInt8>) -> [String: String] {
-        var parameters: [String: String] = [:]
+    private static func parameters(of route: Route, in path: UnsafeBufferPointer<UInt8>) -> PathParameters {
+        var parameters = PathParameters()
         var pieces = PathPieces(path)
         for segment in route.segments {
             guard let piece = pieces.next() else { break }
@@ -184,9 +184,9 @@ struct Router<Handler: Sendable>: Sendable {
         return parameters
     }
 
-    private static func bind(_ segments: [Segment], to pieces: [Substring]) -> [String: String]? {
+    private static func bind(_ segments: [Segment], to pieces: [Substring]) -> PathParameters? {
         guard segments.count == pieces.count else { return nil }
-        var parameters: [String: String] = [:]
+        var parameters = PathParameters()
         for (segment, piece) in zip(segments, pieces) {
             switch segment {
             case .literal(let literal):

@@ -109,3 +109,32 @@ private func sampleRouter() -> Router<String> {
         }
     }
 }
+
+/// The matched route's `{name}` segments: looked up by name, set once per name, compared without order.
+@Suite struct PathParametersTests {
+    @Test func looksUpReplacesAndRemovesByName() {
+        var parameters = PathParameters()
+        #expect(parameters.isEmpty)
+        #expect(parameters["id"] == nil)
+        parameters["id"] = "7"
+        parameters["name"] = "fibonacci"
+        #expect(parameters["id"] == "7")
+        #expect(parameters["name"] == "fibonacci")
+        #expect(parameters["ID"] == nil)
+        parameters["id"] = "8"
+        #expect(parameters["id"] == "8")
+        #expect(parameters == ["name": "fibonacci", "id": "8"])
+        parameters["id"] = nil
+        #expect(parameters["id"] == nil)
+        #expect(parameters == ["name": "fibonacci"])
+    }
+
+    @Test func equalityIsBySameNamesAndValues() {
+        let parameters: PathParameters = ["a": "1", "b": "2"]
+        #expect(parameters == ["b": "2", "a": "1"])
+        #expect(parameters != ["a": "1"])
+        #expect(parameters != ["a": "1", "b": "3"])
+        #expect(parameters != ["a": "1", "c": "2"])
+        #expect(PathParameters() == [:])
+    }
+}
