@@ -7,7 +7,7 @@ import Reactive
 /// `channels.redisURL` is set; the routes answer the same either way.
 enum ChannelRoutes {
     /// The query parameters a subscription understands.
-    static let subscribeParameters: Set<String> = ["lastEventId", "token", "format"]
+    static let subscribeParameters: [String] = ["lastEventId", "token", "format"]
 
     /// Seconds a client is told to wait when the broker is at a limit.
     static let retryAfterSeconds = "1"

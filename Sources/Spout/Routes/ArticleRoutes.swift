@@ -6,9 +6,9 @@ import Reactive
 /// articles, as JSON or as a stream that pages the upstream lazily.
 enum ArticleRoutes {
     /// The query parameters of `/articles`.
-    static let listParameters: Set<String> = ["userId"]
+    static let listParameters: [String] = ["userId"]
     /// The query parameters of `/articles/stream`.
-    static let streamParameters: Set<String> = ["userId", "count", "format"]
+    static let streamParameters: [String] = ["userId", "count", "format"]
 
     /// `GET /articles?userId=`: `{"articles":[…]}` from `GET /posts`.
     static let list: Routes.Handler = { context in

@@ -31,8 +31,8 @@ enum DemoRoutes {
         ("/demo/posts/{id}/comments", nested { data, id in data.comments.filter { $0.postId == id }.map(\.jsonBytes) }),
     ]
 
-    private static let listParameters: Set<String> = ["userId", "_page", "_limit"]
-    private static let nestedParameters: Set<String> = ["_page", "_limit"]
+    private static let listParameters: [String] = ["userId", "_page", "_limit"]
+    private static let nestedParameters: [String] = ["_page", "_limit"]
 
     /// A top-level list, filtered by `userId` and paged.
     private static func list(_ records: @escaping @Sendable (DemoData, Int?) -> [[UInt8]]) -> Routes.Handler {

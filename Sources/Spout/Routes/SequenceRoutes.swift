@@ -8,7 +8,7 @@ import Synchronization
 /// `GET /sequences` and `GET /sequences/{name}`: the sequences as SSE, NDJSON or JSON.
 enum SequenceRoutes {
     /// The query parameters `/sequences/{name}` understands.
-    static let parameterNames: Set<String> = ["count", "start", "interval", "format"]
+    static let parameterNames: [String] = ["count", "start", "interval", "format"]
 
     /// `GET /sequences`: every sequence with its description and path.
     static let list: Routes.Handler = { context in

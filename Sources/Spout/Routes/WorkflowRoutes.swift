@@ -23,7 +23,7 @@ import Reactive
 /// - anything that is not such an id: `400`.
 enum WorkflowRoutes {
     /// The query parameters `/workflow/{userId}` understands.
-    static let parameters: Set<String> = ["format"]
+    static let parameters: [String] = ["format"]
 
     static let workflow: Routes.Handler = { context in
         do throws(Problem) {

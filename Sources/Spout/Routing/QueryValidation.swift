@@ -13,7 +13,7 @@ struct QueryParameters: Sendable {
     private var values: [(name: String, value: String)] = []
 
     /// Collects `items`, rejecting names outside `known` and names given more than once.
-    init(_ items: [(name: String, value: String)], known: Set<String>) throws(Problem) {
+    init(_ items: [(name: String, value: String)], known: [String]) throws(Problem) {
         for (name, value) in items {
             try add(name: name, value: value, known: known)
         }
@@ -22,7 +22,7 @@ struct QueryParameters: Sendable {
     /// ``init(_:known:)`` over the query of `request`. A query of ASCII bytes with no `%` or `+` decodes to
     /// itself, so it is split on its bytes (the pairs of `RequestHead.queryItems`: split on `&`, empty pairs
     /// skipped, then at the first `=`); any other goes through `Request.queryItems`.
-    init(query request: Request, known: Set<String>) throws(Problem) {
+    init(query request: Request, known: [String]) throws(Problem) {
         self.init()
         guard var query = request.query else { return }
         let plain = query.withUTF8 { bytes in
@@ -59,16 +59,17 @@ struct QueryParameters: Sendable {
 
     private init() {}
 
-    private mutating func add(name: String, value: String, known: Set<String>) throws(Problem) {
+    private mutating func add(name: String, value: String, known: [String]) throws(Problem) {
         try Self.check(name, earlier: values[...], known: known)
         values.append((name, value))
     }
 
-    /// Rejects a name outside `known`, or one given already (in `earlier`).
+    /// Rejects a name outside `known`, or one given already (in `earlier`). `known` is a route's handful of
+    /// names, scanned rather than hashed (a `Set` hashed every name of every request).
     private static func check(
         _ name: String,
         earlier: ArraySlice<(name: String, value: String)>,
-        known: Set<String>
+        known: [String]
     ) throws(Problem) {
         guard known.contains(name) else {
             let list = known.sorted().joined(separator: ", ")

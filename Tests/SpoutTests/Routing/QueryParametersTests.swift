@@ -4,7 +4,7 @@ import Testing
 @testable import Spout
 
 @Suite struct QueryParametersTests {
-    private let known: Set<String> = ["count", "start", "interval", "format"]
+    private let known: [String] = ["count", "start", "interval", "format"]
 
     @Test func readsIntegersInRange() throws {
         let query = try QueryParameters([("count", "10"), ("start", "0")], known: known)
@@ -63,7 +63,7 @@ import Testing
 }
 
 @Suite struct QueryParametersFromRequestTests {
-    private let known: Set<String> = ["count", "start", "interval", "format"]
+    private let known: [String] = ["count", "start", "interval", "format"]
 
     /// Reading a query from its bytes gives what the decoded query items give: the same values or the same problem.
     @Test(arguments: [
