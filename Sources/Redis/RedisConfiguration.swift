@@ -39,6 +39,9 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var maxOutboundBytes: Int
     /// When to reconnect after a failure: exponential backoff with jitter. Default ``defaultReconnect``.
     public var reconnect: RESPReconnectPolicy
+    /// Whether a server without RESP3 (Redis before 6) is refused with an error that says so, rather than spoken
+    /// to in RESP2 (see ``RESPConnectionStateMachine/Configuration/requiresRESP3``). Default false.
+    public var requiresRESP3 = false
 
     /// Exponential backoff with full jitter: the n-th consecutive failure waits a uniform time in (0, base], the
     /// base starting at 100 ms, doubling, at most 10 s; forever. Replicas that lost Redis together come back spread
@@ -89,7 +92,8 @@ public struct RedisConfiguration: Sendable, Equatable {
                 maxBulkBytes: maxReplyBytes,
                 maxLineBytes: min(64 << 10, maxReplyBytes),
                 maxBufferedBytes: maxReplyBytes
-            )
+            ),
+            requiresRESP3: requiresRESP3
         )
     }
 }

@@ -125,6 +125,31 @@ struct RedisFaultTests {
         #expect(try harness.request(redis, RESPCommand("PING")) == .simpleString("PONG"))
     }
 
+    @Test func aServerWithoutRESP3IsRefusedWithItsCauseWhenRESP3IsRequired() throws {
+        let fake = try FakeRedisServer(scripts: [
+            { peer in
+                // A Redis before 6: HELLO is an unknown command.
+                guard peer.readCommand()?.first?.uppercased() == "HELLO" else { return }
+                peer.write("-ERR unknown command 'HELLO', with args beginning with: '3' \r\n")
+                _ = peer.waitForClose()
+            },
+            RedisFaultTests.healthy,
+        ])
+        defer { fake.stop() }
+        let harness = RedisHarness()
+        defer { harness.close() }
+        var configuration = RedisHarness.configuration(port: fake.port)
+        configuration.requiresRESP3 = true
+        let redis = harness.connect(configuration)
+        try harness.waitForStatus(redis, "the RESP2 server refused") {
+            if case .reconnecting(_, let lastError) = $0 { return lastError.contains("Redis 6 or later") }
+            return false
+        }
+        // The next server speaks RESP3: the same connection comes up and answers.
+        try harness.waitForStatus(redis, "the second connection") { $0 == .connected }
+        #expect(try harness.request(redis, RESPCommand("PING")) == .simpleString("PONG"))
+    }
+
     @Test func aCommandWithoutReplyTimesOut() throws {
         let start = ContinuousClock.now
         let outcome = try failsThenRecovers(

@@ -59,6 +59,10 @@ public struct RESPConnectionStateMachine<Context> {
         public var reconnect: RESPReconnectPolicy
         /// The limits on what the server may send.
         public var parser: RESPParser.Configuration
+        /// Whether a server without RESP3 (no `HELLO 3`: Redis before 6) is refused rather than spoken to in
+        /// RESP2: the handshake fails with a message that says so, and the connection retries like after any
+        /// failure. For owners that read and receive pushes on one connection, which RESP2 does not allow.
+        public var requiresRESP3: Bool
 
         public init(
             username: String? = nil,
@@ -70,7 +74,8 @@ public struct RESPConnectionStateMachine<Context> {
             pingInterval: Duration? = .seconds(15),
             maxPendingCommands: Int = 10_000,
             reconnect: RESPReconnectPolicy = RESPReconnectPolicy(),
-            parser: RESPParser.Configuration = RESPParser.Configuration()
+            parser: RESPParser.Configuration = RESPParser.Configuration(),
+            requiresRESP3: Bool = false
         ) {
             self.username = username
             self.password = password
@@ -82,6 +87,7 @@ public struct RESPConnectionStateMachine<Context> {
             self.maxPendingCommands = max(1, maxPendingCommands)
             self.reconnect = reconnect
             self.parser = parser
+            self.requiresRESP3 = requiresRESP3
         }
     }
 
@@ -505,6 +511,10 @@ public struct RESPConnectionStateMachine<Context> {
         if let message = value.withoutAttributes.errorMessage {
             guard case .hello = step, RESPConnectionStateMachine.lacksHello(message) else {
                 return fail(with: .handshakeFailed(command: step.name, message: message), reconnect: true, now: now)
+            }
+            guard !configuration.requiresRESP3 else {
+                let reason = "\(message) (RESP3 is required: Redis 6 or later)"
+                return fail(with: .handshakeFailed(command: step.name, message: reason), reconnect: true, now: now)
             }
             protocolVersion = 2
             var fallback: [HandshakeStep] = []

@@ -248,7 +248,8 @@ extension RESPConnectionStateMachine.Configuration {
         pingInterval: Duration? = .seconds(15),
         maxPendingCommands: Int = 10_000,
         reconnect: RESPReconnectPolicy = RESPReconnectPolicy(),
-        parser: RESPParser.Configuration = RESPParser.Configuration()
+        parser: RESPParser.Configuration = RESPParser.Configuration(),
+        requiresRESP3: Bool = false
     ) {
         self.init(
             username: url.username,
@@ -260,7 +261,8 @@ extension RESPConnectionStateMachine.Configuration {
             pingInterval: pingInterval,
             maxPendingCommands: maxPendingCommands,
             reconnect: reconnect,
-            parser: parser
+            parser: parser,
+            requiresRESP3: requiresRESP3
         )
     }
 }

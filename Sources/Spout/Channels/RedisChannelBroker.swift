@@ -133,7 +133,16 @@ final class RedisChannelBroker: @unchecked Sendable {
         let body = max(0, maxBodyBytes)
         let messageBytes = max(64 << 20, body.addingReportingOverflow(body / 4 &+ (1 << 20)).partialValue)
         func settings(_ name: String) -> RedisConfiguration {
-            RedisConfiguration(url: url, clientName: name, maxReplyBytes: messageBytes, maxOutboundBytes: messageBytes)
+            var settings = RedisConfiguration(
+                url: url,
+                clientName: name,
+                maxReplyBytes: messageBytes,
+                maxOutboundBytes: messageBytes
+            )
+            // A follower reads the history on the connection it subscribed on, which only RESP3 allows: a Redis
+            // before 6 is refused with a message that names the cause (in /ready, the log and the metrics).
+            settings.requiresRESP3 = true
+            return settings
         }
         let publishLoops = loops.isEmpty ? [followerLoop] : loops
         publishers = publishLoops.enumerated().map { index, loop in

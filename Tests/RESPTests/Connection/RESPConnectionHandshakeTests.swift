@@ -65,6 +65,33 @@ import Testing
         #expect(harness.machine.protocolVersion == 2)
     }
 
+    @Test(arguments: ["ERR unknown command 'HELLO', with args beginning with: '3' ", "NOPROTO unsupported protocol"])
+    func anOwnerThatNeedsRESP3RefusesAServerWithoutItAndRetries(message: String) {
+        var harness = MachineHarness(.init(password: "pw", pingInterval: nil, requiresRESP3: true))
+        _ = harness.machine.start(now: harness.now)
+        #expect(harness.send(.get("a"), 1) == .none)
+        _ = harness.machine.connected(now: harness.now)
+        let actions = harness.receive(.error(message))
+        guard case .close(let failing, let error, let delay?)? = actions.first, actions.count == 1 else {
+            Issue.record("expected a close with reconnect, got \(actions)")
+            return
+        }
+        #expect(failing == [1])
+        #expect(
+            error == .handshakeFailed(command: "HELLO", message: "\(message) (RESP3 is required: Redis 6 or later)")
+        )
+        #expect(harness.machine.status == .waitingToReconnect(until: harness.now + delay))
+        #expect(harness.machine.protocolVersion != 2)
+    }
+
+    @Test func anOwnerThatNeedsRESP3IsReadyWithIt() {
+        var harness = MachineHarness(.init(pingInterval: nil, requiresRESP3: true))
+        _ = harness.machine.start(now: harness.now)
+        _ = harness.machine.connected(now: harness.now)
+        #expect(harness.receive(.helloReply) == [.ready(write: [])])
+        #expect(harness.machine.protocolVersion == 3)
+    }
+
     @Test func aFallbackWithoutCredentialsIsReadyAtOnce() {
         var harness = MachineHarness()
         _ = harness.machine.start(now: harness.now)
