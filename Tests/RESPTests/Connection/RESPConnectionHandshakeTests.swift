@@ -67,21 +67,13 @@ import Testing
 
     @Test(arguments: ["ERR unknown command 'HELLO', with args beginning with: '3' ", "NOPROTO unsupported protocol"])
     func anOwnerThatNeedsRESP3RefusesAServerWithoutItAndRetries(message: String) {
-        var harness = MachineHarness(.init(password: "pw", pingInterval: nil, requiresRESP3: true))
-        _ = harness.machine.start(now: harness.now)
-        #expect(harness.send(.get("a"), 1) == .none)
-        _ = harness.machine.connected(now: harness.now)
-        let actions = harness.receive(.error(message))
-        guard case .close(let failing, let error, let delay?)? = actions.first, actions.count == 1 else {
-            Issue.record("expected a close with reconnect, got \(actions)")
-            return
-        }
-        #expect(failing == [1])
+        let configuration = Machine.Configuration(password: "pw", pingInterval: nil, requiresRESP3: true)
+        let harness = refusedHandshake(configuration, helloError: message)
         #expect(
-            error == .handshakeFailed(command: "HELLO", message: "\(message) (RESP3 is required: Redis 6 or later)")
+            harness?.error
+                == .handshakeFailed(command: "HELLO", message: "\(message) (RESP3 is required: Redis 6 or later)")
         )
-        #expect(harness.machine.status == .waitingToReconnect(until: harness.now + delay))
-        #expect(harness.machine.protocolVersion != 2)
+        #expect(harness?.machine.protocolVersion != 2)
     }
 
     @Test func anOwnerThatNeedsRESP3IsReadyWithIt() {
@@ -105,18 +97,27 @@ import Testing
         ("HELLO", "NOAUTH HELLO must be called with the client already authenticated"),
     ])
     func aRefusedLoginFailsTheQueuedCommandsAndRetries(command: String, message: String) {
-        var harness = MachineHarness(.init(password: "wrong", pingInterval: nil))
+        let refused = refusedHandshake(.init(password: "wrong", pingInterval: nil), helloError: message)
+        #expect(refused?.error == .handshakeFailed(command: command, message: message))
+    }
+
+    /// Starts a machine with one command queued, answers its `HELLO` with `helloError`, and checks that the
+    /// handshake failed that command and waits to reconnect: the machine and the error, or nil (recorded).
+    private func refusedHandshake(_ configuration: Machine.Configuration, helloError: String)
+        -> (machine: Machine, error: RESPConnectionError)?
+    {
+        var harness = MachineHarness(configuration)
         _ = harness.machine.start(now: harness.now)
         #expect(harness.send(.get("a"), 1) == .none)
         _ = harness.machine.connected(now: harness.now)
-        let actions = harness.receive(.error(message))
+        let actions = harness.receive(.error(helloError))
         guard case .close(let failing, let error, let delay?)? = actions.first, actions.count == 1 else {
             Issue.record("expected a close with reconnect, got \(actions)")
-            return
+            return nil
         }
         #expect(failing == [1])
-        #expect(error == .handshakeFailed(command: command, message: message))
         #expect(harness.machine.status == .waitingToReconnect(until: harness.now + delay))
+        return (harness.machine, error)
     }
 
     @Test func aRefusedSelectFailsTheHandshake() {
