@@ -11,7 +11,7 @@ import HTTPServer
 @testable import Spout
 
 /// Short names, so the fuzzer meets them often; the routes' real names are in the dictionary.
-private let known: Set<String> = ["count", "start", "interval", "format", "userId", "a", "b", "c"]
+private let known: [String] = ["count", "start", "interval", "format", "userId", "a", "b", "c"]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
