@@ -35,6 +35,11 @@ extension SpoutTestServer {
 
     /// The samples of `name{…}` whose labels include every one of `labels` (each written `key="value"`).
     func labelledSamples(_ name: String, _ labels: String...) -> [Double] {
+        samples(name, labels)
+    }
+
+    /// ``labelledSamples(_:_:)`` over a list; none when `/metrics` did not answer.
+    private func samples(_ name: String, _ labels: [String]) -> [Double] {
         guard let response = try? get("/metrics"), response.status == 200 else { return [] }
         var values: [Double] = []
         for line in response.text.split(separator: "\n") where line.hasPrefix(name + "{") {
@@ -57,18 +62,8 @@ extension SpoutTestServer {
 
     /// The sum of the samples of `name{…}` with `labels` (-1 when there is none, so a comparison fails).
     func labelledCounter(_ name: String, _ labels: String...) -> Double {
-        guard let response = try? get("/metrics"), response.status == 200 else { return -1 }
-        var total: Double?
-        for line in response.text.split(separator: "\n") where line.hasPrefix(name + "{") {
-            guard let close = line.lastIndex(of: "}") else { continue }
-            let labelText = line[line.index(line.startIndex, offsetBy: name.count + 1)..<close]
-            let present = Set(labelText.split(separator: ",").map { String($0) })
-            guard labels.allSatisfy({ present.contains($0) }) else { continue }
-            if let value = Double(line[line.index(after: close)...].trimmingCharacters(in: .whitespaces)) {
-                total = (total ?? 0) + value
-            }
-        }
-        return total ?? -1
+        let values = samples(name, labels)
+        return values.isEmpty ? -1 : values.reduce(0, +)
     }
 }
 
