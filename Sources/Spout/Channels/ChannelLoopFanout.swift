@@ -28,11 +28,8 @@ import Reactive
 /// is answered only after Redis stored it, and both the request and Redis's reply are read on loops that also fan
 /// out: with the in-process rules, passes of one event each (a `send` per subscriber per event) kept the cores
 /// busy with sends, the publisher's answers waited for the scheduler, and the publish rate, hence the batch size,
-/// stayed low. Measured with bench/channels_redis.sh on one 2-core machine, 1,000 subscribers, medians of 3
-/// rounds: two replicas 0.14M → 1.00M delivered events/s, one replica 0.56M → 0.84M; the price is latency at
-/// moderate rates (at 100 events/s, p50 about 7 → 14–24 ms, p99 about 26–33 → 42–49 ms), bounded by the 40 ms
-/// cap. Spacing only when events arrived during a pass kept the p50 but not the p99, and its throughput varied
-/// from 0.43M to 0.77M between runs.
+/// stayed low. The price is latency at moderate rates, bounded by the cap; docs/ARCHITECTURE.md ("Over Redis")
+/// and the README give the measured figures, and what was tried instead.
 ///
 /// **Ownership:** held by its ``Channel`` while the loop has subscribers, and by the subject's subscription;
 /// ``detach()`` cancels that when the last leaves.

@@ -140,7 +140,7 @@ final class RedisChannelBroker: @unchecked Sendable {
                 maxOutboundBytes: messageBytes
             )
             // A follower reads the history on the connection it subscribed on, which only RESP3 allows: a Redis
-            // before 6 is refused with a message that names the cause (in /ready, the log and the metrics).
+            // before 6 is refused with a message that names the cause (in /ready and the log).
             settings.requiresRESP3 = true
             return settings
         }
