@@ -14,9 +14,11 @@ import Redis
 /// - one *publisher* connection per event loop, on that loop: the publish script, `/latest`, `GET /channels`.
 ///   A request's command is written and its reply read on the loop the request arrived on, so a publish crosses
 ///   no thread (a busy fan-out on other threads does not stand between the client and its `202`);
-/// - ``followerCount`` *follower* connections on a loop of their own: pub/sub for the copies (a channel is on
-///   one, by its name's hash), and the reads that load a copy and repair it. Announcements are never queued
-///   behind the HTTP loops' writes.
+/// - ``followerCount`` *follower* connections, spread over the same event loops: pub/sub for the copies (a
+///   channel is on one, by its name's hash), and the reads that load a copy and repair it (in pieces of at most
+///   ``readCount(_:)`` events, so a load never holds a loop long). They share the HTTP loops rather than run
+///   on a loop of their own: a thread more per replica competed for the cores with the loops and with Redis,
+///   and measured slower (docs/ARCHITECTURE.md, "Over Redis").
 ///
 /// **A copy's life.** The first subscriber on a replica creates it *unsynced*: the follower subscribes to the
 /// channel's announcements and, on the same connection (so in order with them), reads the history. Subscribers
@@ -128,8 +130,8 @@ final class RedisChannelBroker: @unchecked Sendable {
         self.metrics = metrics
         self.store = RedisChannelStore(prefix: configuration.redisKeyPrefix)
         self.historyLimits = ChannelBroker.historyLimits(configuration)
-        // The followers run on a loop of their own (a serial queue with an epoll set, no thread per connection).
-        let followerLoop = EventLoop(label: "spout.redis.follow")
+        // Without the server's loops (a broker made on its own, in tests): one loop of its own for everything.
+        let ownLoops = loops.isEmpty ? [EventLoop(label: "spout.redis")] : loops
         let body = max(0, maxBodyBytes)
         let messageBytes = max(64 << 20, body.addingReportingOverflow(body / 4 &+ (1 << 20)).partialValue)
         func settings(_ name: String) -> RedisConfiguration {
@@ -144,15 +146,14 @@ final class RedisChannelBroker: @unchecked Sendable {
             settings.requiresRESP3 = true
             return settings
         }
-        let publishLoops = loops.isEmpty ? [followerLoop] : loops
-        publishers = publishLoops.enumerated().map { index, loop in
+        publishers = ownLoops.enumerated().map { index, loop in
             RedisConnection(configuration: settings("spout-publish-\(index)"), loop: loop)
         }
         publisherByLoop = Dictionary(
-            uniqueKeysWithValues: zip(publishLoops.map(ObjectIdentifier.init), publishers)
+            uniqueKeysWithValues: zip(ownLoops.map(ObjectIdentifier.init), publishers)
         )
         followers = (0..<Self.followerCount).map { index in
-            RedisConnection(configuration: settings("spout-follow-\(index)"), loop: followerLoop)
+            RedisConnection(configuration: settings("spout-follow-\(index)"), loop: ownLoops[index % ownLoops.count])
         }
     }
 
