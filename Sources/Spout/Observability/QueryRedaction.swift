@@ -41,6 +41,11 @@ struct QueryRedaction: Sendable, Equatable {
         RequestLogEntry.appendClipped(redacted, maxBytes: maxBytes, to: &bytes)
     }
 
+    /// Whether ``appendQuery(_:maxBytes:to:)`` hides any value of `query`.
+    func redacts(_ query: String) -> Bool {
+        !names.isEmpty && needsRedaction(query)
+    }
+
     /// Whether any parameter of `query` is redacted. The common answer, no, is found on the query's bytes in
     /// one pass, without allocating.
     private func needsRedaction(_ query: String) -> Bool {

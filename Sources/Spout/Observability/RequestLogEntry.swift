@@ -85,40 +85,42 @@ struct RequestLogEntry: Sendable {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// The line of (nearly) every request in three writes to `bytes`, the same bytes as
-    /// ``appendJSONFieldByField(to:)``: the stretches of bounded length (time, method, status, duration, byte
-    /// count, route, stream end, IDs, address) are written in place in stack memory and appended in one copy
-    /// each, as each `Array.append` costs about a hundred instructions of capacity and uniqueness checks and a
-    /// line has some forty pieces. Returns false, having written nothing, when a field needs the general way: a
-    /// value that must be escaped, a year outside 0...9999, a duration that is not a plain number.
+    /// The line of (nearly) every request in one write to `bytes`, the same bytes as
+    /// ``appendJSONFieldByField(to:)``: everything up to the user agent is written in place in stack memory and
+    /// appended in one copy, as each `Array.append` costs about a hundred instructions of capacity and
+    /// uniqueness checks and a line has some forty pieces. Returns false, having written nothing, when a field
+    /// needs the general way: a value that must be escaped, a query to redact or clip, a long path, a year
+    /// outside 0...9999, a duration that is not a plain number.
     private func appendJSONInRuns(to bytes: inout [UInt8]) -> Bool {
         let milliseconds = durationSeconds * 1000
         // `JSONText.appendDecimal(milliseconds, fractionDigits: 3)`'s plain case: at most 19 digits.
         let thousandths = (abs(milliseconds) * 1000).rounded()
         guard milliseconds.isFinite, thousandths < 9.0e18, let clock = CivilTime(time),
-            method.utf8.count <= Self.maxRunMethodBytes, Self.isPlain(method), route.map(Self.isPlain) ?? true,
-            correlation.map({ Self.isPlain($0.requestID) }) ?? true, remoteAddress.map(Self.isPlain) ?? true
+            method.utf8.count <= Self.maxRunMethodBytes, Self.isPlain(method),
+            path.utf8.count <= Self.maxRunPathBytes, Self.isPlain(path),
+            query.map({ $0.utf8.count <= Self.maxQueryBytes && Self.isPlain($0) && !redaction.redacts($0) }) ?? true,
+            route.map(Self.isPlain) ?? true, correlation.map({ Self.isPlain($0.requestID) }) ?? true,
+            remoteAddress.map(Self.isPlain) ?? true
         else {
             return false
         }
-        appendRun(capacity: 70 + method.utf8.count, to: &bytes) { run, entry in
+        // Literals and numbers (at most 20 digits each) first, then the strings' own lengths.
+        var capacity = 330 &+ method.utf8.count &+ path.utf8.count
+        if let query { capacity &+= query.utf8.count }
+        if let route { capacity &+= route.utf8.count }
+        if let correlation { capacity &+= correlation.requestID.utf8.count }
+        if let remoteAddress { capacity &+= remoteAddress.utf8.count }
+        appendRun(capacity: capacity, to: &bytes) { run, entry in
             run.put(#"{"time":""#)
             run.put(clock)
             run.put(#"","level":"info","method":"#)
             run.put(quoted: entry.method)
             run.put(#","path":"#)
-        }
-        JSONText.appendString(path, to: &bytes)
-        if let query {
-            Self.append(#","query":"#, to: &bytes)
-            redaction.appendQuery(query, maxBytes: Self.maxQueryBytes, to: &bytes)
-        }
-        // Literals and numbers (at most 20 digits each) first, then the strings' own lengths.
-        var capacity = 260
-        if let route { capacity += route.utf8.count }
-        if let correlation { capacity += correlation.requestID.utf8.count }
-        if let remoteAddress { capacity += remoteAddress.utf8.count }
-        appendRun(capacity: capacity, to: &bytes) { run, entry in
+            run.put(quoted: entry.path)
+            if let query = entry.query {
+                run.put(#","query":"#)
+                run.put(quoted: query)
+            }
             if let route = entry.route {
                 run.put(#","route":"#)
                 run.put(quoted: route)
@@ -156,6 +158,9 @@ struct RequestLogEntry: Sendable {
         appendClosingFields(to: &bytes)
         return true
     }
+
+    /// The longest path written in a run (a longer one goes the general way, so a run stays small).
+    private static let maxRunPathBytes = 2048
 
     /// The longest method written in a run (a longer one, which the parser may let through, goes the general way).
     private static let maxRunMethodBytes = 32
@@ -397,16 +402,19 @@ private struct Run {
         self.buffer = buffer
     }
 
+    @inline(__always)
     mutating func put(_ byte: UInt8) {
         precondition(count < buffer.count, "log line run sized too small")
         buffer[count] = byte
         count += 1
     }
 
+    @inline(__always)
     mutating func put(_ text: StaticString) {
         put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
+    @inline(__always)
     mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
         precondition(bytes.count <= buffer.count - count, "log line run sized too small")
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
@@ -415,6 +423,7 @@ private struct Run {
     }
 
     /// `text` between quotes, as it is (the caller checked that it needs no escape).
+    @inline(__always)
     mutating func put(quoted text: String) {
         put(UInt8(ascii: "\""))
         let copied: Void? = text.utf8.withContiguousStorageIfAvailable { put($0) }
@@ -441,6 +450,7 @@ private struct Run {
     }
 
     /// `value` (not negative, below 10^width) in `width` digits, zeros first.
+    @inline(__always)
     mutating func put(padded value: Int64, width: Int) {
         precondition(width <= buffer.count - count, "log line run sized too small")
         var rest = value
@@ -465,6 +475,7 @@ private struct Run {
     }
 
     /// `separator`, then `value` (0...99) in two digits.
+    @inline(__always)
     private mutating func put(_ separator: UInt8, twoDigits value: Int64) {
         precondition(count + 3 <= buffer.count, "log line run sized too small")
         let value = UInt8(truncatingIfNeeded: value)

@@ -217,12 +217,24 @@ import Testing
         ] as [(String, String, Double, String?)]
     )
     func runsWriteWhatTheFieldByFieldWayWrites(method: String, route: String, seconds: Double, remote: String?) {
+        // Paths and queries the run takes, and those it leaves to the general way (escapes, a redacted value,
+        // lengths past its bounds).
+        let paths = [
+            "/p", "/p?\"", "/é/\\", String(repeating: "/x", count: 1024), "/" + String(repeating: "x", count: 2048),
+        ]
+        let queries: [String?] = [
+            nil, "count=3", "a=\"", "token=secret&count=3",
+            String(repeating: "q", count: RequestLogEntry.maxQueryBytes),
+            String(repeating: "q", count: RequestLogEntry.maxQueryBytes + 1),
+        ]
         for time in [0.0, 1_764_700_200.999, 253_402_300_799.999, 253_402_300_800, -62_198_755_200] {
-            for numbers in [(200, 15, nil), (Int.min, Int.max, Int.min), (-1, 0, 0)] as [(Int, Int, Int?)] {
+            for (index, numbers) in ([(200, 15, nil), (Int.min, Int.max, Int.min), (-1, 0, 0)] as [(Int, Int, Int?)])
+                .enumerated()
+            {
                 var entry = RequestLogEntry(
                     time: Date(timeIntervalSince1970: time),
                     method: method,
-                    path: "/p?\"",
+                    path: paths[(index + Int(time.magnitude) % 5) % paths.count],
                     status: numbers.0,
                     durationSeconds: seconds,
                     bytes: numbers.1,
@@ -236,12 +248,19 @@ import Testing
                     traceparent: nil,
                     tracestate: nil
                 )
-                entry.query = numbers.2 == nil ? nil : "count=3"
                 entry.userAgent = numbers.2 == nil ? nil : "agent"
-                var fieldByField: [UInt8] = []
-                entry.appendJSONFieldByField(to: &fieldByField)
-                #expect(entry.jsonBytes == fieldByField, "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
-                #expect(entry.jsonBytes == reference(entry), "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
+                entry.redaction = QueryRedaction(["token"])
+                for query in queries {
+                    entry.query = query
+                    var fieldByField: [UInt8] = []
+                    entry.appendJSONFieldByField(to: &fieldByField)
+                    #expect(entry.jsonBytes == fieldByField, "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
+                    // The reference neither redacts nor clips.
+                    if let query, query.hasPrefix("token") || query.utf8.count > RequestLogEntry.maxQueryBytes {
+                        continue
+                    }
+                    #expect(entry.jsonBytes == reference(entry), "\(String(decoding: entry.jsonBytes, as: UTF8.self))")
+                }
             }
         }
     }
