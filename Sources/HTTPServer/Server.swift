@@ -16,8 +16,10 @@ import Dispatch
 ///
 /// **Thread safety:** Safe to call from any thread; the mutable state is confined to the accept loop's queue.
 public final class Server: @unchecked Sendable {  // Mutable state is confined to `acceptLoop.queue`.
-    /// Handles one request on the connection's loop; answer through the ``Responder`` (now or later).
-    public typealias Handler = @Sendable (Request, Responder) -> Void
+    /// Handles one request on the connection's loop; answer through the ``Responder`` (now or later). The
+    /// request is the handler's to keep (`consuming`): one that stores it, as a route's context does, takes it
+    /// over rather than copying it (a copy retains, and later releases, each of the head's strings and arrays).
+    public typealias Handler = @Sendable (consuming Request, Responder) -> Void
 
     /// The port the listener is bound to (the kernel's choice when configured as 0). // Immutable.
     public let port: Int

@@ -100,8 +100,11 @@ extension Connection {
         }
         let body = requestBody
         requestBody = []
-        let request = Request(head: head, body: body, remoteAddress: remoteAddress)
         requestID &+= 1
-        context.handler(request, Responder(connection: self, requestID: requestID))
+        // The handler takes the request (its parameter is `consuming`): built here, moved there.
+        context.handler(
+            Request(head: head, body: body, remoteAddress: remoteAddress),
+            Responder(connection: self, requestID: requestID)
+        )
     }
 }

@@ -135,7 +135,8 @@ struct ArticleStreamPlan {
     /// page arithmetic never to overflow.
     static let maxPosition = 1_000_000_000
 
-    init(context: RequestContext) throws(Problem) {
+    // `borrowing`: read, not kept (an initializer would take it owned, a copy per request).
+    init(context: borrowing RequestContext) throws(Problem) {
         let query = try QueryParameters(query: context.request, known: ArticleRoutes.streamParameters)
         let format = try StreamFormat.negotiate(
             format: query["format"],

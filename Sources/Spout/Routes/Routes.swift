@@ -51,7 +51,13 @@ enum Routes {
     }
 
     /// Routes one request: CORS preflight, 404 and 405 as problems, otherwise the route's handler.
-    static func dispatch(_ request: Request, responder: Responder, router: Router<Entry>, context: ServiceContext) {
+    /// The request is taken (`consuming`) and moved into the route's ``RequestContext``: one owner, no copy.
+    static func dispatch(
+        _ request: consuming Request,
+        responder: Responder,
+        router: Router<Entry>,
+        context: ServiceContext
+    ) {
         let start = DispatchTime.now().uptimeNanoseconds
         let method = request.method.rawValue
         let lookupMethod = method == "OPTIONS" ? "GET" : method
@@ -68,7 +74,9 @@ enum Routes {
             remoteAddress: request.remoteAddress,
             headerValue: headers[SelfCall.headerName]
         )
+        // Each way through the switch below makes one context, the request's last use (moved into it).
         func make(
+            _ request: consuming Request,
             _ route: String,
             _ parameters: PathParameters = [:],
             index: Int? = nil,
@@ -90,7 +98,13 @@ enum Routes {
         }
         switch match {
         case .found(let route, let parameters):
-            let requestContext = make(route.pattern, parameters, index: route.index, policy: route.handler.policy)
+            let requestContext = make(
+                request,
+                route.pattern,
+                parameters,
+                index: route.index,
+                policy: route.handler.policy
+            )
             if method == "OPTIONS" {
                 requestContext.respondToPreflight()
             } else {
@@ -101,10 +115,11 @@ enum Routes {
             guard let first = allowed.first,
                 case .found(let route, let parameters) = router.match(method: first, path: Substring(request.path))
             else {
-                make("unmatched").respond(problem: .notFound("nothing is served at \(clip(request.path))"))
+                let problem = Problem.notFound("nothing is served at \(clip(request.path))")
+                make(request, "unmatched").respond(problem: problem)
                 return
             }
-            make(route.pattern, parameters, index: route.index, policy: route.handler.policy)
+            make(request, route.pattern, parameters, index: route.index, policy: route.handler.policy)
                 .respondToPreflight(methods: allowed + ["OPTIONS"])
         case .methodNotAllowed(let allowed):
             let allowedWithOptions = allowed + ["OPTIONS"]
@@ -113,16 +128,17 @@ enum Routes {
             if let method = allowed.first,
                 case .found(let route, _) = router.match(method: method, path: Substring(request.path))
             {
-                context = make(route.pattern, index: route.index)
+                context = make(request, route.pattern, index: route.index)
             } else {
-                context = make("unmatched")
+                context = make(request, "unmatched")
             }
             context.respond(
                 problem: .methodNotAllowed(method, allowed: allowedWithOptions),
                 headers: ["Allow": allowedWithOptions.joined(separator: ", ")]
             )
         case .notFound:
-            make("unmatched").respond(problem: .notFound("nothing is served at \(clip(request.path))"))
+            let problem = Problem.notFound("nothing is served at \(clip(request.path))")
+            make(request, "unmatched").respond(problem: problem)
         }
     }
 

@@ -183,7 +183,9 @@ struct SequencePlan {
     let retryMilliseconds: Int
     let probe: SequenceProbe?
 
-    init(context: RequestContext) throws(Problem) {
+    // `borrowing`: an initializer takes its arguments owned, which copied the whole context (a retain, and later
+    // a release, per string and array in it) on every request.
+    init(context: borrowing RequestContext) throws(Problem) {
         let settings = context.service.configuration.sequences
         let name = context.parameters["name"] ?? ""
         guard let kind = SequenceKind(rawValue: name) else {

@@ -21,8 +21,9 @@ struct QueryParameters: Sendable {
 
     /// ``init(_:known:)`` over the query of `request`. A query of ASCII bytes with no `%` or `+` decodes to
     /// itself, so it is split on its bytes (the pairs of `RequestHead.queryItems`: split on `&`, empty pairs
-    /// skipped, then at the first `=`); any other goes through `Request.queryItems`.
-    init(query request: Request, known: [String]) throws(Problem) {
+    /// skipped, then at the first `=`); any other goes through `Request.queryItems`. `request` is borrowed: an
+    /// initializer takes its arguments owned, a copy of the request each time.
+    init(query request: borrowing Request, known: [String]) throws(Problem) {
         self.init()
         guard var query = request.query else { return }
         let plain = query.withUTF8 { bytes in

@@ -355,7 +355,10 @@ struct RequestContext: Sendable {
         entry.remoteAddress = request.remoteAddress.isEmpty ? nil : request.remoteAddress
         entry.userAgent = request.headers["User-Agent"]
         entry.upstreamFailure = upstreamFailure
-        sink.write(lineCapacity: 256) { entry.appendJSON(to: &$0) }
+        // A `let` the closure borrows: calling into a captured `var` copied the entry (a retain and a release
+        // for each of its strings).
+        let line = entry
+        sink.write(lineCapacity: 256) { line.appendJSON(to: &$0) }
     }
 }
 

@@ -137,4 +137,24 @@ private func sampleRouter() -> Router<String> {
         #expect(parameters != ["a": "1", "c": "2"])
         #expect(PathParameters() == [:])
     }
+
+    /// The first two are kept apart from the rest: any number works, in any order of setting and removing.
+    @Test func moreThanTwoAndRemovalsInAnyPlace() {
+        var parameters: PathParameters = ["a": "1", "b": "2", "c": "3", "d": "4"]
+        for (name, value) in [("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")] {
+            #expect(parameters[name] == value, "\(name)")
+        }
+        parameters["a"] = nil
+        parameters["c"] = nil
+        #expect(parameters == ["b": "2", "d": "4"])
+        parameters["e"] = "5"  // into the place "a" left
+        parameters["d"] = "40"
+        #expect(parameters["e"] == "5" && parameters["d"] == "40" && parameters["a"] == nil)
+        #expect(parameters == ["d": "40", "e": "5", "b": "2"])
+        #expect(parameters != ["d": "40", "e": "5", "b": "2", "a": "1"])
+        parameters["b"] = nil
+        parameters["d"] = nil
+        parameters["e"] = nil
+        #expect(parameters.isEmpty && parameters == [:])
+    }
 }
