@@ -95,12 +95,10 @@ struct RequestLogEntry: Sendable {
         let milliseconds = durationSeconds * 1000
         // `JSONText.appendDecimal(milliseconds, fractionDigits: 3)`'s plain case: at most 19 digits.
         let thousandths = (abs(milliseconds) * 1000).rounded()
+        // Whether the strings need an escape is found while the run copies them (``Run/isPlain``).
         guard milliseconds.isFinite, thousandths < 9.0e18, let clock = CivilTime(time),
-            method.utf8.count <= Self.maxRunMethodBytes, Self.isPlain(method),
-            path.utf8.count <= Self.maxRunPathBytes, Self.isPlain(path),
-            query.map({ $0.utf8.count <= Self.maxQueryBytes && Self.isPlain($0) && !redaction.redacts($0) }) ?? true,
-            route.map(Self.isPlain) ?? true, correlation.map({ Self.isPlain($0.requestID) }) ?? true,
-            remoteAddress.map(Self.isPlain) ?? true
+            method.utf8.count <= Self.maxRunMethodBytes, path.utf8.count <= Self.maxRunPathBytes,
+            query.map({ $0.utf8.count <= Self.maxQueryBytes && !redaction.redacts($0) }) ?? true
         else {
             return false
         }
@@ -110,7 +108,7 @@ struct RequestLogEntry: Sendable {
         if let route { capacity &+= route.utf8.count }
         if let correlation { capacity &+= correlation.requestID.utf8.count }
         if let remoteAddress { capacity &+= remoteAddress.utf8.count }
-        appendRun(capacity: capacity, to: &bytes) { run, entry in
+        let written = appendRun(capacity: capacity, to: &bytes) { run, entry in
             run.put(#"{"time":""#)
             run.put(clock)
             run.put(#"","level":"info","method":"#)
@@ -155,6 +153,7 @@ struct RequestLogEntry: Sendable {
                 run.put(quoted: remoteAddress)
             }
         }
+        guard written else { return false }
         appendClosingFields(to: &bytes)
         return true
     }
@@ -165,20 +164,6 @@ struct RequestLogEntry: Sendable {
     /// The longest method written in a run (a longer one, which the parser may let through, goes the general way).
     private static let maxRunMethodBytes = 32
 
-    /// Whether `text` is written as it is between quotes: no byte that JSON escapes (see `JSONText`).
-    private static func isPlain(_ text: String) -> Bool {
-        // On the contiguous bytes of a native string (a loop over `String.UTF8View` costs several times more).
-        text.utf8.withContiguousStorageIfAvailable(isPlain) ?? Array(text.utf8).withUnsafeBufferPointer(isPlain)
-    }
-
-    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
-        {
-            return false
-        }
-        return true
-    }
-
     /// Lends `write` a ``Run`` of `capacity` bytes of stack memory, then appends what it wrote to `bytes`.
     private static func appendRun(capacity: Int, to bytes: inout [UInt8], _ write: (inout Run) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
@@ -188,13 +173,20 @@ struct RequestLogEntry: Sendable {
         }
     }
 
-    /// ``appendRun(capacity:to:_:)`` whose `write` reads the entry as an argument: a closure that captured it
-    /// would copy it (a retain and a release for each of its strings).
-    private func appendRun(capacity: Int, to bytes: inout [UInt8], _ write: (inout Run, RequestLogEntry) -> Void) {
+    /// ``appendRun(capacity:to:_:)`` whose `write` reads the entry as an argument (a closure that captured it
+    /// would copy it: a retain and a release for each of its strings). Appends nothing and returns false when a
+    /// string it quoted needs an escape (``Run/isPlain``).
+    private func appendRun(
+        capacity: Int,
+        to bytes: inout [UInt8],
+        _ write: (inout Run, RequestLogEntry) -> Void
+    ) -> Bool {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             var run = Run(buffer)
             write(&run, self)
+            guard run.isPlain else { return false }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<run.count]))
+            return true
         }
     }
 
@@ -397,6 +389,9 @@ private struct CivilTime {
 private struct Run {
     private let buffer: UnsafeMutableBufferPointer<UInt8>
     private(set) var count = 0
+    /// False once a string put with ``put(quoted:)`` held a byte JSON escapes (a control character, `"`, `\`,
+    /// DEL): the run is then not the line's text, and its writer goes the general way.
+    private(set) var isPlain = true
 
     init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
         self.buffer = buffer
@@ -422,15 +417,30 @@ private struct Run {
         count += bytes.count
     }
 
-    /// `text` between quotes, as it is (the caller checked that it needs no escape).
+    /// `text` between quotes, as it is; clears ``isPlain`` if it needs an escape.
     @inline(__always)
     mutating func put(quoted text: String) {
         put(UInt8(ascii: "\""))
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { put($0) }
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
+            put(bytes)
+            for byte in bytes where Self.needsEscape(byte) {
+                isPlain = false
+                break
+            }
+        }
         if copied == nil {
-            for byte in text.utf8 { put(byte) }
+            for byte in text.utf8 {
+                put(byte)
+                if Self.needsEscape(byte) { isPlain = false }
+            }
         }
         put(UInt8(ascii: "\""))
+    }
+
+    /// Whether JSON text escapes `byte` (as `JSONText` does).
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
     }
 
     /// `value` in decimal, as `JSONText.appendUnsigned` writes it.

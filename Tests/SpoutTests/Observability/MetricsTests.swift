@@ -204,6 +204,32 @@ import Testing
         }
     }
 
+    /// Every byte JSON escapes, in each string field the run copies, on an otherwise ordinary line: the run
+    /// notices it while copying and the line goes the general way, the same bytes as field by field.
+    @Test func aByteToEscapeInAnyFieldGoesTheGeneralWay() {
+        for special in ["\"", "\\", "\u{0}", "\u{1F}", "\u{7F}"] {
+            for field in 0..<5 {
+                var entry = RequestLogEntry(
+                    time: Date(timeIntervalSince1970: 1_764_700_200.5),
+                    method: field == 0 ? "G\(special)T" : "GET",
+                    path: field == 1 ? "/p\(special)" : "/p",
+                    status: 200,
+                    durationSeconds: 0.001,
+                    bytes: 15
+                )
+                entry.query = field == 2 ? "a=\(special)" : "a=1"
+                entry.route = field == 3 ? "/r\(special)" : "/r"
+                entry.remoteAddress = field == 4 ? "::1\(special)" : "::1"
+                var fieldByField: [UInt8] = []
+                entry.appendJSONFieldByField(to: &fieldByField)
+                let line = String(decoding: entry.jsonBytes, as: UTF8.self)
+                #expect(entry.jsonBytes == fieldByField, "\(line)")
+                #expect(entry.jsonBytes == reference(entry), "\(line)")
+                #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line)")
+            }
+        }
+    }
+
     /// `appendJSON` writes the common line in runs of stack memory and falls back to the field-by-field way for
     /// values it does not take (escapes, years outside 0...9999, durations that are not plain numbers): both
     /// ways must write the same bytes, at the edges of the runs' bounds too.
