@@ -4,18 +4,22 @@
 ///
 /// The URL belongs in the log, not in the problem a client sees (it names internal hosts).
 ///
-/// **Thread safety:** value type; not shared.
-struct UpstreamFailureSummary: Sendable, Equatable {
+/// A class, not a struct: every answer passes an optional summary along (nearly always nil) from the route to
+/// the log line, and an optional of a struct with strings was copied and destroyed through the runtime's generic
+/// witnesses each time (about 200 instructions a request); an optional reference costs a null check.
+///
+/// **Thread safety:** immutable.
+final class UpstreamFailureSummary: Sendable, Equatable {
     /// The URL of the failing call.
-    var url: String?
+    let url: String?
     /// `unreachable`, `timeout`, `status`, `bad_body` or `too_large` (`failed` when only a problem told the cause).
-    var error: String
+    let error: String
     /// The status of the last upstream response, if one came.
-    var status: Int?
+    let status: Int?
     /// How many attempts were made.
-    var attempts: Int?
+    let attempts: Int?
     /// The time limit that ran out, for a timeout.
-    var timeoutSeconds: Double?
+    let timeoutSeconds: Double?
 
     init(url: String?, error: String, status: Int? = nil, attempts: Int? = nil, timeoutSeconds: Double? = nil) {
         self.url = url
@@ -27,7 +31,7 @@ struct UpstreamFailureSummary: Sendable, Equatable {
 
     /// The cause of `failure`, as the upstream client reports it: the absolute URL (which problems never show),
     /// the kind, the last status, the attempts and the time limit that ran out.
-    init(_ failure: UpstreamError) {
+    convenience init(_ failure: UpstreamError) {
         var timeout: Double?
         let kind: String
         switch failure.underlying {
@@ -50,7 +54,7 @@ struct UpstreamFailureSummary: Sendable, Equatable {
 
     /// The cause as far as an upstream problem tells it (its `upstream`, `upstreamStatus` and `attempts` members),
     /// for routes that answer with the problem alone; `nil` for problems that are not about the upstream.
-    init?(problem: Problem) {
+    convenience init?(problem: Problem) {
         let isTimeout = problem.type == Problem.Kind.upstreamTimeout
         guard isTimeout || problem.type == Problem.Kind.upstreamFailed else { return nil }
         var url: String?
@@ -67,6 +71,11 @@ struct UpstreamFailureSummary: Sendable, Equatable {
         // A problem does not say whether a failure without a status was a refused connection or a bad body.
         let kind = isTimeout ? "timeout" : (status != nil ? "status" : "failed")
         self.init(url: url, error: kind, status: status, attempts: attempts)
+    }
+
+    static func == (lhs: UpstreamFailureSummary, rhs: UpstreamFailureSummary) -> Bool {
+        lhs.url == rhs.url && lhs.error == rhs.error && lhs.status == rhs.status && lhs.attempts == rhs.attempts
+            && lhs.timeoutSeconds == rhs.timeoutSeconds
     }
 
     /// Appends the summary as a JSON object.
