@@ -158,7 +158,10 @@ import Testing
 }
 
 /// A server whose accept call fails with `EMFILE` while `failures` is positive (decrementing it), and otherwise
-/// accepts for real; `onAccept` sees every call.
+/// accepts for real; `onAccept` sees every call. Only a call that finds a connection waiting takes a failure: a
+/// late call left from the previous round (the server's accept loop after its `503`, a back-off retry) must not
+/// use up the next round's failure before that round's client has connected, or the client is accepted for
+/// real and waits for a `503` that never comes (seen once under ThreadSanitizer).
 private struct InjectingServer {
     let server: Server
     var port: Int { server.port }
@@ -171,8 +174,10 @@ private struct InjectingServer {
             group: EventLoopGroup(loopCount: 1),
             acceptor: { listener throws(IOError) in
                 onAccept()
+                var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                let hasConnection = poll(&waiting, 1, 0) == 1 && waiting.revents & Int16(POLLIN) != 0
                 let fail = failures.update { remaining in
-                    guard remaining > 0 else { return false }
+                    guard remaining > 0, hasConnection else { return false }
                     if remaining != .max { remaining -= 1 }
                     return true
                 }
