@@ -35,8 +35,10 @@ enum JSONText {
         if runStart < buffer.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
     }
 
+    /// Whether JSON text escapes `byte`: a control character, `"`, `\` or DEL. (The request log's fast path
+    /// asks this too, to know when a value must go the general way.)
     @inline(__always)
-    private static func needsEscape(_ byte: UInt8) -> Bool {
+    static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
     }
 

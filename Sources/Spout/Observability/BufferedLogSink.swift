@@ -27,7 +27,15 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
     /// Creates a sink writing to `descriptor` (1 is standard output).
     public init(descriptor: Int32 = 1) {
         self.descriptor = descriptor
-        pending.reserveCapacity(Self.batchBytes + Self.lineAllowance)
+        pending = Self.emptyBatch()
+    }
+
+    /// An empty buffer with room for a whole batch: reserved once, rather than grown line by line (a dozen
+    /// reallocations and copies per batch, about 300 instructions a request).
+    private static func emptyBatch() -> [UInt8] {
+        var batch: [UInt8] = []
+        batch.reserveCapacity(batchBytes + lineAllowance)
+        return batch
     }
 
     public func write(line: [UInt8]) {
@@ -65,12 +73,8 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
     private func drain() {
         let bytes = lock.withLock { () -> [UInt8] in
             flushScheduled = false
-            let bytes = pending
-            // The next batch's buffer at its full size now, once, rather than grown line by line (a dozen
-            // reallocations and copies per batch, about 300 instructions a request).
-            pending = []
-            pending.reserveCapacity(Self.batchBytes + Self.lineAllowance)
-            return bytes
+            defer { pending = Self.emptyBatch() }
+            return pending
         }
         Self.writeAll(bytes, to: descriptor)
     }

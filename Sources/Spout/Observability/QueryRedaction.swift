@@ -22,7 +22,7 @@ struct QueryRedaction: Sendable, Equatable {
 
     /// Appends `query`, redacted and cut to `maxBytes` (with `…`), as a JSON string.
     func appendQuery(_ query: String, maxBytes: Int, to bytes: inout [UInt8]) {
-        guard !names.isEmpty, needsRedaction(query) else {
+        guard redacts(query) else {
             RequestLogEntry.appendClipped(query, maxBytes: maxBytes, to: &bytes)
             return
         }

@@ -242,10 +242,7 @@ struct RequestLogEntry: Sendable {
     @inline(__always)
     static func appendQuotedPlain(_ text: String, to bytes: inout [UInt8]) {
         let copied: Bool? = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0x7F })
-            else {
-                return false
-            }
+            guard !utf8.contains(where: JSONText.needsEscape) else { return false }
             bytes.append(UInt8(ascii: "\""))
             bytes.append(contentsOf: utf8)
             bytes.append(UInt8(ascii: "\""))
@@ -425,7 +422,7 @@ private struct Run {
         put(UInt8(ascii: "\""))
         let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
             put(bytes)
-            for byte in bytes where Self.needsEscape(byte) {
+            for byte in bytes where JSONText.needsEscape(byte) {
                 isPlain = false
                 break
             }
@@ -433,16 +430,10 @@ private struct Run {
         if copied == nil {
             for byte in text.utf8 {
                 put(byte)
-                if Self.needsEscape(byte) { isPlain = false }
+                if JSONText.needsEscape(byte) { isPlain = false }
             }
         }
         put(UInt8(ascii: "\""))
-    }
-
-    /// Whether JSON text escapes `byte` (as `JSONText` does).
-    @inline(__always)
-    private static func needsEscape(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
     }
 
     /// `value` in decimal, as `JSONText.appendUnsigned` writes it.
