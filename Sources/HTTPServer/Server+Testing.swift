@@ -8,4 +8,10 @@ extension Server {
             count + (context.loop.queue.sync { context.isTicking } ? 1 : 0)
         }
     }
+
+    /// How many times a connection has held back a pipelined request until the answers before it were sent.
+    /// Blocks on each loop's queue: for tests only, never from a loop.
+    package func _pipelineHoldCount() -> Int {
+        contexts.reduce(0) { count, context in count + context.loop.queue.sync { context.pipelineHolds } }
+    }
 }

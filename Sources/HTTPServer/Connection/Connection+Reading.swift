@@ -1,8 +1,24 @@
 /// Reading: bytes from the socket into the parser, parser events into the machine, complete requests to
-/// the handler. Pipelined requests wait in the parser while a response is pending (reads pause then).
+/// the handler. Pipelined requests wait in the parser while a response is pending (reads pause then), and
+/// while more than ``Connection/pipelineBacklogBytes`` of the last one are still unsent.
 extension Connection {
+    /// How many bytes of answers may wait in the outbound buffer before the next pipelined request is read.
+    ///
+    /// A client may pipeline requests and never read the answers: each answer then stays in the outbound
+    /// buffer, and without this bound the connection would go on parsing and answering, its buffer growing by
+    /// a whole answer per request for as long as the client sends (a few bytes of request per large answer).
+    /// Past this many unsent bytes the connection stops reading and parsing; it resumes once the socket has
+    /// taken enough (``flush(notifiesWriter:)``). Small answers still pipeline freely.
+    static let pipelineBacklogBytes = 64 * 1024
+
+    /// Whether the next request waits for the socket to take the answers queued before it: the connection is
+    /// between requests and more than ``pipelineBacklogBytes`` are unsent.
+    var holdsNextRequest: Bool {
+        outbound.count > Connection.pipelineBacklogBytes && machine.isIdle
+    }
+
     func readable() {
-        guard machine.wantsToRead else { return }
+        guard machine.wantsToRead, !holdsNextRequest else { return }
         defer { updateInterest() }
         let buffer = loop.readBuffer
         let count: Int
@@ -34,6 +50,10 @@ extension Connection {
         phase = .parsing
         defer { if case .parsing = phase { phase = outerPhase } }
         while machine.isReadingRequest {
+            if holdsNextRequest {
+                context.pipelineHolds &+= 1
+                return
+            }
             if machine.isIdle && parser.bufferedByteCount > 0 {
                 machine.requestBytesBuffered(now: SystemEnvironment.monotonicNanoseconds())
             }

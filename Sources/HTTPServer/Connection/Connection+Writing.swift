@@ -228,6 +228,7 @@ extension Connection {
         guard !machine.isClosed else { return }
         defer { if !machine.isClosed { updateInterest() } }
         if chunked.hasOpenChunk { chunked.closeChunk(in: &outbound) }
+        let held = holdsNextRequest
         var sent = 0
         if !outbound.isEmpty {
             do {
@@ -266,16 +267,19 @@ extension Connection {
         if streamAction == .notifyWritable, notifiesWriter, let writer = machine.streamWriter {
             writer.streamBecameWritable()
         }
+        // The socket took enough of the answers queued before the next pipelined request: parse it now.
+        if held, !holdsNextRequest, machine.isIdle { handle(.readNextRequest) }
     }
 
     // MARK: Readiness
 
     /// Tells the poller what this socket now waits for, if that changed: bytes while a request is being
     /// read (or while lingering), room while a send is incomplete, and the reader leaving while a stream
-    /// is open or an answer pending. Reads pause by dropping `readable` while a response is pending.
+    /// is open or an answer pending. Reads pause by dropping `readable` while a response is pending, or while
+    /// the answers before the next pipelined request are still mostly unsent.
     func updateInterest() {
         let desired = PollInterest(
-            readable: machine.wantsToRead,
+            readable: machine.wantsToRead && !holdsNextRequest,
             writable: awaitsWritable,
             peerHalfClose: machine.isStreaming || abandonHandler != nil
         )

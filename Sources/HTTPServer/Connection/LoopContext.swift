@@ -27,6 +27,9 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     private var timer: (any DispatchSourceTimer)?  // Loop-confined.
     /// Set when the server begins a graceful shutdown; new connections start quiescing. // Loop-confined.
     private(set) var isShuttingDown = false
+    /// How many times a connection held back a pipelined request until its earlier answers were sent
+    /// (``Connection/pipelineBacklogBytes``). For tests. // Loop-confined.
+    var pipelineHolds = 0
 
     init(
         loop: EventLoop,

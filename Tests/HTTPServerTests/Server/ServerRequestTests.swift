@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import TestSupport
 import Testing
@@ -49,6 +50,63 @@ import Testing
         #expect(try client.readResponse().text == "slow")
         #expect(try client.readResponse().text == "fast")
         try server.expectHealthy()
+    }
+
+    /// A client that pipelines requests for large answers and reads slowly: the server parses the next
+    /// request only once the socket has taken most of the answers before it, so the answers it holds stay
+    /// bounded by the kernel's socket buffers, not by how many requests the client sent (it used to answer
+    /// every buffered request at once, a megabyte of buffer per 33 bytes of request).
+    @Test func pipelinedRequestsWaitWhileLargeAnswersAreUnsent() throws {
+        let answerBytes = 1 << 20
+        let answer = [UInt8](repeating: UInt8(ascii: "a"), count: answerBytes)
+        let readByClient = TestBox(0)
+        let mostAhead = TestBox(0)
+        let answered = TestBox(0)
+        let server = try TestServer { _, responder in
+            let handled = answered.update { count -> Int in
+                count += 1
+                return count
+            }
+            let ahead = handled - 1 - readByClient.value
+            mostAhead.update { $0 = max($0, ahead) }
+            responder.respond(headers: ["Content-Type": "application/octet-stream"], body: answer)
+        }
+        defer { server.stop() }
+        let client = try server.connect(receiveBufferBytes: 16 * 1024)
+        // At most this many answers fit in the kernel's buffers (the server's send buffer at its largest, the
+        // client's fixed receive buffer) plus the connection's own backlog, and one being answered.
+        let inFlight = (Self.largestSendBuffer() + Self.receiveBuffer(of: client.fd)) / answerBytes + 2
+        let requests = inFlight + 8
+        try client.send(String(repeating: "GET /large HTTP/1.1\r\nHost: x\r\n\r\n", count: requests))
+        for _ in 0..<requests {
+            let response = try client.readResponse(timeout: .seconds(20))
+            #expect(response.status == 200)
+            #expect(response.body.count == answerBytes)
+            readByClient.update { $0 += 1 }
+        }
+        #expect(answered.value == requests)
+        #expect(server.server._pipelineHoldCount() > 0)
+        #expect(
+            mostAhead.value <= inFlight,
+            "the server answered \(mostAhead.value) requests ahead of the client (at most \(inFlight) fit in buffers)"
+        )
+        try server.expectHealthy()
+    }
+
+    /// The largest send buffer the kernel grows a TCP socket's to (`net.ipv4.tcp_wmem`'s third field), 8 MiB
+    /// if unreadable.
+    private static func largestSendBuffer() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8),
+            let last = text.split(whereSeparator: \.isWhitespace).last, let value = Int(last)
+        else { return 8 << 20 }
+        return value
+    }
+
+    /// The receive buffer of socket `fd` (`SO_RCVBUF`: fixed once set, as the client's is).
+    private static func receiveBuffer(of fd: Int32) -> Int {
+        var bytes: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, &length) == 0 ? Int(bytes) : 8 << 20
     }
 
     @Test func chunkedRequestBodyIsCollected() throws {
