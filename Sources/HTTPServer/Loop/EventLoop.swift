@@ -4,10 +4,12 @@ import Glibc
 /// One serial `DispatchQueue` that owns a share of the server's connections.
 ///
 /// Every connection is pinned to one loop and all of its state is touched only on the loop's queue.
-/// Socket readiness reaches the loop through one Dispatch read source on the loop's ``Poller`` (a
-/// level-triggered epoll set holding every connection of the loop): a single Dispatch wake-up drains all
-/// connections that became ready, rather than paying a wake-up and a thread hand-off per socket event. Work arriving from another thread (a URLSession callback,
-/// a timer on another queue) hops on with ``execute(_:)``. The loop also keeps the per-loop resources
+/// Socket readiness reaches the loop through its ``Poller`` (a level-triggered epoll set holding every
+/// connection of the loop) and the loop's own thread (``ReadinessWaiter``), which sleeps in the kernel until a
+/// socket is ready and then serves every ready connection inside the queue, on that thread: one wake-up per
+/// batch of socket events, with no hand-off to another thread. Work arriving from another thread (a URLSession
+/// callback, a timer on another queue) hops on with ``execute(_:)`` and runs on a Dispatch worker, in the same
+/// serial order. The loop also keeps the per-loop resources
 /// connections borrow instead of owning: the read buffer, a spare outbound storage, the `Date` cache.
 ///
 /// **Ownership:** Created and retained by an ``EventLoopGroup``; connections, responders and body
@@ -50,13 +52,13 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
 
     /// The epoll set of this loop's sockets, created on first registration. // Loop-confined.
     @exclusivity(unchecked) private var poller: Poller?
-    /// The Dispatch source watching the poller's descriptor. // Loop-confined.
-    private var pollSource: (any DispatchSourceRead)?
+    /// The thread waiting for the poller's sockets. // Loop-confined.
+    private var waiter: ReadinessWaiter?
     /// Registered targets, indexed by descriptor. // Loop-confined.
     @exclusivity(unchecked) private var targets: [(any PollTarget)?] = []
 
     deinit {
-        pollSource?.cancel()
+        waiter?.stop()
         readBuffer.deallocate()
         spareStorage?.deallocate()
     }
@@ -114,18 +116,18 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     private func activePoller() throws(IOError) -> Poller {
         if let poller { return poller }
         let created = try Poller()
-        let source = DispatchSource.makeReadSource(fileDescriptor: created.fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.drainReadyEvents() }
+        waiter = try ReadinessWaiter(poller: created, queue: queue, name: queue.label) { [weak self] in
+            self?.drainReadyEvents()
+        }
         poller = created
-        pollSource = source
-        source.activate()
         return created
     }
 
     /// Serves every ready descriptor, polling again while there is more (bounded, so work queued with
     /// ``execute(_:)`` is not starved).
-    /// Polls per Dispatch wake-up at most; under load each finds new work, so a wake-up is amortised over
-    /// many requests, while work queued with ``execute(_:)`` still runs every few hundred microseconds.
+    /// Polls per wake-up at most; under load each finds new work, so a wake-up is amortised over many
+    /// requests, while work queued with ``execute(_:)`` still runs every few hundred microseconds (it queues
+    /// behind this call, and the loop's thread asks for the queue again after it).
     private static let drainRounds = 16
 
     private func drainReadyEvents() {

@@ -1,12 +1,14 @@
 import Glibc
 
-// Glibc's Swift module map leaves out <sys/epoll.h> (and accept4, which needs _GNU_SOURCE). The symbols
+// Glibc's Swift module map leaves out <sys/epoll.h> (and accept4 and pthread_setname_np, which need _GNU_SOURCE, and <sys/eventfd.h>). The symbols
 // are looked up once with dlsym and called through @convention(c) pointers: the C calling convention,
 // with no extra C target.
 package enum LinuxSymbols {
     typealias EpollCreate1 = @convention(c) (Int32) -> Int32
     typealias EpollControl = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
     typealias EpollWait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
+    typealias EventFD = @convention(c) (UInt32, Int32) -> Int32
+    typealias SetThreadName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
     typealias Accept4 =
         @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32
 
@@ -14,6 +16,8 @@ package enum LinuxSymbols {
     static let epollControl: EpollControl = symbol("epoll_ctl")
     static let epollWait: EpollWait = symbol("epoll_wait")
     static let accept4: Accept4 = symbol("accept4")
+    static let eventFD: EventFD = symbol("eventfd")
+    static let setThreadName: SetThreadName = symbol("pthread_setname_np")
 
     private static func symbol<F>(_ name: String) -> F {
         guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {

@@ -60,9 +60,9 @@ package struct PollEvent: Sendable {
 
 /// A level-triggered `epoll` instance, polled without blocking.
 ///
-/// An ``EventLoop`` keeps one for all of its connections and watches the epoll descriptor itself with a
-/// single Dispatch read source: one Dispatch wake-up then serves every connection that became ready,
-/// instead of one wake-up (and one thread hand-off) per socket event.
+/// An ``EventLoop`` keeps one for all of its connections, and its thread (``ReadinessWaiter``) waits on the
+/// epoll descriptor itself: one wake-up then serves every connection that became ready, instead of one
+/// wake-up per socket event.
 ///
 /// **Ownership:** Owned by its ``EventLoop``; closes the epoll descriptor on deinit.
 ///

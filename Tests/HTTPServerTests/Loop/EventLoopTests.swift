@@ -1,3 +1,5 @@
+import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -16,6 +18,81 @@ import Testing
         }
         #expect(ran.wait())
         #expect(onLoop.value)
+    }
+
+    /// Readiness is served on the loop's own thread (named after the loop), inside the loop's queue: the
+    /// thread the kernel woke runs the handler, with no hand-off to a Dispatch worker.
+    @Test func readinessIsServedOnTheLoopsOwnThreadInsideItsQueue() throws {
+        let loop = EventLoop(label: "test.ready")
+        var pair: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let (watched, writer) = (pair[0], pair[1])
+        defer {
+            close(watched)
+            close(writer)
+        }
+        let served = TestSignal()
+        let target = ReadinessProbe { probe in
+            var byte: UInt8 = 0
+            _ = read(watched, &byte, 1)
+            probe.threadName = Self.currentThreadName()
+            probe.onLoop = loop.inEventLoop
+            served.signal()
+        }
+        let registered = TestSignal()
+        loop.execute {
+            #expect(throws: Never.self) { try loop.register(watched, target, interest: PollInterest(readable: true)) }
+            registered.signal()
+        }
+        #expect(registered.wait())
+        var byte: UInt8 = 1
+        #expect(write(writer, &byte, 1) == 1)
+        #expect(served.wait())
+        #expect(target.threadName == "test.ready")
+        #expect(target.onLoop)
+        let removed = TestSignal()
+        loop.execute {
+            loop.deregister(watched)
+            removed.signal()
+        }
+        #expect(removed.wait())
+    }
+
+    /// The loop's thread ends when the loop goes: servers come and go (tests start hundreds) without leaving
+    /// a thread blocked in `poll` behind each.
+    @Test func theLoopsThreadEndsWithTheLoop() {
+        let name = "test.ends.\(UInt32.random(in: 0..<100_000))"
+        var loop: EventLoop? = EventLoop(label: name)
+        let prepared = TestSignal()
+        loop?.execute { [loop] in
+            #expect(throws: Never.self) { try loop?.preparePoller() }
+            prepared.signal()
+        }
+        #expect(prepared.wait())
+        #expect(Self.threads(named: name) == 1)
+        loop = nil
+        var remaining = Self.threads(named: name)
+        for _ in 0..<200 where remaining > 0 {
+            _ = TestSignal().wait(timeout: .milliseconds(10))
+            remaining = Self.threads(named: name)
+        }
+        #expect(remaining == 0, "the loop's thread outlived its loop")
+    }
+
+    /// The name of the calling thread.
+    private static func currentThreadName() -> String {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
+
+    /// How many threads of this process are named `name` (its first 15 bytes, as the kernel keeps it).
+    private static func threads(named name: String) -> Int {
+        let short = String(name.utf8.prefix(15))!
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+            return comm?.trimmingCharacters(in: .whitespacesAndNewlines) == short
+        }.count
     }
 
     @Test func groupHasTheRequestedLoopsAndDefaultsToOnePerCore() {
@@ -92,4 +169,15 @@ import Testing
         }
         #expect(done.wait())
     }
+}
+
+/// A poll target that runs `onReady` and keeps what it saw.
+private final class ReadinessProbe: PollTarget, @unchecked Sendable {  // Written on the loop, read after a signal.
+    var threadName = ""
+    var onLoop = false
+    private let onReady: (ReadinessProbe) -> Void
+
+    init(_ onReady: @escaping (ReadinessProbe) -> Void) { self.onReady = onReady }
+
+    func pollReady(_ event: PollEvent) { onReady(self) }
 }
