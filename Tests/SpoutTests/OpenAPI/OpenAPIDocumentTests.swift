@@ -106,7 +106,6 @@ import Testing
     @Test func theHeadersTheSequenceRouteReadsAreDeclared() async throws {
         let server = try SpoutTestServer()
         let operations = try Self.operations(try Self.servedDocument(server))
-        let sequence = try #require(operations.first { $0.path == "/sequences/{name}" }?.operation)
         func headers(_ path: String) throws -> Set<String> {
             let operation = try #require(operations.first { $0.path == path }?.operation)
             return Set(Self.parameters(operation, in: "header").compactMap { $0["name"] as? String })
