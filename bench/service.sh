@@ -66,7 +66,7 @@ else
   SPOUT_BIN="$ROOT/.build-release/release/spout"
 fi
 GO_DIR=$(mktemp -d)
-cp "$SHARED/peers/go/main.go" "$SHARED/peers/go/go.mod" "$GO_DIR/"
+cp "$SHARED"/peers/go/*.go "$SHARED/peers/go/go.mod" "$GO_DIR/"
 (cd "$GO_DIR" && GOFLAGS=-mod=mod go build -o go-peer . >&2)
 GO_BIN="$GO_DIR/go-peer"
 
