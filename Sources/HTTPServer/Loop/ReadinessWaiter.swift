@@ -15,7 +15,8 @@ import Glibc
 /// Dispatch's manager thread, which waits on every source in one epoll set of its own, and then a worker thread
 /// to run the handler. Each wake-up of a loop is one fewer with this thread; a publish on a channel followed
 /// across replicas wakes several loops (the request, Redis's reply, each replica's announcement), and the
-/// switches showed in its profile (docs/ARCHITECTURE.md, "Event loops").
+/// switches showed in its profile (docs/ARCHITECTURE.md, step 1 of the streaming path; bench/README.md, "Event
+/// loops on threads of their own").
 ///
 /// **Ownership:** Created by its loop, which calls ``stop()`` in its `deinit`; the thread holds the waiter and
 /// the loop's ``Poller`` (so the epoll descriptor stays open until the thread has left `poll`), and the loop
@@ -87,9 +88,10 @@ final class ReadinessWaiter: @unchecked Sendable {  // Immutable after init; the
     /// thread switch for every few requests. Yielding lets a thread that waits for this core (a client about to
     /// send, on a machine where clients and server share cores) run first, and the look that follows finds its
     /// request without a sleep and a wake-up. When nothing came, the cost is one `sched_yield` and one `poll`
-    /// per wake-up. Measured with `bench/tools/rps_alternate.sh` against the Go peer (three alternating rounds,
+    /// per wake-up. In one run of `bench/tools/rps_alternate.sh` against the Go peer (three alternating rounds,
     /// `GET /health` and fib JSON): sleeping at once, 1.35x and 1.27x the peer's requests/s; with the second
-    /// look, 1.64x and 1.68x; the Dispatch read source this replaced, 1.46x and 1.55x in the same run.
+    /// look, 1.64x and 1.68x; the Dispatch read source this replaced, 1.46x and 1.55x. Runs differ by more than
+    /// rounds do on a shared machine; bench/README.md has the others.
     private func run() {
         var descriptors = [
             pollfd(fd: poller.fd, events: Int16(POLLIN), revents: 0),

@@ -1,8 +1,8 @@
 import Glibc
 
-// Glibc's Swift module map leaves out <sys/epoll.h> (and accept4 and pthread_setname_np, which need _GNU_SOURCE, and <sys/eventfd.h>). The symbols
-// are looked up once with dlsym and called through @convention(c) pointers: the C calling convention,
-// with no extra C target.
+// Glibc's Swift module map leaves out <sys/epoll.h> and <sys/eventfd.h> (and accept4 and pthread_setname_np,
+// which need _GNU_SOURCE). The symbols are looked up once with dlsym and called through @convention(c)
+// pointers: the C calling convention, with no extra C target.
 package enum LinuxSymbols {
     typealias EpollCreate1 = @convention(c) (Int32) -> Int32
     typealias EpollControl = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
