@@ -147,18 +147,6 @@ final class RedisHarness {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` (scaled) passes, looking every 5 ms; for server state that
-/// signals nothing (`INFO`). Only the deadline ends the wait; the interval never decides the outcome.
-func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = ContinuousClock.now + TestTiming.scaled(timeout)
-    let signal = TestSignal()
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        _ = signal.wait(timeout: .milliseconds(5))
-    }
-    return try condition()
-}
-
 extension String {
     var bytes: [UInt8] { Array(utf8) }
 }

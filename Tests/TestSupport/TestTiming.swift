@@ -28,3 +28,17 @@ public enum TestTiming {
     /// Whether the factor is above 1 (a sanitizer build).
     public static var isScaled: Bool { scale > 1 }
 }
+
+/// Polls `condition` until it holds or `timeout` (scaled by ``TestTiming``) passes; for states that signal
+/// nothing (a probe, a metric, a log, `INFO`, the process's thread list). Between looks it waits 5 ms on a
+/// semaphore nobody signals: the result never depends on that interval, only the deadline ends the wait. It
+/// blocks the calling thread, so a test calling it runs `.offPool`.
+public func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = ContinuousClock.now + TestTiming.scaled(timeout)
+    let signal = TestSignal()
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        _ = signal.wait(timeout: .milliseconds(5))
+    }
+    return try condition()
+}

@@ -71,12 +71,7 @@ import Testing
         #expect(prepared.wait())
         #expect(Self.threads(named: name) == 1)
         loop = nil
-        var remaining = Self.threads(named: name)
-        for _ in 0..<200 where remaining > 0 {
-            _ = TestSignal().wait(timeout: .milliseconds(10))
-            remaining = Self.threads(named: name)
-        }
-        #expect(remaining == 0, "the loop's thread outlived its loop")
+        #expect(eventually { Self.threads(named: name) == 0 }, "the loop's thread outlived its loop")
     }
 
     /// The name of the calling thread.

@@ -68,20 +68,3 @@ final class SpoutTestServer: Sendable {
         await service.shutdown()
     }
 }
-
-/// Polls `condition` until it holds or `timeout` passes; for states observed through probes, metrics
-/// and logs, which signal nothing. Between looks it waits 5 ms on a semaphore nobody signals: the
-/// result never depends on that interval, only the deadline ends the wait. It blocks the calling
-/// thread, so a test calling it runs `.offPool` (the wait checks). `timeout` is scaled by `TestTiming`.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-    let scaled = TestTiming.scaled(timeout)
-    let deadline =
-        DispatchTime.now().uptimeNanoseconds + UInt64(scaled.components.seconds) * 1_000_000_000
-        + UInt64(scaled.components.attoseconds / 1_000_000_000)
-    let signal = TestSignal()
-    while DispatchTime.now().uptimeNanoseconds < deadline {
-        if condition() { return true }
-        _ = signal.wait(timeout: .milliseconds(5))
-    }
-    return condition()
-}
