@@ -5,13 +5,13 @@ extension Server {
     /// never from a loop.
     package func _tickingLoopCount() -> Int {
         contexts.reduce(0) { count, context in
-            count + (context.loop.queue.sync { context.isTicking } ? 1 : 0)
+            count + (context.loop.runAndWait { context.isTicking } ? 1 : 0)
         }
     }
 
     /// How many times a connection has held back a pipelined request until the answers before it were sent.
     /// Blocks on each loop's queue: for tests only, never from a loop.
     package func _pipelineHoldCount() -> Int {
-        contexts.reduce(0) { count, context in count + context.loop.queue.sync { context.pipelineHolds } }
+        contexts.reduce(0) { count, context in count + context.loop.runAndWait { context.pipelineHolds } }
     }
 }

@@ -215,7 +215,7 @@ extension Connection {
             return
         case .resting:
             phase = .flushScheduled
-            loop.queue.async { [self] in
+            loop.execute { [self] in
                 if case .flushScheduled = phase { phase = .resting }
                 flush()
             }

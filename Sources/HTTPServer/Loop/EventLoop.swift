@@ -1,22 +1,21 @@
 import Dispatch
 import Glibc
 
-/// One serial `DispatchQueue` that owns a share of the server's connections.
+/// One serial `DispatchQueue` that owns a share of the server's connections, and the thread that runs it.
 ///
 /// Every connection is pinned to one loop and all of its state is touched only on the loop's queue.
 /// Socket readiness reaches the loop through its ``Poller`` (a level-triggered epoll set holding every
-/// connection of the loop) and the loop's own thread (``ReadinessWaiter``), which sleeps in the kernel until a
-/// socket is ready and then serves every ready connection inside the queue, on that thread: one wake-up per
-/// batch of socket events, with no hand-off to another thread. Work arriving from another thread (a URLSession
-/// callback, a timer on another queue) hops on with ``execute(_:)`` and runs on a Dispatch worker, in the same
-/// serial order. The loop also keeps the per-loop resources
-/// connections borrow instead of owning: the read buffer, a spare outbound storage, the `Date` cache.
+/// connection of the loop); the loop's own thread (``LoopThread``) sleeps in the kernel until a socket is
+/// ready, another thread hands the loop work (``execute(_:)``) or a timer of the loop is due
+/// (``schedule(afterNanoseconds:_:)``), and then does all of it inside the queue, on that thread: one wake-up
+/// per batch, with no hand-off to a Dispatch worker. The loop also keeps the per-loop resources connections
+/// borrow instead of owning: the read buffer, a spare outbound storage, the `Date` cache.
 ///
 /// **Ownership:** Created and retained by an ``EventLoopGroup``; connections, responders and body
 /// writers keep a strong reference to their loop.
 ///
-/// **Thread safety:** ``execute(_:)``, ``queue`` and ``inEventLoop`` are safe to call from any thread;
-/// the resources are confined to ``queue``.
+/// **Thread safety:** ``execute(_:)``, ``schedule(afterNanoseconds:_:)``, ``queue`` and ``inEventLoop`` are safe
+/// to call from any thread; the resources are confined to ``queue``.
 public final class EventLoop: @unchecked Sendable {  // Mutable state below is confined to `queue`.
     /// The serial queue all of this loop's work runs on. // Immutable.
     public let queue: DispatchQueue
@@ -42,23 +41,27 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// The cached `Date` header line. // Loop-confined.
     @exclusivity(unchecked) package var dateCache = DateCache()
 
-    /// Creates a loop on a new serial queue labelled `label`.
+    /// Creates a loop on a new serial queue labelled `label`, and its thread (named `label`).
+    ///
+    /// Without a thread (the process is out of threads or descriptors), the loop still works: its tasks and
+    /// timers go to Dispatch, and it cannot watch sockets (``register(_:_:interest:)`` throws).
     public init(label: String) {
         queue = DispatchQueue(label: label)
         key = DispatchSpecificKey()
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EventLoop.readBufferBytes, alignment: 16)
+        thread = try? LoopThread(queue: queue, name: label)
         queue.setSpecific(key: key, value: ObjectIdentifier(self))
     }
 
+    /// The thread that runs the loop. // Immutable.
+    private let thread: LoopThread?
     /// The epoll set of this loop's sockets, created on first registration. // Loop-confined.
     @exclusivity(unchecked) private var poller: Poller?
-    /// The thread waiting for the poller's sockets. // Loop-confined.
-    private var waiter: ReadinessWaiter?
     /// Registered targets, indexed by descriptor. // Loop-confined.
     @exclusivity(unchecked) private var targets: [(any PollTarget)?] = []
 
     deinit {
-        waiter?.stop()
+        thread?.stop()
         readBuffer.deallocate()
         spareStorage?.deallocate()
     }
@@ -68,9 +71,21 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         DispatchQueue.getSpecific(key: key) == ObjectIdentifier(self)
     }
 
-    /// Runs `work` on this loop's queue, later (never inline, even when called on the loop).
+    /// Runs `work` on this loop's queue, later (never inline, even when called on the loop), after the work
+    /// handed over before it.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        if let thread { thread.enqueue(work) } else { queue.async(execute: work) }
+    }
+
+    /// Runs `work` on this loop's queue once `nanoseconds` have passed (on the monotonic clock). There is no
+    /// cancelling it: work that may have become moot checks its own state when it runs.
+    public func schedule(afterNanoseconds nanoseconds: UInt64, _ work: @escaping @Sendable () -> Void) {
+        if let thread {
+            let (deadline, overflow) = LoopThread.now().addingReportingOverflow(nanoseconds)
+            thread.schedule(at: overflow ? .max : deadline, work)
+        } else {
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: work)
+        }
     }
 
     /// Traps unless called on this loop's queue.
@@ -115,10 +130,9 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
 
     private func activePoller() throws(IOError) -> Poller {
         if let poller { return poller }
+        guard let thread else { throw IOError(errno: EAGAIN, call: "pthread_create") }
         let created = try Poller()
-        waiter = try ReadinessWaiter(poller: created, queue: queue, name: queue.label) { [weak self] in
-            self?.drainReadyEvents()
-        }
+        thread.attach(created) { [weak self] in self?.drainReadyEvents() }
         poller = created
         return created
     }
@@ -126,8 +140,8 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// Serves every ready descriptor, polling again while there is more (bounded, so work queued with
     /// ``execute(_:)`` is not starved).
     /// Polls per wake-up at most; under load each finds new work, so a wake-up is amortised over many
-    /// requests, while work queued with ``execute(_:)`` still runs every few hundred microseconds (it queues
-    /// behind this call, and the loop's thread asks for the queue again after it).
+    /// requests, while work queued with ``execute(_:)`` still runs every few hundred microseconds (the loop's
+    /// thread runs it after this call, in the same round).
     private static let drainRounds = 16
 
     private func drainReadyEvents() {

@@ -141,7 +141,7 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         if delay == 0 {
             loop.execute { [self] in drain() }
         } else {
-            loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [self] in drain() }
+            loop.schedule(afterNanoseconds: delay) { [self] in drain() }
         }
     }
 

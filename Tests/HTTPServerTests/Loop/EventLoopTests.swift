@@ -74,6 +74,116 @@ import Testing
         #expect(eventually { Self.threads(named: name) == 0 }, "the loop's thread outlived its loop")
     }
 
+    /// Work handed over from other threads runs on the loop's own thread, inside its queue, and in the order
+    /// each thread handed it over; the thread is asleep when the first arrives, so the hand-over must wake it.
+    @Test func tasksFromOtherThreadsRunOnTheLoopsThreadInTheirOrder() {
+        let loop = EventLoop(label: "test.tasks")
+        let perThread = 2_000
+        let seen = TestBox<[[Int]]>([[], []])
+        let offThread = TestBox(0)
+        let done = TestSignal()
+        DispatchQueue.concurrentPerform(iterations: 2) { sender in
+            for index in 0..<perThread {
+                loop.execute {
+                    if !loop.inEventLoop || Self.currentThreadName() != "test.tasks" { offThread.update { $0 += 1 } }
+                    let total = seen.update { seen in
+                        seen[sender].append(index)
+                        return seen[0].count + seen[1].count
+                    }
+                    if total == 2 * perThread { done.signal() }
+                }
+            }
+        }
+        #expect(done.wait())
+        #expect(offThread.value == 0)
+        #expect(seen.value[0] == Array(0..<perThread))
+        #expect(seen.value[1] == Array(0..<perThread))
+    }
+
+    /// Timers run on the loop's thread, in deadline order whatever order they were scheduled in, never before
+    /// their time; one scheduled sooner than the thread's current sleep wakes it.
+    @Test func scheduledWorkRunsOnTheLoopsThreadInDeadlineOrderAndNotBeforeItsTime() {
+        let loop = EventLoop(label: "test.timers")
+        let ran = TestBox<[(delay: UInt64, late: Bool, onThread: Bool)]>([])
+        let done = TestSignal()
+        let delays: [UInt64] = [60, 20, 40, 0].map { $0 * 1_000_000 }
+        for delay in delays {
+            let start = LoopThread.now()
+            loop.schedule(afterNanoseconds: delay) {
+                let onThread = loop.inEventLoop && Self.currentThreadName() == "test.timers"
+                let count = ran.update { ran in
+                    ran.append((delay, LoopThread.now() &- start >= delay, onThread))
+                    return ran.count
+                }
+                if count == delays.count { done.signal() }
+            }
+        }
+        #expect(done.wait())
+        #expect(ran.value.map(\.delay) == delays.sorted())
+        #expect(ran.value.allSatisfy { $0.late && $0.onThread })
+    }
+
+    /// Work still queued when the loop goes is not lost: it runs on the loop's queue (through Dispatch).
+    @Test func timersLeftWhenTheLoopGoesStillRun() {
+        let name = "test.leftover.\(UInt32.random(in: 0..<100_000))"
+        var loop: EventLoop? = EventLoop(label: name)
+        let ran = TestSignal()
+        loop?.schedule(afterNanoseconds: 30_000_000) { ran.signal() }
+        loop = nil
+        #expect(eventually { Self.threads(named: name) == 0 }, "the loop's thread outlived its loop")
+        #expect(ran.wait())
+    }
+
+    /// A task that hands the loop another task, again and again, does not keep the loop from its sockets: the
+    /// tasks queued during a round wait for the next, after the sockets have been looked at.
+    @Test func aStreamOfTasksDoesNotStarveTheSockets() throws {
+        let loop = EventLoop(label: "test.starve")
+        var pair: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let (watched, writer) = (pair[0], pair[1])
+        defer {
+            close(watched)
+            close(writer)
+        }
+        let served = TestBox(false)
+        let target = ReadinessProbe { _ in
+            var byte: UInt8 = 0
+            _ = read(watched, &byte, 1)
+            served.update { $0 = true }
+        }
+        let registered = TestSignal()
+        loop.execute {
+            #expect(throws: Never.self) { try loop.register(watched, target, interest: PollInterest(readable: true)) }
+            registered.signal()
+        }
+        #expect(registered.wait())
+        // A chain of tasks that stops only once the socket was served (or after far more rounds than it needs).
+        let rounds = TestBox(0)
+        let chainEnded = TestSignal()
+        @Sendable func link() {
+            let count = rounds.update {
+                $0 += 1; return $0
+            }
+            if served.value || count >= 5_000_000 {
+                chainEnded.signal()
+            } else {
+                loop.execute(link)
+            }
+        }
+        loop.execute(link)
+        #expect(eventually { rounds.value > 100 })
+        var byte: UInt8 = 1
+        #expect(write(writer, &byte, 1) == 1)
+        #expect(chainEnded.wait(timeout: .seconds(60)))
+        #expect(served.value, "the chain of tasks ran \(rounds.value) rounds and the socket was never served")
+        let removed = TestSignal()
+        loop.execute {
+            loop.deregister(watched)
+            removed.signal()
+        }
+        #expect(removed.wait())
+    }
+
     /// The name of the calling thread.
     private static func currentThreadName() -> String {
         (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?

@@ -12,12 +12,12 @@ import Testing
     private let loop = EventLoop(label: "spout.test.bridge")
 
     private func onLoop<R>(_ body: () throws -> R) rethrows -> R {
-        try loop.queue.sync(execute: body)
+        try loop.runAndWait(body)
     }
 
     /// Waits until every block queued on the loop so far (hops included) has run.
     private func settle() {
-        loop.queue.sync {}
+        loop.runAndWait {}
     }
 
     private func makeBridge(

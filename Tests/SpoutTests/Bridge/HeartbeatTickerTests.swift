@@ -14,7 +14,7 @@ import Testing
     }
 
     private func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T {
-        loop.queue.sync(execute: body)
+        loop.runAndWait(body)
     }
 
     @Test func timerRunsOnlyWhileStreamsTakePart() {
