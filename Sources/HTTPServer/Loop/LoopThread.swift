@@ -212,7 +212,11 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
                 wait = deadline > now ? deadline &- now : 0
             }
             if wait != 0 { sleepsUntil = timers.nextDeadline ?? .max }
+            let tasksWaiting = !tasks.isEmpty
             pthread_mutex_unlock(mutex)
+            // The yield before the look is for other threads' requests; with tasks of its own waiting (a stream's
+            // next window, a flush) the loop goes on with them instead.
+            if look && !tasksWaiting { sched_yield() }
 
             if let wait {
                 timeout.tv_sec = Int(wait / 1_000_000_000)
@@ -249,7 +253,6 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
                 running.removeAll(keepingCapacity: true)
             }
             look = socketsReady
-            if look { sched_yield() }
         }
     }
 }
