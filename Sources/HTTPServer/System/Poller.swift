@@ -60,7 +60,7 @@ package struct PollEvent: Sendable {
 
 /// A level-triggered `epoll` instance, polled without blocking.
 ///
-/// An ``EventLoop`` keeps one for all of its connections, and its thread (``ReadinessWaiter``) waits on the
+/// An ``EventLoop`` keeps one for all of its connections, and its thread (``LoopThread``) waits on the
 /// epoll descriptor itself: one wake-up then serves every connection that became ready, instead of one
 /// wake-up per socket event.
 ///

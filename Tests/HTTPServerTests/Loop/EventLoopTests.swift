@@ -24,9 +24,7 @@ import Testing
     /// thread the kernel woke runs the handler, with no hand-off to a Dispatch worker.
     @Test func readinessIsServedOnTheLoopsOwnThreadInsideItsQueue() throws {
         let loop = EventLoop(label: "test.ready")
-        var pair: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        let (watched, writer) = (pair[0], pair[1])
+        let (watched, writer) = try Self.socketPair()
         defer {
             close(watched)
             close(writer)
@@ -39,12 +37,7 @@ import Testing
             probe.onLoop = loop.inEventLoop
             served.signal()
         }
-        let registered = TestSignal()
-        loop.execute {
-            #expect(throws: Never.self) { try loop.register(watched, target, interest: PollInterest(readable: true)) }
-            registered.signal()
-        }
-        #expect(registered.wait())
+        #expect(Self.register(watched, target, on: loop))
         var byte: UInt8 = 1
         #expect(write(writer, &byte, 1) == 1)
         #expect(served.wait())
@@ -138,9 +131,7 @@ import Testing
     /// tasks queued during a round wait for the next, after the sockets have been looked at.
     @Test func aStreamOfTasksDoesNotStarveTheSockets() throws {
         let loop = EventLoop(label: "test.starve")
-        var pair: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        let (watched, writer) = (pair[0], pair[1])
+        let (watched, writer) = try Self.socketPair()
         defer {
             close(watched)
             close(writer)
@@ -151,12 +142,7 @@ import Testing
             _ = read(watched, &byte, 1)
             served.update { $0 = true }
         }
-        let registered = TestSignal()
-        loop.execute {
-            #expect(throws: Never.self) { try loop.register(watched, target, interest: PollInterest(readable: true)) }
-            registered.signal()
-        }
-        #expect(registered.wait())
+        #expect(Self.register(watched, target, on: loop))
         // A chain of tasks that stops only once the socket was served (or after far more rounds than it needs).
         let rounds = TestBox(0)
         let chainEnded = TestSignal()
@@ -182,6 +168,23 @@ import Testing
             removed.signal()
         }
         #expect(removed.wait())
+    }
+
+    /// A connected pair of Unix stream sockets.
+    private static func socketPair() throws -> (Int32, Int32) {
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        return (pair[0], pair[1])
+    }
+
+    /// Registers `fd` for readability with `target`, on the loop; whether it was registered in time.
+    private static func register(_ fd: Int32, _ target: ReadinessProbe, on loop: EventLoop) -> Bool {
+        let registered = TestSignal()
+        loop.execute {
+            #expect(throws: Never.self) { try loop.register(fd, target, interest: PollInterest(readable: true)) }
+            registered.signal()
+        }
+        return registered.wait()
     }
 
     /// The name of the calling thread.
