@@ -7,7 +7,7 @@ import Testing
 
 /// ``RedisConnection`` against a real `redis-server` on a free loopback port with a temporary directory (see
 /// `RedisServer` in TestSupport). Skipped without `redis-server` unless `SPOUT_REQUIRE_REDIS` is set, as CI does.
-@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(TestTiming.scale)))
+@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(3 * TestTiming.scale)))
 struct RedisConnectionTests {
     @Test func pipelinedCommandsAreAnsweredInOrder() throws {
         let server = try RedisServer.start()

@@ -8,7 +8,7 @@ import Testing
 /// ``RedisConnection`` against a scripted fake server (``FakeRedisServer``) that sends what Redis never does:
 /// malformed, truncated, huge, unrequested or missing replies. Each must fail the commands waiting with a clear
 /// error, close the connection and reconnect — never crash, never grow memory past the configured cap.
-@Suite(.offPool, .timeLimit(.minutes(TestTiming.scale)))
+@Suite(.offPool, .timeLimit(.minutes(3 * TestTiming.scale)))
 struct RedisFaultTests {
     /// A script: the handshake, one command answered with `reply`, then wait for the client to close.
     private static func answering(_ reply: String) -> FakeRedisServer.Script {

@@ -18,6 +18,10 @@ import Glibc
 /// to call from any thread; the resources are confined to ``queue``.
 public final class EventLoop: @unchecked Sendable {  // Mutable state below is confined to `queue`.
     /// The serial queue all of this loop's work runs on. // Immutable.
+    ///
+    /// Hand the loop work with ``execute(_:)`` and ``schedule(afterNanoseconds:_:)``, which the loop's thread runs;
+    /// a block sent to the queue directly (`queue.async`) still runs on the loop, but on a Dispatch worker and in
+    /// no fixed order with those. The queue is for Dispatch sources and schedulers that need one.
     public let queue: DispatchQueue
 
     /// Bytes of the shared read buffer.

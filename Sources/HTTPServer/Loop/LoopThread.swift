@@ -170,6 +170,18 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
 
     // MARK: The thread
 
+    /// Stops taking work and hands what is queued to the queue (Dispatch): tasks at once, timers at their time.
+    private func retire() {
+        pthread_mutex_lock(mutex)
+        stopped = true
+        let left = tasks
+        let timed = timers.takeAll()
+        tasks = []
+        pthread_mutex_unlock(mutex)
+        for work in left { queue.async(execute: work) }
+        for timer in timed { Self.handOver(deadline: timer.deadline, timer.work, to: queue) }
+    }
+
     /// Waits for readiness, tasks or the next timer; runs what is due inside `queue.sync`; after serving
     /// sockets, looks once more without blocking, after `sched_yield()`, before it waits again.
     ///
@@ -194,12 +206,8 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
             // What to wait for, and how long.
             pthread_mutex_lock(mutex)
             if stopped {
-                let left = tasks
-                let timed = timers.takeAll()
-                tasks = []
                 pthread_mutex_unlock(mutex)
-                for work in left { queue.async(execute: work) }
-                for timer in timed { Self.handOver(deadline: timer.deadline, timer.work, to: queue) }
+                retire()
                 return
             }
             descriptors[1].fd = poller?.fd ?? -1
@@ -226,7 +234,10 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
                 LinuxSymbols.ppoll(&descriptors, 2, wait == nil ? nil : pointer, nil)
             }
             if ready < 0 && errno != EINTR && errno != ENOMEM && errno != EAGAIN {
-                return  // EFAULT, EINVAL: not with these descriptors
+                // EFAULT, EINVAL: not with these arguments. Should it happen, the loop's work goes to Dispatch
+                // rather than wait for a thread that is gone.
+                retire()
+                return
             }
             let woken = ready > 0 && descriptors[0].revents != 0
             let socketsReady = ready > 0 && descriptors[1].revents != 0

@@ -8,7 +8,7 @@ import Testing
 /// no `redis-server` is installed (so `swift test` needs only the toolchain), unless `SPOUT_REQUIRE_REDIS` is set,
 /// as CI does: then a server that cannot start fails the test. The time limit, a minute per test, stretches with
 /// the other waits under sanitizers (`TestTiming`).
-@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(TestTiming.scale)))
+@Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(3 * TestTiming.scale)))
 struct RedisInteropTests {
     private func ready(_ server: RedisServer, _ configuration: RESPConnectionStateMachine<Int>.Configuration = .init())
         throws -> BlockingRedisDriver

@@ -16,7 +16,7 @@ import Testing
     .serialized,
     .offPool(limited: false),
     .enabled(if: HeadlessChromium.testsEnabled),
-    .timeLimit(.minutes(TestTiming.scale))
+    .timeLimit(.minutes(3 * TestTiming.scale))
 )
 struct EventSourceBrowserTests {
     static let fibonacci = ["0", "1", "1", "2", "3", "5", "8", "13", "21", "34"]

@@ -13,7 +13,7 @@ import Testing
     .serialized,
     .offPool(limited: false),
     .enabled(if: HeadlessChromium.testsEnabled),
-    .timeLimit(.minutes(TestTiming.scale))
+    .timeLimit(.minutes(3 * TestTiming.scale))
 )
 struct ChannelBrowserTests {
     @Test func eventSourceGetsEveryChannelEventOnceAcrossAForcedReconnect() async throws {
