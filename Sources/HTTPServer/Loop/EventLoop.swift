@@ -85,7 +85,8 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// cancelling it: work that may have become moot checks its own state when it runs.
     public func schedule(afterNanoseconds nanoseconds: UInt64, _ work: @escaping @Sendable () -> Void) {
         if let thread {
-            let (deadline, overflow) = LoopThread.now().addingReportingOverflow(nanoseconds)
+            let now = SystemEnvironment.preciseMonotonicNanoseconds()
+            let (deadline, overflow) = now.addingReportingOverflow(nanoseconds)
             thread.schedule(at: overflow ? .max : deadline, work)
         } else {
             queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: work)

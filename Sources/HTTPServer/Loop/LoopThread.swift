@@ -109,7 +109,8 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
         if wake { self.wake() }
     }
 
-    /// Runs `work` on the queue, on this thread, once the monotonic clock (``LoopThread/now()``) reads `deadline`.
+    /// Runs `work` on the queue, on this thread, once the precise monotonic clock
+    /// (``SystemEnvironment/preciseMonotonicNanoseconds()``) reads `deadline`.
     func schedule(at deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
         pthread_mutex_lock(mutex)
         if stopped {
@@ -150,16 +151,8 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
         _ = Glibc.write(wakeFD, &one, MemoryLayout<UInt64>.size)
     }
 
-    /// The monotonic clock timers are scheduled on, in nanoseconds (`CLOCK_MONOTONIC`: the coarse clock the
-    /// connections' timeouts use ticks every few milliseconds, too coarse for a fan-out's spacing).
-    static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
-    }
-
     private static func handOver(deadline: UInt64, _ work: @escaping @Sendable () -> Void, to queue: DispatchQueue) {
-        let now = now()
+        let now = SystemEnvironment.preciseMonotonicNanoseconds()
         let delay = deadline > now ? deadline &- now : 0
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay)), execute: work)
     }
@@ -216,7 +209,7 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
             if look || !tasks.isEmpty {
                 wait = 0
             } else if let deadline = timers.nextDeadline {
-                let now = Self.now()
+                let now = SystemEnvironment.preciseMonotonicNanoseconds()
                 wait = deadline > now ? deadline &- now : 0
             }
             if wait != 0 { sleepsUntil = timers.nextDeadline ?? .max }
@@ -250,8 +243,8 @@ final class LoopThread: @unchecked Sendable {  // Shared state under `mutex`; th
             pthread_mutex_lock(mutex)
             sleepsUntil = nil
             swap(&running, &tasks)
-            if let deadline = timers.nextDeadline, deadline <= Self.now() {
-                timers.takeDue(now: Self.now(), into: &running)
+            if !timers.isEmpty {
+                timers.takeDue(now: SystemEnvironment.preciseMonotonicNanoseconds(), into: &running)
             }
             pthread_mutex_unlock(mutex)
 

@@ -101,11 +101,11 @@ import Testing
         let done = TestSignal()
         let delays: [UInt64] = [60, 20, 40, 0].map { $0 * 1_000_000 }
         for delay in delays {
-            let start = LoopThread.now()
+            let start = SystemEnvironment.preciseMonotonicNanoseconds()
             loop.schedule(afterNanoseconds: delay) {
                 let onThread = loop.inEventLoop && Self.currentThreadName() == "test.timers"
                 let count = ran.update { ran in
-                    ran.append((delay, LoopThread.now() &- start >= delay, onThread))
+                    ran.append((delay, SystemEnvironment.preciseMonotonicNanoseconds() &- start >= delay, onThread))
                     return ran.count
                 }
                 if count == delays.count { done.signal() }
