@@ -133,12 +133,18 @@ public final class LoopbackClient {
 
     /// Waits up to `timeout` for bytes and returns what one `read(2)` gave (empty at EOF).
     public func readSome(atMost maximum: Int = 65_536, timeout: Duration = .seconds(5)) throws(Failure) -> [UInt8] {
+        return try readSome(atMost: maximum, exactly: TestTiming.scaled(timeout))
+    }
+
+    /// As ``readSome(atMost:timeout:)``, but waits `timeout` as given, not scaled by ``TestTiming``: for a caller
+    /// that keeps its own clock (a protocol machine's timer), where a longer wait would change what the test sees.
+    public func readSome(atMost maximum: Int = 65_536, exactly timeout: Duration) throws(Failure) -> [UInt8] {
         if !buffer.isEmpty {
             let taken = Array(buffer.prefix(maximum))
             buffer.removeFirst(taken.count)
             return taken
         }
-        return try readFromSocket(atMost: maximum, timeout: TestTiming.scaled(timeout))
+        return try readFromSocket(atMost: maximum, timeout: timeout)
     }
 
     /// Reads until the server closes the connection or `timeout` passes; returns everything read.

@@ -63,9 +63,10 @@ final class BlockingRedisDriver {
         return replies[id]!
     }
 
-    /// Carries out actions, reads, and fires timers until `done` holds or `timeout` passes.
+    /// Carries out actions, reads, and fires timers until `done` holds or `timeout` (scaled by ``TestTiming``) passes.
+    /// Reads wait exactly until the machine's next deadline: scaling them would let a reply overtake a timer.
     func pump(until what: String, timeout: Duration = .seconds(5), _ done: (BlockingRedisDriver) -> Bool) throws {
-        let giveUp = ContinuousClock.now + timeout
+        let giveUp = ContinuousClock.now + TestTiming.scaled(timeout)
         while !done(self) {
             let realNow = ContinuousClock.now
             guard realNow < giveUp else { throw DriverFailure.timedOut(what) }
@@ -82,7 +83,7 @@ final class BlockingRedisDriver {
             }
             let bytes: [UInt8]
             do {
-                bytes = try client.readSome(timeout: wait)
+                bytes = try client.readSome(exactly: wait)
             } catch LoopbackClient.Failure.timedOut {
                 perform(machine.timerFired(now: now))
                 continue
