@@ -23,13 +23,18 @@ import Reactive
 /// throughput and twice the CPU (bench/channels_redis.sh, one replica).
 ///
 /// A copy of a Redis channel (``Pacing/redisCopy``) also spaces its batches by what they cost: the next begins no
-/// sooner than ``Pacing/loopShare`` times as long after the previous began as that one took (at most
-/// ``Pacing/longestSpacing``), so its fan-out keeps about an eighth of its loop whatever the rate. There a publish
-/// is answered only after Redis stored it, and both the request and Redis's reply are read on loops that also fan
-/// out: with the in-process rules, passes of one event each (a `send` per subscriber per event) kept the cores
-/// busy with sends, the publisher's answers waited for the scheduler, and the publish rate, hence the batch size,
-/// stayed low. The price is latency at moderate rates, bounded by the cap; docs/ARCHITECTURE.md ("Over Redis")
-/// and the README give the measured figures, and what was tried instead.
+/// sooner than ``Pacing/loopShare`` times as long after the previous began as that one took, so its fan-out keeps
+/// about an eighth of its loop. There a publish is answered only after Redis stored it, and both the request and
+/// Redis's reply are read on loops that also fan out: with the in-process rules, passes of one event each (a
+/// `send` per subscriber per event) kept the cores busy with sends, the publisher's answers waited for the
+/// scheduler, and the publish rate, hence the batch size, stayed low. The spacing is capped, for latency: at 40 ms
+/// (``Pacing/longestSpacing``) while events come at up to ``Pacing/busyRate`` a second, and above that rate by a
+/// cap that grows with it, up to ``Pacing/longestBusySpacing``: when events come fast and passes are slow
+/// (thousands of subscribers), each pass then carries more of them, so fewer `send`s carry the same events, and
+/// the cores they free answer publishes sooner, which raises the rate again. A fixed 40 ms cap held the passes
+/// of a fast publisher to ~20 events and two replicas to about 0.6x of one process's events/s. The price is
+/// latency at saturation, not at moderate rates; docs/ARCHITECTURE.md ("Over Redis") and the README give the
+/// measured figures, and what was tried instead.
 ///
 /// **Ownership:** held by its ``Channel`` while the loop has subscribers, and by the subject's subscription;
 /// ``detach()`` cancels that when the last leaves.
@@ -64,19 +69,46 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         /// The fan-out's pass may take at most one `loopShare`-th of the time between batch starts (0: no
         /// such bound).
         var loopShare: UInt64
-        /// The longest spacing that bound imposes, in nanoseconds.
+        /// The longest spacing that bound imposes at up to ``busyRate`` events a second, in nanoseconds.
         var longestSpacing: UInt64
+        /// The rate (events a second) above which the longest spacing grows in proportion to the rate (0:
+        /// never).
+        var busyRate: UInt64
+        /// The longest spacing at any rate, in nanoseconds.
+        var longestBusySpacing: UInt64
 
         /// A channel published in this process: batches as soon as the rules above allow.
-        static let inProcess = Pacing(loopShare: 0, longestSpacing: 0)
+        static let inProcess = Pacing(loopShare: 0, longestSpacing: 0, busyRate: 0, longestBusySpacing: 0)
         /// A replica's copy of a Redis channel: passes keep about an eighth of the loop, batches at most 40 ms
-        /// apart for that reason.
-        static let redisCopy = Pacing(loopShare: 8, longestSpacing: 40_000_000)
+        /// apart for that reason up to 400 events a second, and above it 10 ms more per 100 events a second, up
+        /// to 120 ms.
+        static let redisCopy = Pacing(
+            loopShare: 8,
+            longestSpacing: 40_000_000,
+            busyRate: 400,
+            longestBusySpacing: 120_000_000
+        )
 
-        /// How long after a pass began the next may begin, given that it took `passTook` nanoseconds.
-        func spacing(passTook: UInt64) -> UInt64 {
+        /// The cap on the spacing when events arrive at `eventsPerSecond`.
+        func longestSpacing(eventsPerSecond: UInt64) -> UInt64 {
+            guard busyRate > 0, eventsPerSecond > busyRate else { return longestSpacing }
+            let (grown, overflow) = (longestSpacing / busyRate).multipliedReportingOverflow(by: eventsPerSecond)
+            return overflow ? longestBusySpacing : min(grown, longestBusySpacing)
+        }
+
+        /// How long after a pass began the next may begin, given that it took `passTook` nanoseconds and that
+        /// events arrive at `eventsPerSecond`.
+        func spacing(passTook: UInt64, eventsPerSecond: UInt64) -> UInt64 {
+            let cap = longestSpacing(eventsPerSecond: eventsPerSecond)
             let (scaled, overflow) = passTook.multipliedReportingOverflow(by: loopShare)
-            return overflow ? longestSpacing : min(scaled, longestSpacing)
+            return overflow ? cap : min(scaled, cap)
+        }
+
+        /// `events` over `nanoseconds`, a second's worth (0 over no time).
+        static func rate(events: UInt64, overNanoseconds nanoseconds: UInt64) -> UInt64 {
+            guard nanoseconds > 0 else { return 0 }
+            let (scaled, overflow) = events.multipliedReportingOverflow(by: 1_000_000_000)
+            return overflow ? UInt64.max : scaled / nanoseconds
         }
     }
 
@@ -124,8 +156,10 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     /// later starts after these events anyway, or gets the late ones in the next pass), and the next of them.
     /// // Loop-confined.
     private var batch: [ChannelEvent] = []
-    /// When the batch under way was taken.
+    /// When the batch under way was taken, and the one before it (their difference and the batch's size give
+    /// the rate events arrive at).
     private var batchStarted: UInt64 = 0
+    private var previousBatchStarted: UInt64 = 0
     private var recipients: [ChannelSubscription] = []
     private var cursor = 0
     /// Events that joined the pass under way after it began: the subscriptions it had already reached get
@@ -156,6 +190,7 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
     private func drain() {
         if cursor >= recipients.count {
             let now = DispatchTime.now().uptimeNanoseconds
+            previousBatchStarted = batchStarted
             batchStarted = now
             let taken: [ChannelEvent] = lock.withLock {
                 nextBatchNotBefore = now &+ Self.coalescingInterval
@@ -193,13 +228,14 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
             loop.execute { [self] in drain() }
             return
         }
+        let rate = Pacing.rate(events: UInt64(batch.count), overNanoseconds: batchStarted &- previousBatchStarted)
         batch = []
         recipients = []
         cursor = 0
         let now = DispatchTime.now().uptimeNanoseconds
         let pause = min(now &- batchStarted, Self.longestPause)
         let arrivedDuringBatch = late.count
-        let spacing = pacing.spacing(passTook: now &- batchStarted)
+        let spacing = pacing.spacing(passTook: now &- batchStarted, eventsPerSecond: rate)
         let delay: UInt64? = lock.withLock {
             // Also when nothing is waiting: the next event to arrive is spaced the same way.
             nextBatchNotBefore = max(nextBatchNotBefore, batchStarted &+ spacing)

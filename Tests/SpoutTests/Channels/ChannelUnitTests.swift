@@ -399,23 +399,49 @@ import Testing
     }
 }
 
-/// How a fan-out spaces its batches: a Redis channel's copy keeps its passes to an eighth of the loop, capped;
-/// an in-process channel adds nothing to its other rules.
+/// How a fan-out spaces its batches: a Redis channel's copy keeps its passes to an eighth of the loop, capped
+/// (more loosely when events come fast); an in-process channel adds nothing to its other rules.
 @Suite struct ChannelFanoutPacingTests {
+    typealias Pacing = ChannelLoopFanout.Pacing
+
     @Test func aRedisCopySpacesBatchesByWhatTheLastPassCost() {
-        let pacing = ChannelLoopFanout.Pacing.redisCopy
-        #expect(pacing.spacing(passTook: 0) == 0)
-        #expect(pacing.spacing(passTook: 100_000) == 800_000)
-        #expect(pacing.spacing(passTook: 2_000_000) == 16_000_000)
-        // A slow pass (thousands of subscribers, a busy machine) adds no more than the cap.
-        #expect(pacing.spacing(passTook: 5_000_001) == 40_000_000)
-        #expect(pacing.spacing(passTook: UInt64.max) == 40_000_000)
+        let pacing = Pacing.redisCopy
+        for rate: UInt64 in [0, 100, 400] {
+            #expect(pacing.spacing(passTook: 0, eventsPerSecond: rate) == 0)
+            #expect(pacing.spacing(passTook: 100_000, eventsPerSecond: rate) == 800_000)
+            #expect(pacing.spacing(passTook: 2_000_000, eventsPerSecond: rate) == 16_000_000)
+            // A slow pass (thousands of subscribers, a busy machine) adds no more than the cap.
+            #expect(pacing.spacing(passTook: 5_000_001, eventsPerSecond: rate) == 40_000_000)
+            #expect(pacing.spacing(passTook: UInt64.max, eventsPerSecond: rate) == 40_000_000)
+        }
+    }
+
+    @Test func aFastPublisherRaisesTheCapInProportionUpToItsLimit() {
+        let pacing = Pacing.redisCopy
+        #expect(pacing.longestSpacing(eventsPerSecond: 401) == 40_100_000)
+        #expect(pacing.longestSpacing(eventsPerSecond: 800) == 80_000_000)
+        #expect(pacing.longestSpacing(eventsPerSecond: 1_200) == 120_000_000)
+        #expect(pacing.longestSpacing(eventsPerSecond: 50_000) == 120_000_000)
+        #expect(pacing.longestSpacing(eventsPerSecond: UInt64.max) == 120_000_000)
+        // Only the cap moves: a pass that cost little is spaced as at any rate.
+        #expect(pacing.spacing(passTook: 2_000_000, eventsPerSecond: 1_000) == 16_000_000)
+        #expect(pacing.spacing(passTook: 20_000_000, eventsPerSecond: 800) == 80_000_000)
+        #expect(pacing.spacing(passTook: UInt64.max, eventsPerSecond: 1_000) == 100_000_000)
+    }
+
+    @Test func theRateIsEventsPerSecondOfTheLastGap() {
+        #expect(Pacing.rate(events: 10, overNanoseconds: 25_000_000) == 400)
+        #expect(Pacing.rate(events: 1, overNanoseconds: 2_000_000_000) == 0)
+        #expect(Pacing.rate(events: 5, overNanoseconds: 0) == 0, "no gap (the first batch): no rate")
+        #expect(Pacing.rate(events: UInt64.max, overNanoseconds: 1) == UInt64.max, "no trap")
     }
 
     @Test func anInProcessChannelAddsNoSpacing() {
-        let pacing = ChannelLoopFanout.Pacing.inProcess
+        let pacing = Pacing.inProcess
         for took: UInt64 in [0, 1_000_000, 50_000_000, UInt64.max] {
-            #expect(pacing.spacing(passTook: took) == 0)
+            for rate: UInt64 in [0, 1_000, UInt64.max] {
+                #expect(pacing.spacing(passTook: took, eventsPerSecond: rate) == 0)
+            }
         }
     }
 
