@@ -274,7 +274,7 @@ struct RedisFaultTests {
                 }
             }
         }
-        #expect(try eventually { failures.value >= 48 }, "failed at once: \(failures.value)")
+        #expect(eventually { failures.value >= 48 }, "failed at once: \(failures.value)")
         redis.close()
         #expect(all.wait(timeout: .seconds(10)), "the rest fail when closed")
         #expect(redis.metrics.commandsFailed == 96)

@@ -217,7 +217,7 @@ import Testing
                     let response = try? client.readResponse(timeout: .seconds(10))
                 else { return false }
                 let body = response.text
-                if response.status == 503 { state.update { $0.drainingBodies.insert(body) } }
+                if response.status == 503 { state.update { _ = $0.drainingBodies.insert(body) } }
                 return response.status == 200
             }
         }
