@@ -104,6 +104,17 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
             return overflow ? cap : min(scaled, cap)
         }
 
+        /// The earliest start of the next pass after one that began at `passBegan` (the one before it at
+        /// `previousBegan`), carried `events` and ended at `now` (monotonic nanoseconds): the events over the time
+        /// between the two starts give the rate, the pass's length and the rate give the spacing.
+        func nextPassNotBefore(passBegan: UInt64, previousBegan: UInt64, events: UInt64, now: UInt64) -> UInt64 {
+            let rate = Pacing.rate(events: events, overNanoseconds: passBegan &- previousBegan)
+            let (end, overflow) = passBegan.addingReportingOverflow(
+                spacing(passTook: now &- passBegan, eventsPerSecond: rate)
+            )
+            return overflow ? .max : end
+        }
+
         /// `events` over `nanoseconds`, a second's worth (0 over no time).
         static func rate(events: UInt64, overNanoseconds nanoseconds: UInt64) -> UInt64 {
             guard nanoseconds > 0 else { return 0 }
@@ -228,17 +239,22 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
             loop.execute { [self] in drain() }
             return
         }
-        let rate = Pacing.rate(events: UInt64(batch.count), overNanoseconds: batchStarted &- previousBatchStarted)
+        let events = UInt64(batch.count)
         batch = []
         recipients = []
         cursor = 0
         let now = DispatchTime.now().uptimeNanoseconds
         let pause = min(now &- batchStarted, Self.longestPause)
         let arrivedDuringBatch = late.count
-        let spacing = pacing.spacing(passTook: now &- batchStarted, eventsPerSecond: rate)
+        let spacedUntil = pacing.nextPassNotBefore(
+            passBegan: batchStarted,
+            previousBegan: previousBatchStarted,
+            events: events,
+            now: now
+        )
         let delay: UInt64? = lock.withLock {
             // Also when nothing is waiting: the next event to arrive is spaced the same way.
-            nextBatchNotBefore = max(nextBatchNotBefore, batchStarted &+ spacing)
+            nextBatchNotBefore = max(nextBatchNotBefore, spacedUntil)
             guard !inbox.isEmpty || !late.isEmpty, !detached else {
                 drainScheduled = false
                 return nil

@@ -436,6 +436,33 @@ import Testing
         #expect(Pacing.rate(events: UInt64.max, overNanoseconds: 1) == UInt64.max, "no trap")
     }
 
+    @Test func theNextPassWaitsByTheLastPassAndTheRateItCarried() {
+        let pacing = Pacing.redisCopy
+        let ms: UInt64 = 1_000_000
+        // 10 events 25 ms after the pass before: 400/s, the ordinary cap; a 10 ms pass would ask for 80 ms.
+        #expect(
+            pacing.nextPassNotBefore(passBegan: 100 * ms, previousBegan: 75 * ms, events: 10, now: 110 * ms) == 140 * ms
+        )
+        // Twice the events in the same gap: 800/s, the cap doubles.
+        #expect(
+            pacing.nextPassNotBefore(passBegan: 100 * ms, previousBegan: 75 * ms, events: 20, now: 110 * ms) == 180 * ms
+        )
+        // A short pass is spaced by what it cost, whatever the rate.
+        #expect(
+            pacing.nextPassNotBefore(passBegan: 100 * ms, previousBegan: 75 * ms, events: 20, now: 101 * ms) == 108 * ms
+        )
+        // The first pass (no pass before it: the gap is the whole uptime) has no rate to speak of.
+        #expect(pacing.nextPassNotBefore(passBegan: 100 * ms, previousBegan: 0, events: 30, now: 110 * ms) == 140 * ms)
+        #expect(
+            pacing.nextPassNotBefore(passBegan: .max - 1, previousBegan: 0, events: 1, now: .max) == .max,
+            "no trap"
+        )
+        #expect(
+            Pacing.inProcess.nextPassNotBefore(passBegan: 100 * ms, previousBegan: 75 * ms, events: 20, now: 110 * ms)
+                == 100 * ms
+        )
+    }
+
     @Test func anInProcessChannelAddsNoSpacing() {
         let pacing = Pacing.inProcess
         for took: UInt64 in [0, 1_000_000, 50_000_000, UInt64.max] {
