@@ -6,8 +6,8 @@ import Testing
 ///
 /// Each test starts its own server on a free port with a temporary directory and kills it at the end. Skipped when
 /// no `redis-server` is installed (so `swift test` needs only the toolchain), unless `SPOUT_REQUIRE_REDIS` is set,
-/// as CI does: then a server that cannot start fails the test. The time limit, a minute per test, stretches with
-/// the other waits under sanitizers (`TestTiming`).
+/// as CI does: then a server that cannot start fails the test. The time limit, three minutes per test (it counts
+/// the wait for an `offPool` slot), stretches with the other waits under sanitizers (`TestTiming`).
 @Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(3 * TestTiming.scale)))
 struct RedisInteropTests {
     private func ready(_ server: RedisServer, _ configuration: RESPConnectionStateMachine<Int>.Configuration = .init())

@@ -10,8 +10,8 @@ import Testing
 ///
 /// Skipped when no `chromium` is installed (so `swift test` needs only the toolchain), unless
 /// `SPOUT_REQUIRE_BROWSER` is set, as CI does: then a browser that cannot start fails the test.
-/// Serialized so that at most one browser runs at a time on the shared cores. The time limit, a minute per test,
-/// stretches with the other waits under sanitizers (`TestTiming`).
+/// Serialized so that at most one browser runs at a time on the shared cores. The time limit, three minutes per
+/// test (it counts the wait for an `offPool` slot), stretches with the other waits under sanitizers (`TestTiming`).
 @Suite(
     .serialized,
     .offPool(limited: false),
