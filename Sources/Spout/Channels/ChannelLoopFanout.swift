@@ -90,7 +90,7 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         )
 
         /// The cap on the spacing when events arrive at `eventsPerSecond`.
-        func longestSpacing(eventsPerSecond: UInt64) -> UInt64 {
+        func spacingCap(eventsPerSecond: UInt64) -> UInt64 {
             guard busyRate > 0, eventsPerSecond > busyRate else { return longestSpacing }
             let (grown, overflow) = (longestSpacing / busyRate).multipliedReportingOverflow(by: eventsPerSecond)
             return overflow ? longestBusySpacing : min(grown, longestBusySpacing)
@@ -99,7 +99,7 @@ final class ChannelLoopFanout: Subscriber, @unchecked Sendable {
         /// How long after a pass began the next may begin, given that it took `passTook` nanoseconds and that
         /// events arrive at `eventsPerSecond`.
         func spacing(passTook: UInt64, eventsPerSecond: UInt64) -> UInt64 {
-            let cap = longestSpacing(eventsPerSecond: eventsPerSecond)
+            let cap = spacingCap(eventsPerSecond: eventsPerSecond)
             let (scaled, overflow) = passTook.multipliedReportingOverflow(by: loopShare)
             return overflow ? cap : min(scaled, cap)
         }

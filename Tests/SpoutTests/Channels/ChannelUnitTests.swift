@@ -418,11 +418,11 @@ import Testing
 
     @Test func aFastPublisherRaisesTheCapInProportionUpToItsLimit() {
         let pacing = Pacing.redisCopy
-        #expect(pacing.longestSpacing(eventsPerSecond: 401) == 40_100_000)
-        #expect(pacing.longestSpacing(eventsPerSecond: 800) == 80_000_000)
-        #expect(pacing.longestSpacing(eventsPerSecond: 1_200) == 120_000_000)
-        #expect(pacing.longestSpacing(eventsPerSecond: 50_000) == 120_000_000)
-        #expect(pacing.longestSpacing(eventsPerSecond: UInt64.max) == 120_000_000)
+        #expect(pacing.spacingCap(eventsPerSecond: 401) == 40_100_000)
+        #expect(pacing.spacingCap(eventsPerSecond: 800) == 80_000_000)
+        #expect(pacing.spacingCap(eventsPerSecond: 1_200) == 120_000_000)
+        #expect(pacing.spacingCap(eventsPerSecond: 50_000) == 120_000_000)
+        #expect(pacing.spacingCap(eventsPerSecond: UInt64.max) == 120_000_000)
         // Only the cap moves: a pass that cost little is spaced as at any rate.
         #expect(pacing.spacing(passTook: 2_000_000, eventsPerSecond: 1_000) == 16_000_000)
         #expect(pacing.spacing(passTook: 20_000_000, eventsPerSecond: 800) == 80_000_000)
