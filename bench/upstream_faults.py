@@ -12,6 +12,10 @@ server's RSS. A first row runs the prober alone for 5 s: the machine's own laten
 too. Then 40 concurrent requests to 10 MB chunked bodies. Prints, per fault: the answer's status and time, the /health count, max and p99, failures, and
 RSS (total and anonymous, from /proc/PID/smaps_rollup) before, at its peak, and 1.5 s after. Every loop is
 bounded in count and time.
+
+Then the crowd table: endless chunked, endless close-delimited and trickling bodies at 1, 8 and 30 concurrent calls
+(distinct URLs), with the slowest answer, how long after the last answer the upstream saw its last connection of the
+fault close, RSS before / 1.5 s after, and the server's CPU over the 2 s after that (user + system, from /proc).
 """
 
 import http.client
@@ -42,8 +46,11 @@ FAULT_ORDER = [
 FAULT_NAMES = {
     1: "hang", 2: "headers_then_hang", 3: "trickle", 4: "reset", 5: "garbage", 6: "bad_json",
     7: "status_500", 8: "status_429", 9: "ten_mb", 10: "endless", 11: "ok", 12: "ten_mb_chunked",
-    13: "three_mb_post",
+    13: "three_mb_post", 14: "endless_close",
 }
+# The crowd rows: each fault at 1, 8 and 30 calls at once, each call a distinct URL (/articles/{k*100+id}).
+CROWD_FAULTS = [(10, "endless chunked"), (14, "endless close-delim."), (3, "trickle")]
+CROWD_SIZES = [1, 8, 30]
 
 
 def free_port():
@@ -120,6 +127,48 @@ def percentile(values, fraction):
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def cpu_seconds(pid):
+    """User + system CPU of the process so far, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def crowd(port, upstream_port, pid, fault_id, title, size):
+    """`size` concurrent calls to the fault; prints one row."""
+    name = FAULT_NAMES[fault_id]
+    before = smaps(pid)
+    results = [None] * size
+    times = [0.0] * size
+
+    def one(index):
+        start = time.perf_counter()
+        try:
+            results[index] = get(port, "/articles/%d" % ((index + 1) * 100 + fault_id), 40)[0]
+        except Exception as error:
+            results[index] = repr(error)
+        times[index] = time.perf_counter() - start
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(45)
+    answered = time.monotonic()
+    idle = wait_upstream_idle(upstream_port, name, 30)
+    closed_after = time.monotonic() - answered
+    left = upstream_stats(upstream_port)["open"].get(name, 0)
+    time.sleep(1.5)
+    after = smaps(pid)
+    cpu_start = cpu_seconds(pid)
+    time.sleep(2)
+    cpu = (cpu_seconds(pid) - cpu_start) / 2
+    statuses = "/".join(sorted(set(str(s) for s in results)))
+    print("%-22s %4d %8s %8.2fs %10s %5d %12s %12s %6.0f%%" % (
+        title, size, statuses, max(times), ("%.2fs" % closed_after) if idle else ">30s", left,
+        "%d/%d" % before, "%d/%d" % after, cpu * 100), flush=True)
 
 
 def wait_upstream_idle(upstream_port, name, seconds):
@@ -224,6 +273,13 @@ def main():
             max(prober.latencies, default=float("nan")) * 1000, percentile(prober.latencies, 0.99) * 1000,
             len(prober.failures), "%d/%d" % before,
             "%d/%d" % (max(prober.peak_rss, after[0]), max(prober.peak_anon, after[1])), "%d/%d" % after), flush=True)
+
+        print(flush=True)
+        print("%-22s %4s %8s %9s %10s %5s %12s %12s %7s" % (
+            "crowd", "n", "status", "slowest", "closed in", "left", "RSS before", "RSS +1.5 s", "CPU"), flush=True)
+        for fault_id, title in CROWD_FAULTS:
+            for size in CROWD_SIZES:
+                crowd(port, upstream_port, server.pid, fault_id, title, size)
 
         time.sleep(3)  # the memory return runs 1 s after the last large body
         end = smaps(server.pid)

@@ -3,7 +3,8 @@
 
     bench/tools/fault_upstream.py PORT
 
-`GET /posts/{id}` answers with the fault numbered `id` (see FAULTS); `GET /_stats` answers with the
+`GET /posts/{id}` answers with the fault numbered `id` (see FAULTS), or `id % 100` for ids of 100 and more
+(so that many calls at once are distinct URLs, which the service does not fold into one fetch); `GET /_stats` answers with the
 connections open per fault and the body bytes handed to the kernel per fault, as JSON. Loopback only.
 Every fault is bounded: an "endless" body stops after ENDLESS_LIMIT bytes, a hang after HANG_LIMIT
 seconds, so the process never runs away even if its client does.
@@ -35,6 +36,7 @@ FAULTS = {
     11: "ok",  # a good post
     12: "ten_mb_chunked",  # 200, chunked, 10 MB of garbage (no length to refuse early)
     13: "three_mb_post",  # a good post whose body is 3 MB: under the limit, decoded and cached
+    14: "endless_close",  # 200, no length, Connection: close, never ends (delimited only by the close)
 }
 
 lock = threading.Lock()
@@ -95,7 +97,7 @@ def serve(conn):
                 fault_id = int(path[len("/posts/"):].split("?")[0])
             except ValueError:
                 fault_id = 0
-        name = FAULTS.get(fault_id, "unknown")
+        name = FAULTS.get(fault_id % 100 if fault_id >= 100 else fault_id, "unknown")
         if name == "unknown":
             respond(conn, 404, "Not Found", b"{}")
             return
@@ -145,6 +147,14 @@ def run_fault(conn, name, fault_id):
     elif name == "three_mb_post":
         body = b'{"userId":1,"id":%d,"title":"t","body":"' % fault_id + b"x" * (3 << 20) + b'"}'
         count(name, sent=respond(conn, 200, "OK", body))
+    elif name == "endless_close":
+        conn.sendall(head(200, "OK", [("Content-Type", "application/json"), ("Connection", "close")]))
+        filler = b"1" * 65536
+        sent = 0
+        while sent < ENDLESS_LIMIT:
+            conn.sendall(filler)
+            sent += len(filler)
+            count(name, sent=len(filler))
     elif name in ("endless", "ten_mb_chunked"):
         limit = ENDLESS_LIMIT if name == "endless" else TEN_MB
         conn.sendall(head(200, "OK", [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")]))

@@ -7,7 +7,7 @@ import Reactive
 /// value, or else joins the fetch already under way for the key, or else creates one. So any number
 /// of concurrent misses for one key share one upstream request. The fetch is subscribed on the first
 /// demand; cancelling one subscriber leaves it running for the others, and when the last one leaves
-/// the fetch is cancelled (and with it the `URLSessionTask`). A value is stored when the fetch
+/// the fetch is cancelled (and with it the upstream transfer). A value is stored when the fetch
 /// finishes; a failure is passed to every waiter and not stored. With `staleSeconds > 0`, an expired
 /// value is served for that much longer while one background fetch refreshes it.
 ///

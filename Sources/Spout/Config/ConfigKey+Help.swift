@@ -29,7 +29,7 @@ extension ConfigKey {
         "upstream.maxBodyBytes": "largest upstream response body (502 beyond, the transfer cut off)",
         "upstream.attempts": "attempts per upstream GET, the first included",
         "upstream.baseDelayMilliseconds": "backoff before the first retry (doubling, full jitter)",
-        "upstream.maxDelayMilliseconds": "cap of the backoff and of Retry-After",
+        "upstream.maxDelayMilliseconds": "cap of the backoff (an upstream's Retry-After is waited in full)",
         "upstream.attemptTimeoutSeconds": "one upstream attempt",
         "upstream.deadlineSeconds": "the whole upstream call, retries and waits included",
         "upstream.cacheTTLSeconds": "response cache freshness",

@@ -115,7 +115,8 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var attempts = 3
         /// The backoff before the first retry, in milliseconds; it doubles each retry, with full jitter.
         public var baseDelayMilliseconds = 100
-        /// The longest backoff between two attempts, in milliseconds (also caps `Retry-After`).
+        /// The longest backoff between two attempts, in milliseconds (an upstream's `Retry-After` is waited in
+        /// full, within the deadline).
         public var maxDelayMilliseconds = 2_000
         /// Seconds one attempt may take before it counts as a timeout.
         public var attemptTimeoutSeconds = 5.0

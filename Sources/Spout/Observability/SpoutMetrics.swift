@@ -29,6 +29,9 @@ final class SpoutMetrics: Sendable {
     let upstreamInFlight: Gauge
     /// `spout_upstream_cache_bytes`: bytes of response bodies in the upstream cache (read from the cache).
     let upstreamCacheBytes: SampledGauge
+    /// `spout_upstream_transfers_open`: upstream transfers whose connections are open or opening (read
+    /// from the client's driver); an attempt that ended counts until its connection is closed.
+    let upstreamTransfersOpen: SampledGauge
     /// The `spout_channel…` metrics.
     let channels: ChannelMetrics
 
@@ -74,6 +77,10 @@ final class SpoutMetrics: Sendable {
         upstreamCacheBytes = registry.sampledGauge(
             "spout_upstream_cache_bytes",
             help: "Bytes of response bodies held by the upstream cache."
+        )
+        upstreamTransfersOpen = registry.sampledGauge(
+            "spout_upstream_transfers_open",
+            help: "Upstream transfers whose connections are open or opening."
         )
         channels = ChannelMetrics(registry: registry)
         streamsEnded.preinitialize(StreamEnd.allCases.map { [$0.rawValue] })

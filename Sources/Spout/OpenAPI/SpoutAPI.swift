@@ -283,6 +283,7 @@ enum SpoutAPI {
 
     static let upstreamFailures: [APIResponse] = [
         .problem(502, .upstreamFailed),
+        .problem(503, .upstreamUnavailable),
         .problem(504, .upstreamTimeout),
     ]
 

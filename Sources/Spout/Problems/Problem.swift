@@ -94,6 +94,7 @@ extension Problem {
         static let notAcceptable = ProblemType.notAcceptable.uri
         static let upstreamFailed = ProblemType.upstreamFailed.uri
         static let upstreamTimeout = ProblemType.upstreamTimeout.uri
+        static let upstreamUnavailable = ProblemType.upstreamUnavailable.uri
         static let unavailable = ProblemType.unavailable.uri
         static let invalidBody = ProblemType.invalidBody.uri
         static let contentTooLarge = ProblemType.contentTooLarge.uri

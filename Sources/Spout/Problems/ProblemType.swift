@@ -52,8 +52,8 @@ struct ProblemType: Sendable, Equatable {
 extension ProblemType {
     /// Every kind Spout emits, in the order the document lists them.
     static let all: [ProblemType] = [
-        invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout, unavailable,
-        invalidBody, contentTooLarge, unsupportedMediaType, unauthorized, forbidden,
+        invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout,
+        upstreamUnavailable, unavailable, invalidBody, contentTooLarge, unsupportedMediaType, unauthorized, forbidden,
     ]
 
     /// `400`: a query parameter, path segment or header is malformed, out of range or unknown.
@@ -168,6 +168,31 @@ extension ProblemType {
         members: [
             Member(name: "upstream", jsonType: "string", meaning: "the upstream resource that timed out"),
             Member(name: "attempts", jsonType: "integer", meaning: "how many attempts were made, when more than one"),
+            Member(
+                name: "part",
+                jsonType: "string",
+                meaning: "the part of a dashboard that failed (in its errors list)"
+            ),
+            Member(name: "step", jsonType: "string", meaning: "the workflow step that failed, on /workflow"),
+        ]
+    )
+
+    /// `503`: the upstream asked to be called later than the call could wait.
+    static let upstreamUnavailable = ProblemType(
+        slug: "upstream-unavailable",
+        title: "Upstream unavailable",
+        statuses: [503],
+        meaning: """
+            The upstream JSON API answered 429 or 503 with a Retry-After, and Spout never calls an upstream before \
+            the time it asked for: that time was past the call's deadline (upstream.deadlineSeconds), or the \
+            retries ran out. Nothing was fetched.
+            """,
+        remedy: "Retry after Retry-After seconds (the upstream's own wait, rounded up to whole seconds).",
+        members: [
+            Member(name: "upstream", jsonType: "string", meaning: "the upstream resource that asked for the wait"),
+            Member(name: "upstreamStatus", jsonType: "integer", meaning: "the upstream's status, 429 or 503"),
+            Member(name: "attempts", jsonType: "integer", meaning: "how many attempts were made, when more than one"),
+            Member(name: "retryAfter", jsonType: "integer", meaning: "the seconds to wait, as in Retry-After"),
             Member(
                 name: "part",
                 jsonType: "string",

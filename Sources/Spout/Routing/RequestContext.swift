@@ -104,6 +104,10 @@ struct RequestContext: Sendable {
         let problem = instanced(problem)
         var headers = headers
         headers.replaceOrAdd(name: "Content-Type", value: Problem.mediaType)
+        if problem.status == 503, let seconds = cause?.retryAfterSeconds {
+            // The upstream's own wait: a client retrying sooner would only be answered the same.
+            headers.replaceOrAdd(name: "Retry-After", value: String(seconds))
+        }
         respond(
             status: Status(code: problem.status),
             headers: headers,
@@ -426,8 +430,7 @@ final class ServiceContext: Sendable {
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
             baseURL: configuration.upstream.baseURL.isEmpty ? nil : URL(string: configuration.upstream.baseURL),
-            metrics: metrics,
-            eventLoopQueues: loops.map(\.queue)
+            metrics: metrics
         )
         let heartbeat = Duration.milliseconds(Int64((configuration.sse.heartbeatSeconds * 1000).rounded()))
         var tickers: [ObjectIdentifier: HeartbeatTicker] = [:]

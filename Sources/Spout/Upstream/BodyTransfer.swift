@@ -9,18 +9,18 @@ import Reactive
 /// One `GET` through an ``UpstreamSession``, as a publisher of its response and body, with the body
 /// read up to a byte limit.
 ///
-/// Nothing is sent until the subscriber asks for a value. The task is created, resumed and cancelled
-/// on the networking queue of one of the session's lanes, never by the caller, so subscribing,
-/// requesting and cancelling return at once on any thread, an event loop included. The body is counted
-/// as it arrives (the session's delegate hands over each piece): a `Content-Length` over `maxBodyBytes`
-/// fails the transfer when the head arrives, and a body that grows past it fails it at that byte; either
-/// way the task is cancelled and what was read is dropped. Cancelling stops delivery at once and
-/// cancels the task.
+/// Nothing is sent until the subscriber asks for a value. The transfer runs on the session's
+/// ``CurlDriver`` thread; subscribing, requesting and cancelling only hand it a command, so they return at
+/// once on any thread, an event loop included. The body is counted as it arrives: a `Content-Length` over
+/// `maxBodyBytes` fails the transfer when the head arrives, and a body that grows past it fails it at that
+/// byte; either way libcurl is refused the next byte, the connection is closed and what was read is
+/// dropped. Cancelling stops delivery at once; the connection is closed at the driver's next turn.
 ///
 ///     BodyTransfer(url: url, headers: [:], timeoutInterval: 6, maxBodyBytes: 4 << 20, session: session)
 ///         .sink(receiveCompletion: { print($0) }, receiveValue: { print($0.data.count, "bytes") })
 ///
-/// **Thread safety:** a value; each subscription is safe to request and cancel from any thread.
+/// **Thread safety:** a value; each subscription is safe to request and cancel from any thread. The
+/// subscriber is called on a Dispatch worker, never on the driver's thread (which only moves bytes).
 struct BodyTransfer: Publisher, Sendable {
     typealias Output = (data: Data, response: HTTPURLResponse)
     typealias Failure = BodyTransferError
@@ -30,9 +30,9 @@ struct BodyTransfer: Publisher, Sendable {
     static let largeBodyBytes = 1 << 20
 
     let url: URL
-    /// Header fields set on the request, beyond the session's `Accept` and `User-Agent`.
+    /// Header fields set on the request, beyond the session's own (`Accept`, `User-Agent`, ...).
     let headers: [String: String]
-    /// The request's `timeoutInterval` (a backstop behind the client's own timers).
+    /// libcurl's time limit for the whole transfer (a backstop behind the client's own timers).
     let timeoutInterval: TimeInterval
     let maxBodyBytes: Int
     let session: UpstreamSession
@@ -42,25 +42,23 @@ struct BodyTransfer: Publisher, Sendable {
     }
 }
 
-/// One subscription to a ``BodyTransfer``: the state machine, the subscriber, and the calls to
-/// FoundationNetworking through the session's queue.
+/// One subscription to a ``BodyTransfer``: the state machine, the subscriber, and its ``CurlTask``.
 ///
-/// **Ownership:** retained by its subscriber until it cancels or the transfer ends, and by its lane's
-/// router while its task runs.
+/// **Ownership:** retained by its subscriber until it cancels or the transfer ends, and by its task while
+/// the task runs.
 ///
 /// **Thread safety:** safe to call from any thread; `machine` and `subscriber` are guarded by `lock`,
-/// which is never held while calling the subscriber or FoundationNetworking.
-private final class BodyTransferSubscription<S: Subscriber>: Subscription, TransferSink, CustomStringConvertible,
+/// which is never held while calling the subscriber or the driver.
+private final class BodyTransferSubscription<S: Subscriber>: Subscription, CurlTaskOwner, CustomStringConvertible,
     @unchecked Sendable
 where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
-    // @unchecked Sendable: `machine` and `subscriber` are guarded by `lock`; `transfer` is immutable.
+    // @unchecked Sendable: `machine`, `crossedLimit` and `subscriber` are guarded by `lock`; `transfer` is
+    // immutable.
     private let transfer: BodyTransfer  // Immutable.
     private let lock = Lock()
-    /// Where this transfer's task is created, resumed and cancelled, chosen when it starts. // Guarded by lock.
-    private var lane: NetworkingLane?
-    /// Whether the body crossed the limit (its task runs on until the cancel lands). // Guarded by lock.
+    /// Whether the body crossed the limit. // Guarded by lock.
     private var crossedLimit = false
-    private var machine: BodyTransferStateMachine  // Guarded by lock.
+    private var machine: BodyTransferStateMachine<CurlTask>  // Guarded by lock.
     private var subscriber: S?  // Guarded by lock.
 
     init(transfer: BodyTransfer, subscriber: S) {
@@ -72,80 +70,58 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
     var description: String { "BodyTransfer" }
 
     func request(_ demand: Subscribers.Demand) {
-        guard demand > .none else { return }
-        let lane = lock.withLock { () -> NetworkingLane? in
-            guard machine.demanded() else { return nil }
-            let lane = transfer.session.lane()
-            self.lane = lane
-            return lane
+        guard demand > .none, lock.withLock({ machine.demanded() }) else { return }
+        let session = transfer.session
+        let task = CurlTask(
+            url: transfer.url,
+            headers: session.headers(adding: transfer.headers),
+            timeoutMilliseconds: UpstreamClient.nanoseconds(transfer.timeoutInterval) / 1_000_000,
+            owner: self
+        )
+        guard case .start = lock.withLock({ machine.taskCreated(task) }) else { return }
+        guard let driver = session.driver else {
+            fail(URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: UpstreamSession.unavailable]))
+            return
         }
-        // Captured as an existential, so the @Sendable closure holds no generic metatype.
-        let sink: any TransferSink = self
-        guard let lane else { return }
-        lane.perform(.start, url: transfer.url) { session in sink.start(in: session, lane: lane) }
+        if !driver.start(task) {
+            // The session was invalidated (the service is shutting down).
+            fail(URLError(.cancelled))
+        }
     }
 
     func cancel() {
-        let running = lock.withLock { () -> (URLSessionDataTask, NetworkingLane?)? in
+        let task = lock.withLock { () -> CurlTask? in
             subscriber = nil
-            return machine.cancelled().map { ($0, lane) }
+            return machine.cancelled()
         }
-        if let (task, lane) = running, let lane { cancelTask(task, on: lane) }
+        if let task { transfer.session.driver?.cancel(task) }
     }
 
-    /// Cancels `task` on the networking queue of `lane`, where it started. Its callbacks still come here
-    /// (and are dropped) until it reports its end, which may be seconds later: see ``UpstreamSession``.
-    private func cancelTask(_ task: URLSessionDataTask, on lane: NetworkingLane) {
-        let box = TaskBox(task)
-        lane.perform(.cancel, url: transfer.url) { urlSession in
-            if let urlSession { box.task.cancelUnlessCached(in: urlSession) }
-        }
+    private func fail(_ error: URLError) {
+        let (action, subscriber) = lock.withLock { (machine.completed(error), takeSubscriber()) }
+        guard case .fail(let failure) = action, let subscriber else { return }
+        Self.deliver { subscriber.receive(completion: .failure(failure)) }
     }
 
-    /// On the networking queue of `lane`: creates and resumes the task, unless cancelled meanwhile.
-    func start(in session: URLSession?, lane: NetworkingLane) {
-        guard let session else {
-            if let subscriber = lock.withLock({ machine.couldNotStart() ? takeSubscriber() : nil }) {
-                subscriber.receive(completion: .failure(.transport(URLError(.cancelled))))
-            }
-            return
-        }
-        guard lock.withLock({ machine.shouldCreateTask() }) else { return }
-        var request = URLRequest(url: transfer.url)
-        request.httpMethod = "GET"
-        request.timeoutInterval = transfer.timeoutInterval
-        for (name, value) in transfer.headers {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
-        let task = session.dataTask(with: request)
-        lane.router.register(task.taskIdentifier, self)
-        let action = lock.withLock { machine.taskCreated(task) }
-        task.resume()
-        if case .resumeThenCancel = action {
-            task.cancelUnlessCached(in: session)
-        }
-    }
+    // MARK: CurlTaskOwner (the driver's thread)
 
-    // MARK: TransferSink (the session's delegate queue)
-
-    func responded(_ response: URLResponse) {
+    func responded(_ response: HTTPURLResponse) -> Bool {
         handle(lock.withLock { machine.responded(response) })
     }
 
-    func received(_ data: Data) {
-        handle(lock.withLock { machine.received(data) })
+    func received(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        handle(lock.withLock { machine.received(bytes) })
     }
 
-    func completed(_ error: (any Error)?) {
+    func completed(_ error: URLError?) {
         let (action, subscriber, overran) = lock.withLock {
-            () -> (BodyTransferStateMachine.CompletionAction, S?, Bool) in
+            () -> (BodyTransferStateMachine<CurlTask>.CompletionAction, S?, Bool) in
             let action = machine.completed(error)
             if case .none = action { return (action, nil, crossedLimit) }
             return (action, takeSubscriber(), false)
         }
         if overran {
-            // The task of a body over the limit has ended at last: whatever it read meanwhile (dropped as it
-            // came, but by way of buffers queued for the delegate) is free now.
+            // The task of a body over the limit has ended: the buffers it grew are free now.
             MemoryReturn.shared.largeBufferReleased()
         }
         guard let subscriber else { return }
@@ -155,22 +131,25 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
         case .deliver(let data, let response, let isPresized):
             // A body that grew by appends may hold up to as much again in spare capacity: keep an exact copy.
             let body = !isPresized && data.count > 64 * 1024 ? Data(data) : data
-            _ = subscriber.receive((body, response))
-            subscriber.receive(completion: .finished)
+            Self.deliver {
+                _ = subscriber.receive((body, response))
+                subscriber.receive(completion: .finished)
+            }
         case .fail(let error):
-            subscriber.receive(completion: .failure(error))
+            Self.deliver { subscriber.receive(completion: .failure(error)) }
         }
     }
 
-    /// Fails the subscriber and cancels the task when a limit was crossed.
-    private func handle(_ action: BodyTransferStateMachine.ReceiveAction) {
-        guard case .fail(let error, let task) = action else { return }
-        let (subscriber, taskLane) = lock.withLock { () -> (S?, NetworkingLane?) in
+    /// Fails the subscriber when a limit was crossed; returns whether the transfer goes on. The driver ends
+    /// a transfer whose callback says no, so there is no cancel to send.
+    private func handle(_ action: BodyTransferStateMachine<CurlTask>.ReceiveAction) -> Bool {
+        guard case .fail(let error, _) = action else { return true }
+        let subscriber = lock.withLock { () -> S? in
             if case .tooLarge = error { crossedLimit = true }
-            return (takeSubscriber(), lane)
+            return takeSubscriber()
         }
-        if let taskLane { cancelTask(task, on: taskLane) }
-        subscriber?.receive(completion: .failure(error))
+        if let subscriber { Self.deliver { subscriber.receive(completion: .failure(error)) } }
+        return false
     }
 
     /// The subscriber, once: later calls get `nil`. Call with the lock held.
@@ -178,16 +157,23 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
         defer { subscriber = nil }
         return subscriber
     }
+
+    /// Runs a call to the subscriber on a Dispatch worker: the driver's thread only moves bytes (a 4 MiB
+    /// body decoded there would hold up every other transfer).
+    private static func deliver(_ work: @escaping () -> Void) {
+        let box = UncheckedBox(work)
+        DispatchQueue.global().async { box.value() }
+    }
 }
 
-/// Carries a task to the networking queue.
+/// Carries a closure that captures a non-Sendable subscriber to the Dispatch worker that calls it.
 ///
-/// **Thread safety:** audited: the task is only used on the networking queue once boxed; URLSessionTask
-/// is thread-safe in FoundationNetworking.
-private struct TaskBox: @unchecked Sendable {
-    let task: URLSessionDataTask
+/// **Thread safety:** audited: the subscription hands over the subscriber's last call once, after taking
+/// it out of its state under the lock, so no other thread calls that subscriber afterwards.
+private struct UncheckedBox: @unchecked Sendable {
+    let value: () -> Void
 
-    init(_ task: URLSessionDataTask) {
-        self.task = task
+    init(_ value: @escaping () -> Void) {
+        self.value = value
     }
 }

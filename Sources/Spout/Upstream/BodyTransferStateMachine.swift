@@ -7,12 +7,14 @@ import Foundation
 /// The life of one ``BodyTransfer`` subscription: demand, the task, the response and the body read so
 /// far, and the end.
 ///
-/// Every event returns what the owner must do; the owner calls the subscriber and FoundationNetworking
+/// Every event returns what the owner must do; the owner calls the subscriber and the transfer's driver
 /// outside its lock. Whoever moves the state to `.done` owns the subscriber's last call, so the
-/// delegate's callbacks, a cancel and a limit crossed can race without a double or a late delivery.
+/// driver's callbacks, a cancel and a limit crossed can race without a double or a late delivery.
+///
+/// `Task` is what runs the transfer (a ``CurlTask`` in the service; anything in the machine's own tests).
 ///
 /// **Thread safety:** value type; its subscription keeps it under a lock.
-struct BodyTransferStateMachine {
+struct BodyTransferStateMachine<Task> {
     /// The body read so far and the response it belongs to.
     struct Body {
         var response: HTTPURLResponse?
@@ -24,28 +26,27 @@ struct BodyTransferStateMachine {
     private enum State {
         /// Subscribed; nothing asked for yet. Next: `.starting`, `.done`.
         case waiting
-        /// Asked for; the task is being created on the networking queue. Next: `.running`, `.done`.
+        /// Asked for; the task is being created. Next: `.running`, `.done`.
         case starting
         /// The task runs; the body grows. Next: `.done`.
-        case running(URLSessionDataTask, Body)
+        case running(Task, Body)
         /// Delivered, failed or cancelled. Final.
         case done
     }
 
     /// What the owner does once a task was created.
     enum StartAction {
-        /// Resume it.
-        case resume
-        /// Resume it, then cancel it: the subscription was cancelled while it was being created (a
-        /// resumed task reliably reports its end; a never-resumed one may stay in the session for good).
-        case resumeThenCancel
+        /// Start it.
+        case start
+        /// Drop it unstarted: the subscription was cancelled while it was being created.
+        case drop
     }
 
     /// What the owner does after a response or body bytes arrived.
     enum ReceiveAction {
         case none
         /// Fail the subscriber with the error and cancel the task.
-        case fail(BodyTransferError, cancel: URLSessionDataTask)
+        case fail(BodyTransferError, cancel: Task)
     }
 
     /// What the owner does once the task ended.
@@ -78,34 +79,16 @@ struct BodyTransferStateMachine {
         return true
     }
 
-    /// On the networking queue, before creating the task: whether it is still wanted.
-    func shouldCreateTask() -> Bool {
-        if case .starting = state { return true }
-        return false
-    }
-
     /// The task was created.
-    mutating func taskCreated(_ task: URLSessionDataTask) -> StartAction {
-        guard case .starting = state else { return .resumeThenCancel }
+    mutating func taskCreated(_ task: Task) -> StartAction {
+        guard case .starting = state else { return .drop }
         state = .running(task, Body())
-        return .resume
-    }
-
-    /// The transfer could not start (the session was invalidated): returns whether to fail the
-    /// subscriber.
-    mutating func couldNotStart() -> Bool {
-        guard case .starting = state else { return false }
-        state = .done
-        return true
+        return .start
     }
 
     /// The response head arrived: a `Content-Length` over the limit ends the transfer.
-    mutating func responded(_ response: URLResponse) -> ReceiveAction {
+    mutating func responded(_ http: HTTPURLResponse) -> ReceiveAction {
         guard case .running(let task, var body) = state else { return .none }
-        guard let http = response as? HTTPURLResponse else {
-            state = .done
-            return .fail(.notHTTP, cancel: task)
-        }
         let declared = http.expectedContentLength
         if declared > Int64(limit) {
             state = .done
@@ -121,7 +104,7 @@ struct BodyTransferStateMachine {
     }
 
     /// Body bytes arrived: kept while within the limit; crossing it ends the transfer.
-    mutating func received(_ data: Data) -> ReceiveAction {
+    mutating func received(_ data: UnsafeRawBufferPointer) -> ReceiveAction {
         guard case .running(let task, var body) = state else { return .none }
         guard data.count <= limit - body.data.count else {
             state = .done
@@ -129,24 +112,24 @@ struct BodyTransferStateMachine {
         }
         // Out of the state while it grows, so the append does not copy it.
         state = .starting
-        body.data.append(data)
+        if let base = data.baseAddress { body.data.append(base.assumingMemoryBound(to: UInt8.self), count: data.count) }
         state = .running(task, body)
         return .none
     }
 
     /// The task ended, with `error` if it failed.
-    mutating func completed(_ error: (any Error)?) -> CompletionAction {
+    mutating func completed(_ error: URLError?) -> CompletionAction {
         guard case .running(_, let body) = state else { return .none }
         state = .done
         if let error {
-            return .fail(.transport(error as? URLError ?? URLError(.unknown)))
+            return .fail(.transport(error))
         }
         guard let response = body.response else { return .fail(.notHTTP) }
         return .deliver(body.data, response, isPresized: body.isPresized)
     }
 
     /// The subscriber cancelled: returns the task to cancel, if one runs.
-    mutating func cancelled() -> URLSessionDataTask? {
+    mutating func cancelled() -> Task? {
         defer { state = .done }
         if case .running(let task, _) = state { return task }
         return nil

@@ -36,9 +36,11 @@ extension UpstreamClient {
                 maxRetries: configuration.attempts - 1,
                 backoff: backoff,
                 shouldRetry: { error in
-                    // A Retry-After longer than what is left of the deadline would only end in a
-                    // timeout: fail now with the upstream's own answer instead.
-                    let wait = retryAfter(error).map { backoff.cappedHint($0) } ?? .zero
+                    // The upstream is never called before the time its Retry-After asked for (the wait is
+                    // not capped like the backoff). A wait longer than what is left of the deadline would
+                    // only end in a timeout: fail now with the upstream's answer, which the route gives as a
+                    // 503 with that Retry-After.
+                    let wait = retryAfter(error) ?? .zero
                     return error.isRetryable && tracker.remaining > wait
                 },
                 retryAfter: retryAfter

@@ -9,7 +9,7 @@ import Synchronization
 /// Spout's outbound client for the JSON API behind its article routes.
 ///
 /// Each call is a lazily started publisher: nothing goes on the network until a subscriber asks
-/// for the value, and cancelling the subscription cancels the `URLSessionTask`. One `GET` goes
+/// for the value, and cancelling the subscription ends the transfer and closes its connection. One `GET` goes
 /// through, from the caller up:
 ///
 /// 1. the ``ResponseCache``, keyed by absolute URL: a fresh body is served from memory, and
@@ -24,11 +24,11 @@ import Synchronization
 ///    status check (`tryMap`) → `mapError` into ``UpstreamError``, bounded by
 ///    `upstream.attemptTimeoutSeconds`.
 ///
-/// No call into FoundationNetworking — creating, resuming or cancelling a task — is ever made by the
-/// caller: they all run on the ``UpstreamSession``'s own serial queue, because on Linux each may wait on
-/// libcurl's queue. So a route that subscribes on an event loop, a client leaving, and the deadline's
-/// timer all return at once whatever the upstream does; the deadline fails the call when it fires, the
-/// cancel of the task follows on the networking queue.
+/// The transfers run on the ``UpstreamSession``'s ``CurlDriver`` thread (libcurl's multi interface, not
+/// `URLSession`): starting and cancelling one only hand that thread a command, so a route that subscribes
+/// on an event loop, a client leaving, and the deadline's timer all return at once whatever the upstream
+/// does; the deadline fails the call when it fires, and the transfer's connection is closed at the
+/// thread's next turn.
 ///
 /// A failure after more than one attempt is ``UpstreamError/gaveUp(attempts:lastStatus:error:)``,
 /// so the problem a route renders says what was tried. Only `GET`s are sent: they are idempotent,
@@ -45,7 +45,7 @@ final class UpstreamClient: Sendable {
     let configuration: SpoutConfiguration.Upstream
     /// The bodies of successful `GET`s, keyed by absolute URL.
     let cache: ResponseCache<Data, UpstreamError>
-    /// The URLSession and the queue every call into FoundationNetworking goes through.
+    /// Where the transfers run.
     let session: UpstreamSession
     private let base: LockedState<URL?>
     let metrics: SpoutMetrics?
@@ -62,21 +62,17 @@ final class UpstreamClient: Sendable {
     ///   - baseURL: The API root; `nil` until ``setBaseURL(_:)`` is called (the demo upstream is
     ///     only known once the service has bound its port).
     ///   - metrics: Where to count requests, retries, cache lookups and latency; `nil` counts nothing.
-    ///   - eventLoopQueues: The queues of the service's event loops, on which no FoundationNetworking
-    ///     call may run (checked on every call; see ``UpstreamSession``).
     convenience init(
         configuration: SpoutConfiguration.Upstream,
         baseURL: URL?,
-        metrics: SpoutMetrics? = nil,
-        eventLoopQueues: [DispatchQueue] = []
+        metrics: SpoutMetrics? = nil
     ) {
         self.init(
             configuration: configuration,
             baseURL: baseURL,
             metrics: metrics,
             backoffScheduler: DispatchQueue.global(),
-            cacheClock: ResponseCache<Data, UpstreamError>.uptime,
-            eventLoopQueues: eventLoopQueues
+            cacheClock: ResponseCache<Data, UpstreamError>.uptime
         )
     }
 
@@ -86,23 +82,15 @@ final class UpstreamClient: Sendable {
     /// - Parameters:
     ///   - backoffScheduler: Times the waits between attempts and subscribes the retries.
     ///   - cacheClock: The cache's clock, in nanoseconds.
-    ///   - eventLoopQueues: The queues no FoundationNetworking call may run on.
     init<S: Scheduler & Sendable>(
         configuration: SpoutConfiguration.Upstream,
         baseURL: URL?,
         metrics: SpoutMetrics?,
         backoffScheduler: S,
-        cacheClock: @escaping ResponseCache<Data, UpstreamError>.Clock,
-        eventLoopQueues: [DispatchQueue] = []
+        cacheClock: @escaping ResponseCache<Data, UpstreamError>.Clock
     ) {
         self.configuration = configuration
-        // Our own timers enforce the attempt timeout and the deadline exactly; URLSession's are only
-        // a backstop, in whole seconds and a second later, because the libcurl-based URLSession
-        // turns a sub-second interval into an immediate timeout.
         self.session = UpstreamSession(
-            requestTimeout: Self.backstop(configuration.attemptTimeoutSeconds),
-            resourceTimeout: Self.backstop(configuration.deadlineSeconds),
-            eventLoopQueues: eventLoopQueues,
             // No base URL yet means the service's own demo routes: mark the calls so they are not counted as traffic.
             additionalHeaders: baseURL == nil ? [SelfCall.headerName: SelfCall.token] : [:]
         )
@@ -123,6 +111,7 @@ final class UpstreamClient: Sendable {
         )
         if let metrics {
             metrics.upstreamCacheBytes.sample { [weak cache] in cache?.totalCost ?? 0 }
+            metrics.upstreamTransfersOpen.sample { [weak session] in session?.runningTransfers ?? 0 }
         }
         self.retrying = { attempt, policy in
             attempt
@@ -137,7 +126,7 @@ final class UpstreamClient: Sendable {
         }
     }
 
-    /// A URLSession timeout that never fires before ours: whole seconds, one more than `seconds`.
+    /// A libcurl time limit that never fires before ours: whole seconds, one more than `seconds`.
     static func backstop(_ seconds: Double) -> TimeInterval {
         guard seconds.isFinite, seconds > 0 else { return 60 }
         return min(seconds, 86_400).rounded(.up) + 1
@@ -213,8 +202,8 @@ final class UpstreamClient: Sendable {
             .eraseToAnyPublisher()
     }
 
-    /// Invalidates the URLSession (on its networking queue): calls under way are cancelled and later
-    /// calls fail as unreachable. For the service's shutdown.
+    /// Ends the transfers under way (as cancelled) and fails later calls as unreachable. For the service's
+    /// shutdown.
     func shutdown() {
         session.invalidate()
     }

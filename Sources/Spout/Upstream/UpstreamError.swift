@@ -75,6 +75,23 @@ enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The wait the upstream asked for with the `Retry-After` of a `429` or `503` that ended the call: Spout
+    /// answers `503` with it instead of calling the upstream again before that time.
+    var upstreamRetryAfter: Duration? {
+        switch self {
+        case .status(_, let code, let retryAfter?) where code == 429 || code == 503: retryAfter
+        case .gaveUp(_, _, let error): error.upstreamRetryAfter
+        case .status, .unreachable, .timeout, .badBody, .tooLarge: nil
+        }
+    }
+
+    /// ``upstreamRetryAfter`` as the whole seconds of a `Retry-After` field (rounded up, at least 1).
+    var retryAfterSeconds: Int? {
+        guard let wait = upstreamRetryAfter else { return nil }
+        let (seconds, attoseconds) = wait.components
+        return Int(max(1, min(86_400, seconds + (attoseconds > 0 ? 1 : 0))))
+    }
+
     /// Whether trying the same idempotent request again may succeed: connection failures,
     /// timeouts, `408`, `429`, `500`, `502`, `503` and `504`. Other statuses, bad bodies and bodies over
     /// the limit will not change on their own.
@@ -174,7 +191,9 @@ extension UpstreamError {
 }
 
 extension UpstreamError {
-    /// The response a route gives for this failure: `504` for timeouts, `502` otherwise, as an
+    /// The response a route gives for this failure: `503` (with the upstream's wait as `retryAfter`, which
+    /// the response also carries as `Retry-After`) when a `429` or `503` with a `Retry-After` ended it, `504`
+    /// for timeouts, `502` otherwise, as an
     /// RFC 9457 problem naming the upstream resource (`upstream`, e.g. `/posts/1`, never the host) and,
     /// when known, the upstream status (`upstreamStatus`), how many attempts were made (`attempts`, when
     /// more than one) and, for a body over the limit, the limit (`limit`).
@@ -183,6 +202,16 @@ extension UpstreamError {
         if let upstreamStatus { extensions.append(("upstreamStatus", .integer(upstreamStatus))) }
         if attempts > 1 { extensions.append(("attempts", .integer(attempts))) }
         if case .tooLarge(_, let limit, _) = underlying { extensions.append(("limit", .integer(limit))) }
+        if let retryAfterSeconds {
+            extensions.append(("retryAfter", .integer(retryAfterSeconds)))
+            return Problem(
+                status: 503,
+                type: Problem.Kind.upstreamUnavailable,
+                title: "Upstream unavailable",
+                detail: description + " and asked to be called again in \(retryAfterSeconds) s",
+                extensions: extensions
+            )
+        }
         if isTimeout {
             return Problem(
                 status: 504,

@@ -1,91 +1,54 @@
-import Dispatch
 import Foundation
-import Reactive
-import Synchronization
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
-/// The `URLSession`s of an ``UpstreamClient`` and the serial queues that are the only places Spout
-/// calls into FoundationNetworking.
+/// What an ``UpstreamClient``'s transfers share: the header fields every request carries and the
+/// ``CurlDriver`` they run on.
 ///
-/// **Why queues of their own.** On Linux, FoundationNetworking implements `URLSession.dataTask(with:)`,
-/// `URLSessionTask.resume()` and `cancel()` with a `DispatchQueue.sync` onto the session's work queue,
-/// the queue that also drives libcurl. While that queue is busy — an upstream pouring in a body — the
-/// caller waits, and a caller on an event loop stalls every connection of its loop: `/health` stopped
-/// answering and the deadline's cancel never returned. So no caller makes those calls: each is queued on
-/// a ``NetworkingLane``'s serial queue and the caller returns at once.
+/// No transfer blocks its caller: starting and cancelling one hand the driver's thread a command, so a
+/// route that subscribes on an event loop, a client leaving and a deadline's timer all return at once
+/// whatever the upstream does. See ``CurlDriver`` for why the transfers do not go through `URLSession`.
 ///
-/// **Why several.** A session whose work queue is held by libcurl keeps a `cancel()` waiting for as long
-/// as the upstream keeps the socket full: measured, 0.05 to 7 s against a loopback upstream sending
-/// without end (and the session's own timeouts, timers on that same queue, do not fire meanwhile). Every
-/// later call to that session would wait behind it. So there are ``laneCount`` lanes, each with its own
-/// session (created at its first transfer) and queue, and a transfer starts on the lane with the fewest
-/// calls waiting: one runaway upstream body holds up one lane, not the client.
+/// **Ownership:** one per ``UpstreamClient``; invalidated by ``invalidate()`` or when released.
 ///
-/// **The check.** Each call asserts that it runs on its lane's queue and not on one of the event-loop
-/// queues the client was given (`dispatchPrecondition`, kept in release builds), and is reported to the
-/// test observers (see `UpstreamSession+Testing.swift`) with where it ran and where it was asked for.
-///
-/// **Ownership:** one per ``UpstreamClient``; a running transfer retains its lane.
-///
-/// **Thread safety:** safe to call from any thread; the lanes are.
+/// **Thread safety:** safe to call from any thread.
 final class UpstreamSession: Sendable {
-    /// How many sessions (and queues) the calls are spread over.
-    static let laneCount = 4
+    /// Where the transfers run, or `nil` when the system's libcurl could not be loaded (every transfer then
+    /// fails with ``unavailable``).
+    let driver: CurlDriver?
+    /// The fields every request carries, before each transfer's own.
+    let sessionHeaders: [(name: String, value: String)]
 
-    /// The lanes, each with a session, a queue and a router. // Immutable.
-    let lanes: [NetworkingLane]
-    private let nextLane = Atomic<Int>(0)
+    /// Why transfers fail when there is no driver.
+    static let unavailable = "libcurl.so.4 (the system's libcurl, which FoundationNetworking uses) could not be loaded"
 
-    /// Marks the event-loop queues given to any session, to tell whether a caller is on one.
-    static let eventLoopKey = DispatchSpecificKey<Bool>()
-
-    /// - Parameters:
-    ///   - requestTimeout: The sessions' `timeoutIntervalForRequest` (a backstop; Spout's own timers
-    ///     end attempts first).
-    ///   - resourceTimeout: The sessions' `timeoutIntervalForResource` (also a backstop).
-    ///   - eventLoopQueues: The queues of the service's event loops: no call may run on them. They are
-    ///     marked with a queue-specific key of this type's own, to report where a call was asked for.
-    ///   - additionalHeaders: Headers every request of the sessions carries, besides `Accept` and `User-Agent`.
-    init(
-        requestTimeout: TimeInterval,
-        resourceTimeout: TimeInterval,
-        eventLoopQueues: [DispatchQueue] = [],
-        additionalHeaders: [String: String] = [:]
-    ) {
-        for loop in eventLoopQueues { loop.setSpecific(key: Self.eventLoopKey, value: true) }
-        lanes = (0..<Self.laneCount).map { index in
-            NetworkingLane(
-                index: index,
-                requestTimeout: requestTimeout,
-                resourceTimeout: resourceTimeout,
-                eventLoopQueues: eventLoopQueues,
-                additionalHeaders: additionalHeaders
-            )
-        }
+    /// - Parameter additionalHeaders: Fields every request carries, besides `Accept: application/json` and
+    ///   `User-Agent: spout` (which they cannot replace).
+    init(additionalHeaders: [String: String] = [:]) {
+        driver = CurlDriver()
+        let fixed = ["Accept": "application/json", "User-Agent": "spout"]
+        sessionHeaders = additionalHeaders.merging(fixed) { _, fixed in fixed }
+            .sorted { $0.key < $1.key }
+            .map { (name: $0.key, value: $0.value) }
     }
 
-    /// Whether the calling thread runs one of the event-loop queues given to any session.
-    static var isOnEventLoop: Bool { DispatchQueue.getSpecific(key: eventLoopKey) == true }
-
-    /// The lane for a new transfer: the one with the fewest calls waiting, the next in turn among equals.
-    func lane() -> NetworkingLane {
-        let start = nextLane.wrappingAdd(1, ordering: .relaxed).oldValue
-        var best = lanes[start % lanes.count]
-        for offset in 1..<lanes.count {
-            let candidate = lanes[(start &+ offset) % lanes.count]
-            if candidate.pendingCalls < best.pendingCalls { best = candidate }
-        }
-        return best
+    deinit {
+        driver?.invalidate()
     }
 
-    /// The transfers whose tasks run, on every lane (for tests).
-    var runningTransfers: Int { lanes.reduce(0) { $0 + $1.router.count } }
+    /// The fields of a request: the session's, then `extra` (a field of the session's own is not repeated).
+    func headers(adding extra: [String: String]) -> [(name: String, value: String)] {
+        guard !extra.isEmpty else { return sessionHeaders }
+        let taken = Set(sessionHeaders.map { $0.name.lowercased() })
+        return sessionHeaders
+            + extra.sorted { $0.key < $1.key }
+            .filter { !taken.contains($0.key.lowercased()) }
+            .map { (name: $0.key, value: $0.value) }
+    }
 
-    /// Invalidates every lane's session: their tasks are cancelled and later transfers fail as cancelled.
+    /// The transfers whose connections are open or opening.
+    var runningTransfers: Int { driver?.activeTransfers ?? 0 }
+
+    /// Ends every transfer (as cancelled) and refuses new ones. For the service's shutdown.
     func invalidate() {
-        for lane in lanes { lane.invalidate() }
+        driver?.invalidate()
     }
 }

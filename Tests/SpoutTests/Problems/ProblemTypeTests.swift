@@ -78,7 +78,8 @@ import Testing
         let kinds = [
             Problem.Kind.invalidParameter, Problem.Kind.notFound, Problem.Kind.methodNotAllowed,
             Problem.Kind.notAcceptable,
-            Problem.Kind.upstreamFailed, Problem.Kind.upstreamTimeout, Problem.Kind.unavailable,
+            Problem.Kind.upstreamFailed, Problem.Kind.upstreamTimeout, Problem.Kind.upstreamUnavailable,
+            Problem.Kind.unavailable,
             Problem.Kind.invalidBody, Problem.Kind.contentTooLarge, Problem.Kind.unsupportedMediaType,
             Problem.Kind.unauthorized, Problem.Kind.forbidden,
         ]

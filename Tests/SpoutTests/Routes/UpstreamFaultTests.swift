@@ -9,7 +9,7 @@ import Testing
 
 /// An upstream that misbehaves with its body — sends one without end, sends far too much, or drips it
 /// a byte at a time — gets an answer within the deadline, and the service keeps answering `/health`
-/// while it lasts: real sockets, real `URLSession`, the service's own routes.
+/// while it lasts: real sockets, the system's libcurl, the service's own routes.
 ///
 /// The bound on each `/health` is generous (1 s, where the benchmark `bench/upstream_faults.sh` measures
 /// the real figure, a few milliseconds), so the tests say whether the loops stay free, not how fast a
@@ -139,19 +139,12 @@ import Testing
     }
 
     /// A route subscribes on its event loop, a client that leaves is noticed on it, and a deadline fires
-    /// on a timer: none of them calls into FoundationNetworking there. Every call (task start, cancel)
-    /// runs on a networking lane's queue, which the observer sees, and inside the lane
-    /// `dispatchPrecondition(.notOnQueue)` would trap on a loop.
-    @Test func aRouteNeverCallsFoundationNetworkingOnAnEventLoop() async throws {
+    /// on a timer: each only hands the upstream driver a command, and each closes the upstream connection
+    /// of the transfer it ends.
+    @Test func aClientLeavingAndADeadlineBothCloseTheUpstreamConnection() async throws {
         let post = #"{"userId":1,"id":1,"title":"t","body":"b"}"#
         let fixture = try UpstreamFixture { request in request.path == "/posts/1" ? .json(post) : .hang }
         defer { fixture.stop() }
-        let port = fixture.port
-        let records = LockedState<[NetworkingCallRecord]>([])
-        let token = UpstreamSession._addObserver { record in
-            if record.url?.port == port { records.withLock { $0.append(record) } }
-        }
-        defer { UpstreamSession._removeObserver(token) }
         let server = try Self.server(fixture)
 
         // An answer.
@@ -161,22 +154,32 @@ import Testing
         try leaving.sendGet("/articles/2")
         #expect(await fixture.waitUntil { $0.requests(to: "/posts/2") == 1 })
         leaving.close()
-        #expect(await fixture.waitUntil(timeout: .seconds(30)) { $0.inFlight == 0 })
+        #expect(await fixture.waitUntil(timeout: .seconds(5)) { $0.inFlight == 0 }, "the client's leaving closed it")
         // A deadline.
         #expect(try server.get("/articles/3", timeout: .seconds(30)).status == 504)
-        #expect(await fixture.waitUntil(timeout: .seconds(30)) { $0.inFlight == 0 })
-        #expect(await waitUntil { records.withLock { $0.filter { $0.call == .cancel }.count } >= 2 })
-
-        let seen = records.withLock { $0 }
-        let starts = seen.filter { $0.call == .start }
-        let cancels = seen.filter { $0.call == .cancel }
-        #expect(starts.count == 3, "\(seen)")
-        #expect(cancels.count == 2, "\(seen)")
-        #expect(seen.allSatisfy { $0.ranOnNetworkingQueue && !$0.ranOnEventLoop }, "\(seen)")
-        #expect(starts.allSatisfy { $0.requestedOnEventLoop }, "the routes subscribed on their loops: \(starts)")
-        #expect(cancels.contains { $0.requestedOnEventLoop }, "the client gone was noticed on its loop: \(cancels)")
-        #expect(cancels.contains { !$0.requestedOnEventLoop }, "the deadline fired on a timer: \(cancels)")
+        #expect(await fixture.waitUntil(timeout: .seconds(5)) { $0.inFlight == 0 }, "the deadline closed it")
+        #expect(try UpstreamCrowdTests.openTransfers(server) == 0)
         #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    /// An upstream that asks to be called in a minute, past the deadline: answered at once with `503`, the
+    /// upstream's wait as `Retry-After`, and no second call.
+    @Test func aRetryAfterPastTheDeadlineIsA503CarryingIt() async throws {
+        let fixture = try UpstreamFixture { _ in .status(429, headers: ["Retry-After": "60"]) }
+        defer { fixture.stop() }
+        let server = try RouteTest.server(upstream: fixture, attemptTimeoutSeconds: 5) { configuration in
+            configuration.upstream.attempts = 3
+            configuration.upstream.deadlineSeconds = 10
+        }
+        let response = try server.get("/articles/1")
+        #expect(response.status == 503)
+        #expect(response.header("Retry-After") == "60")
+        let problem = RouteTest.object(response.body)
+        #expect(problem["type"] as? String == Problem.Kind.upstreamUnavailable)
+        #expect(problem["retryAfter"] as? Int == 60)
+        #expect(problem["upstreamStatus"] as? Int == 429)
+        #expect(fixture.snapshot.requests(to: "/posts/1") == 1, "the upstream was called again before its time")
         await server.stop()
     }
 }

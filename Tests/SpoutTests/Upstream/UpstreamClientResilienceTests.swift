@@ -186,8 +186,33 @@ import Testing
         let url = fixture.baseURL.absoluteString + "/posts/1"
         let target = UpstreamTarget(url: url, resource: "/posts/1")
         #expect(result.failure == .status(target, code: 429, retryAfter: .seconds(60)))
-        #expect(result.failure?.problem.status == 502)
+        let problem = try #require(result.failure?.problem)
+        #expect(problem.status == 503)
+        #expect(problem.type == Problem.Kind.upstreamUnavailable)
+        #expect(result.failure?.retryAfterSeconds == 60)
         #expect(fixture.snapshot.requests(to: "/posts/1") == 1)
+    }
+
+    /// A `Retry-After` longer than the backoff's cap (2 s here) is still waited in full: the upstream is not
+    /// called before the 5 s it asked for.
+    @Test func retryAfterBeyondTheBackoffCapIsWaitedInFull() async throws {
+        let fixture = try UpstreamFixture { request in
+            request.attempt == 1 ? .status(503, headers: ["Retry-After": "5"]) : .json(Self.post)
+        }
+        defer { fixture.stop() }
+        let backoff = VirtualTimeScheduler()
+        let metrics = SpoutMetrics()
+        let configuration = Self.configuration(deadline: 30, maxDelayMilliseconds: 2_000)
+        let client = Self.client(fixture, configuration, metrics: metrics, backoff: backoff)
+        let result = Task { await client.get(Post.self, "/posts/1").firstResult() }
+
+        #expect(await waitUntil { backoff.pendingActionCount == 1 })
+        backoff.advance(by: .milliseconds(4_999))
+        #expect(metrics.upstreamRetries.value() == 0, "called again before the Retry-After")
+        backoff.advance(by: .milliseconds(1))
+        #expect(metrics.upstreamRetries.value() == 1)
+        #expect(try await result.value.get().id == 1)
+        #expect(fixture.snapshot.requests(to: "/posts/1") == 2)
     }
 
     // MARK: Deadlines

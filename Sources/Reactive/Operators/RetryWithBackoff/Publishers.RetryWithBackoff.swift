@@ -6,7 +6,8 @@ extension Publisher {
     ///
     /// Not in Combine. Combine's `retry(_:)` resubscribes at once; this one waits
     /// ``Backoff/delay(forRetry:)`` before retry *n* (or the delay `retryAfter` reads from the
-    /// error, such as an HTTP `Retry-After`, capped by ``Backoff/maximum``), so that a failing
+    /// error, such as an HTTP `Retry-After`, waited in full: ``Backoff/maximum`` bounds the backoff's own
+    /// growth, not what a server asked for; bound that with `shouldRetry`), so that a failing
     /// service is not hammered. There are at most `1 + maxRetries` subscriptions to upstream in
     /// total; a negative `maxRetries` counts as zero. An error for which `shouldRetry` returns
     /// `false`, or the error of the last attempt, is passed downstream at once. Outstanding
@@ -197,7 +198,7 @@ extension Publishers.RetryWithBackoff {
             var delay: Int?
             if shouldRetry(error) {
                 if let hint = retryAfter?(error) {
-                    delay = Swift.min(Swift.max(0, hint.saturatingNanoseconds), backoff.maximumNanoseconds)
+                    delay = Swift.max(0, hint.saturatingNanoseconds)
                 } else {
                     delay = backoff.delayNanoseconds(forRetry: retry)
                 }
