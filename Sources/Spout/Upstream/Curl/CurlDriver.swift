@@ -63,6 +63,11 @@ final class CurlDriver: @unchecked Sendable {
         self.name = name
     }
 
+    deinit {
+        // A started thread retains the driver until it has cleaned up the multi handle itself.
+        if !inbox.withLock({ $0.threadStarted }) { _ = curl.multiCleanup(multi) }
+    }
+
     /// The transfers whose connections are open or opening.
     var activeTransfers: Int { runningCount.withLock { $0 } }
 
