@@ -22,10 +22,11 @@ WORKDIR /src
 # cannot stamp a build, so this stage rewrites the one line that holds it. Letters, digits, . _ - only.
 ARG SPOUT_REVISION=unknown
 # The manifest first, so dependency resolution (there is none beyond the toolchain) caches.
+# Tests too: the manifest declares the test targets, and SwiftPM wants their folders. Not bench/ (a package of
+# its own that this build never reads), so editing a benchmark does not rebuild the image.
 COPY Package.swift ./
 COPY Sources Sources
 COPY Tests Tests
-COPY bench bench
 COPY config config
 RUN case "$SPOUT_REVISION" in (*[!A-Za-z0-9._-]*|"") echo "SPOUT_REVISION must be letters, digits, . _ -" >&2; exit 1;; esac \
     && sed -i "s/public static let revision = \"unknown\"/public static let revision = \"$SPOUT_REVISION\"/" \
@@ -39,14 +40,17 @@ FROM debian:bookworm-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libcurl4 ca-certificates tzdata curl \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin spout
+    && groupadd --system --gid 10001 spout \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin spout
 COPY --from=build /out/ /
-USER spout
+# Numeric, so a pod's runAsNonRoot: true holds without a runAsUser (Kubernetes cannot tell a name is not root).
+USER 10001:10001
 ENV SPOUT_CONFIG=/etc/spout/spout.json \
     SPOUT_HOST=0.0.0.0 \
     SPOUT_PORT=8080
 EXPOSE 8080
+# Follows SPOUT_PORT when `docker run -e SPOUT_PORT=…` moves the listener.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
-    CMD curl -fsS http://127.0.0.1:8080/health || exit 1
+    CMD curl -fsS "http://127.0.0.1:${SPOUT_PORT:-8080}/health" || exit 1
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/spout"]

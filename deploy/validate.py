@@ -76,6 +76,9 @@ def main():
     config_path = re.search(r"SPOUT_CONFIG=(\S+)", dockerfile).group(1)
     image_port = int(re.search(r"SPOUT_PORT=(\d+)", dockerfile).group(1))
     image_uid = int(re.search(r"--uid (\d+)", dockerfile).group(1))
+    user = re.search(r"^USER (\S+)", dockerfile, re.M)
+    check(user is not None and user.group(1).split(":")[0] == str(image_uid),
+          f"the Dockerfile's USER must be numeric, the uid {image_uid} (runAsNonRoot cannot check a name)")
 
     # The configuration file and the keys Spout knows.
     _, configmap = resources[("ConfigMap", "spout-config")]

@@ -12,7 +12,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 
 if ! python3 -c 'import kubernetes_validate' 2>/dev/null; then
-    echo "kubernetes-validate is not installed: python3 -m pip install kubernetes-validate" >&2
+    echo "kubernetes-validate is not installed. Where pip may install (CI): python3 -m pip install kubernetes-validate;" >&2
+    echo "under Debian's externally managed Python, in a venv:" >&2
+    echo "  python3 -m venv /tmp/kv && /tmp/kv/bin/pip install kubernetes-validate && PATH=/tmp/kv/bin:\$PATH $0" >&2
     exit 2
 fi
 

@@ -25,9 +25,11 @@ struct OpenAPIDocument: Sendable {
         for operation in operations where !tags.contains(operation.tag) { tags.append(operation.tag) }
         value = [
             "openapi": "3.1.0",
+            // Relative: the instance that served the document (a generated client is pointed at its base URL).
+            "servers": [["url": "/", "description": "the instance serving this document"] as JSONValue],
             "info": [
                 "title": "Spout",
-                "version": .string(SpoutAPI.version),
+                "version": .string(BuildInfo.version),
                 "summary": "Streamed sequences, upstream pipelines and live channels, paced by the client's reads.",
                 "description": .string(
                     """
@@ -47,7 +49,7 @@ struct OpenAPIDocument: Sendable {
                     they are configured; without publish tokens only loopback clients may publish.
                     """
                 ),
-                "license": ["name": "See the repository"] as JSONValue,
+                "license": ["name": "Apache License 2.0", "identifier": "Apache-2.0"] as JSONValue,
             ],
             "tags": .array(tags.map { tag -> JSONValue in ["name": .string(tag)] }),
             "paths": .object(paths),

@@ -10,9 +10,6 @@ import Sequences
 ///
 /// **Thread safety:** stateless.
 enum SpoutAPI {
-    /// The document's version of the API (not of the OpenAPI format).
-    static let version = "1.0.0"
-
     /// The schema of a problem of one of `types`: the shared `Problem` with `type` fixed (a `const` for one
     /// type, an `enum` for several).
     static func problemSchema(_ types: [ProblemType]) -> JSONValue {
@@ -253,6 +250,8 @@ enum SpoutAPI {
                         200,
                         "The elements, in the negotiated format.",
                         content: [
+                            // JSON first: generated clients take the first media type as the one they decode.
+                            ("application/json", reference("SequenceDocument")),
                             (
                                 "text/event-stream",
                                 serverSentEvent(
@@ -267,7 +266,6 @@ enum SpoutAPI {
                                     #"{"index":5,"value":"5"} per element; the last line is {"end":{"reason":…}}."#
                                 )
                             ),
-                            ("application/json", reference("SequenceDocument")),
                         ],
                         headers: validatorHeaders
                     ),
@@ -433,6 +431,8 @@ enum SpoutAPI {
                     200,
                     "The steps and the summary, or the summary alone.",
                     content: [
+                        // JSON first: generated clients take the first media type as the one they decode.
+                        ("application/json", reference("WorkflowSummary")),
                         (
                             "text/event-stream",
                             serverSentEvent(
@@ -445,7 +445,6 @@ enum SpoutAPI {
                             "application/x-ndjson",
                             ndjsonLine(#"One object per step, then the summary, then {"end":{"reason":"completed"}}."#)
                         ),
-                        ("application/json", reference("WorkflowSummary")),
                     ]
                 ),
                 APIResponse(204, "SSE with a Last-Event-ID at or past the summary's id: nothing more to send."),

@@ -51,6 +51,40 @@ import Testing
         await server.stop()
     }
 
+    /// What a generated client reads first: the binary's version, the license, a server to call, and JSON as
+    /// the first media type of the routes that also stream (a client decodes the first one it is given).
+    @Test func theDocumentServesGeneratedClients() async throws {
+        let server = try SpoutTestServer()
+        let document = try Self.servedDocument(server)
+        let info = try #require(document["info"] as? [String: Any])
+        #expect(info["version"] as? String == BuildInfo.version)
+        #expect((info["license"] as? [String: Any])?["identifier"] as? String == "Apache-2.0")
+        #expect((document["servers"] as? [[String: Any]])?.first?["url"] as? String == "/")
+        // On the text: the order of a JSON object's members is lost once parsed.
+        let text = String(decoding: try server.get("/openapi.json").body, as: UTF8.self)
+        for path in [#""/sequences/{name}""#, #""/workflow/{userId}""#] {
+            let offsets = Self.offsets(of: [path, #""application/json""#, #""text/event-stream""#], in: text)
+            #expect(offsets.count == 3, "\(path) or its media types are missing")
+            if offsets.count == 3 {
+                #expect(offsets[1] < offsets[2], "\(path): application/json is not listed first")
+            }
+        }
+        await server.stop()
+    }
+
+    /// Character offsets in `text`: of the first needle, then of each other needle's first occurrence after
+    /// it; the list stops at the first needle missing.
+    static func offsets(of needles: [String], in text: String) -> [Int] {
+        var found: [Int] = []
+        var from = text.startIndex
+        for needle in needles {
+            guard let range = text.range(of: needle, range: from..<text.endIndex) else { break }
+            found.append(text.distance(from: text.startIndex, to: range.lowerBound))
+            if found.count == 1 { from = range.upperBound }
+        }
+        return found
+    }
+
     @Test func everyRouteIsDocumentedAndEveryDocumentedOperationIsARoute() async throws {
         let server = try SpoutTestServer()
         let routed = Set(Routes.makeRouter().registered.map { "\($0.method) \($0.pattern)" })
