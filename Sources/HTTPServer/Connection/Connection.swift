@@ -98,7 +98,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             return
         }
         if isReserve || context.isDraining { machine.quiesce() }
-        if context.isShuttingDown { handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty)) }
+        if context.isShuttingDown { shutdownRequested() }
     }
 
     func pollReady(_ event: PollEvent) {
@@ -159,7 +159,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
                 now: now,
                 pendingOutputSince: outbound.isEmpty ? nil : lastWriteProgress,
                 timeouts: context.timeouts,
-                hasUnreadInput: { parser.bufferedByteCount > 0 || (Socket.unreadByteCount(fd) ?? 0) > 0 }
+                hasUnreadInput: hasUnreadInput
             )
         )
     }
@@ -172,7 +172,12 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     }
 
     func shutdownRequested() {
-        handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty))
+        handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty, hasUnreadInput: hasUnreadInput))
+    }
+
+    /// Whether bytes of a request wait to be parsed: in the parser, or unread in the kernel's receive buffer.
+    func hasUnreadInput() -> Bool {
+        parser.bufferedByteCount > 0 || (Socket.unreadByteCount(fd) ?? 0) > 0
     }
 
     func forceClose() {

@@ -572,13 +572,17 @@ struct ConnectionStateMachine<Writer: AnyObject> {
     }
 
     /// The server began a graceful shutdown. `hasPendingOutput`: a response is still queued (an idle
-    /// connection whose last answer has not been flushed yet must send it before closing).
-    mutating func shutdownRequested(hasPendingOutput: Bool) -> Action {
+    /// connection whose last answer has not been flushed yet must send it before closing). `hasUnreadInput`:
+    /// bytes of a request already wait in the receive buffer; that request is read and answered (with
+    /// `Connection: close`) rather than reset by the close.
+    mutating func shutdownRequested(hasPendingOutput: Bool, hasUnreadInput: () -> Bool = { false }) -> Action {
         isQuiescing = true
         switch state {
         case .idle where hasPendingOutput:
             state = .closingAfterFlush
             return .closeAfterFlush
+        case .idle where hasUnreadInput():
+            return .none
         case .idle:
             state = .closed
             return .close(endingStream: nil)

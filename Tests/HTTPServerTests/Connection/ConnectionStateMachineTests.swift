@@ -368,6 +368,12 @@ final class FakeStreamHandle {}
         var idle = Machine(now: 0)
         #expect(idle.shutdownRequested(hasPendingOutput: false) == .close(endingStream: nil))
 
+        // A request already in the receive buffer is read and answered, not reset by the close.
+        var requestWaiting = Machine(now: 0)
+        #expect(requestWaiting.shutdownRequested(hasPendingOutput: false) { true } == .none)
+        #expect(requestWaiting.state == .idle(since: 0))
+        #expect(requestWaiting.isQuiescing)
+
         var answered = Machine(now: 0)
         #expect(answered.shutdownRequested(hasPendingOutput: true) == .closeAfterFlush)
         #expect(answered.state == .closingAfterFlush)

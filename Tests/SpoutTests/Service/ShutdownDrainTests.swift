@@ -73,9 +73,10 @@ import Testing
         for client in clients { client.start() }
         #expect(eventually(timeout: .seconds(30)) { clients.allSatisfy { $0.record.value.answered >= 5 } })
 
+        // Taken before the signal: the response that says Connection: close comes after it.
+        let answeredAtSignal = clients.map { $0.record.value.answered }
         let stopping = Task { await server.service.shutdown(delay: .seconds(600)) }
         #expect(eventually { server.service.readiness.current == .draining })
-        let answeredAtSignal = clients.map { $0.record.value.answered }
         // Every client is told `Connection: close` within the delay; without that, each would go on sending
         // until the listener closes (or 200 requests after the signal have gone by, to end the wait).
         #expect(
