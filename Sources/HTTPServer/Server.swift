@@ -281,10 +281,10 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     /// gracefully: our side shut first, so the client reads an orderly end before it writes again, and a
     /// request already waiting in its receive buffer is answered first. Streams go on until the shutdown.
     ///
-    /// Calling it again, or after the shutdown began, does nothing more.
+    /// Calling it again, or once the shutdown began (which quiesces every connection itself), does nothing.
     public func beginDraining() {
         acceptLoop.execute { [self] in
-            guard !draining else { return }
+            guard !draining, case .running = lifecycle else { return }
             draining = true
             for context in contexts {
                 context.loop.execute { context.drain() }
