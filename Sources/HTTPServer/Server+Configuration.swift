@@ -42,6 +42,15 @@ extension Server {
         /// a log file, and room for a pool of Redis connections. The server adds one per event loop itself; the
         /// reserve never exceeds half the limit, so a tiny limit still leaves room for connections.
         public var reservedFileDescriptors: Int = 128
+        /// Connections accepted beyond ``maxConnections`` on which only the requests that
+        /// ``reserveConnectionAllows`` admits are served (health probes, metrics), one request per connection;
+        /// any other request there gets `503` with `Retry-After: 1`, and connections beyond the reserve get it
+        /// at accept as before. So a server that is merely full still answers its liveness and readiness probes
+        /// instead of being restarted. Default 4; no reserve while ``reserveConnectionAllows`` is `nil`.
+        public var probeConnectionReserve: Int = 4
+        /// Which requests a probe-reserve connection serves (see ``probeConnectionReserve``), decided from the
+        /// head on the connection's loop; keep it cheap. Default `nil`: no reserve.
+        public var reserveConnectionAllows: (@Sendable (RequestHead) -> Bool)?
         /// How long a request head may take from its first byte to its last (slowloris guard); then
         /// `408 Request Timeout` and close. Default 10 s.
         public var headReadTimeout: Duration = .seconds(10)
@@ -67,6 +76,15 @@ extension Server {
         /// How long queued response bytes may sit without the kernel accepting a single one before the
         /// connection is closed. Any accepted byte resets it, so slow readers are never cut. Default 300 s.
         public var writeStallTimeout: Duration = .seconds(300)
+        /// How long a connection may stay idle, once the server is draining (``Server/beginDraining()``) or on a
+        /// probe-reserve connection, before it is closed gracefully. A client that keeps sending never waits
+        /// this long between requests and is told `Connection: close` on a response instead. Default 1 s.
+        public var drainIdleTimeout: Duration = .seconds(1)
+        /// The kernel send buffer (`SO_SNDBUF`) of a connection once it starts a streamed response, in bytes;
+        /// `nil` leaves the kernel's autotuning (up to `net.ipv4.tcp_wmem`'s maximum, several MB). A stalled
+        /// reader pins its connection's send buffer for ``writeStallTimeout``, so the cap bounds kernel memory
+        /// per stalled reader; the kernel doubles the value for its bookkeeping. Default 128 KiB.
+        public var streamSendBufferBytes: Int? = 128 * 1024
         /// How long a closing connection keeps reading and discarding input after its last response,
         /// so the peer sees the response rather than a reset. Default 2 s.
         public var lingerTimeout: Duration = .seconds(2)

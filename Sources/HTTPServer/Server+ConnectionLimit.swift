@@ -21,16 +21,24 @@ extension Server {
         /// The limit in force: the smaller of ``configured`` and ``openFileLimit`` − ``reservedDescriptors``,
         /// and at least 1.
         public let effective: Int
+        /// Connections accepted beyond ``effective`` on which only probe requests are served
+        /// (``Configuration/probeConnectionReserve``; 0 without ``Configuration/reserveConnectionAllows``). Their
+        /// descriptors are part of ``reservedDescriptors``.
+        public let probeReserve: Int
 
         /// Computes the limit for `configured` connections under `openFileLimit` descriptors.
         /// - Parameters:
         ///   - reserved: ``Configuration/reservedFileDescriptors``; negative counts as zero.
         ///   - loopCount: The number of event loops (each holds an epoll descriptor).
-        public init(configured: Int, openFileLimit: Int, reserved: Int, loopCount: Int) {
+        ///   - probeReserve: Connections kept beyond the limit for probes; negative counts as zero.
+        public init(configured: Int, openFileLimit: Int, reserved: Int, loopCount: Int, probeReserve: Int = 0) {
             self.configured = configured
             self.openFileLimit = openFileLimit
-            let wanted = max(0, reserved).addingReportingOverflow(max(0, loopCount))
-            reservedDescriptors = min(wanted.overflow ? Int.max : wanted.partialValue, max(0, openFileLimit) / 2)
+            self.probeReserve = max(0, probeReserve)
+            let own = max(0, reserved).addingReportingOverflow(max(0, loopCount))
+            let wanted = own.partialValue.addingReportingOverflow(self.probeReserve)
+            let sum = own.overflow || wanted.overflow ? Int.max : wanted.partialValue
+            reservedDescriptors = min(sum, max(0, openFileLimit) / 2)
             effective = max(1, min(configured, max(0, openFileLimit) &- reservedDescriptors))
         }
 
@@ -38,7 +46,8 @@ extension Server {
         public var isClamped: Bool { effective < configured }
 
         public var description: String {
-            let why = "open-file limit \(openFileLimit), \(reservedDescriptors) descriptors reserved"
+            let probes = probeReserve > 0 ? ", \(probeReserve) more connections for probes" : ""
+            let why = "open-file limit \(openFileLimit), \(reservedDescriptors) descriptors reserved\(probes)"
             if isClamped {
                 return "maxConnections \(configured) clamped to \(effective) (\(why))"
             }

@@ -45,6 +45,10 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     private var acceptSuspended = false  // Accept-loop-confined.
     private var nextContext = 0  // Accept-loop-confined.
     private var openConnections = 0  // Accept-loop-confined.
+    /// Open connections accepted into the probe reserve (counted apart from ``openConnections``). // Accept-loop-confined.
+    private var openReserveConnections = 0
+    /// Whether ``beginDraining()`` was called. // Accept-loop-confined.
+    private var draining = false
     private var lifecycle = Lifecycle.running  // Accept-loop-confined.
 
     /// Where the server is in its life.
@@ -110,7 +114,8 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
             configured: configuration.maxConnections,
             openFileLimit: openFileLimit,
             reserved: configuration.reservedFileDescriptors,
-            loopCount: group.loops.count
+            loopCount: group.loops.count,
+            probeReserve: configuration.reserveConnectionAllows == nil ? 0 : configuration.probeConnectionReserve
         )
         let server = Server(
             port: port,
@@ -126,8 +131,8 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
             loop.execute { try? loop.preparePoller() }  // queued before any connection is handed to the loop
         }
         server.contexts = server.group.loops.map { loop in
-            LoopContext(loop: loop, configuration: configuration, handler: handler) { [server] in
-                server.acceptLoop.execute { server.connectionClosed() }
+            LoopContext(loop: loop, configuration: configuration, handler: handler) { [server] reserve in
+                server.acceptLoop.execute { server.connectionClosed(reserve: reserve) }
             }
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.acceptLoop.queue)
@@ -166,17 +171,28 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
                 backOffAccepting()
                 return
             }
-            guard case .running = lifecycle, openConnections < connectionLimit.effective else {
+            guard case .running = lifecycle else {
                 reject(fd, body: "too many connections\n")
                 continue
             }
-            openConnections += 1
+            let reserve: Bool
+            if openConnections < connectionLimit.effective {
+                reserve = false
+                openConnections += 1
+            } else if openReserveConnections < connectionLimit.probeReserve {
+                // Full: this one may still serve a probe (see ``Configuration/reserveConnectionAllows``).
+                reserve = true
+                openReserveConnections += 1
+            } else {
+                reject(fd, body: "too many connections\n")
+                continue
+            }
             let context = contexts[nextContext]
             nextContext = nextContext + 1 == contexts.count ? 0 : nextContext + 1
             if context.loop === acceptLoop {
-                context.open(fd)
+                context.open(fd, reserve: reserve)
             } else {
-                context.loop.execute { context.open(fd) }
+                context.loop.execute { context.open(fd, reserve: reserve) }
             }
         }
     }
@@ -251,12 +267,30 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         }
     }
 
-    private func connectionClosed() {
-        openConnections -= 1
-        if openConnections == 0, case .shuttingDown = lifecycle { finishShutdown() }
+    private func connectionClosed(reserve: Bool) {
+        if reserve { openReserveConnections -= 1 } else { openConnections -= 1 }
+        if openConnections == 0, openReserveConnections == 0, case .shuttingDown = lifecycle { finishShutdown() }
     }
 
-    // MARK: Shutdown
+    // MARK: Draining and shutdown
+
+    /// Begins draining, for the delay between `SIGTERM` and ``shutdown(deadline:completion:)``: the server goes
+    /// on accepting and answering, but every response from now on says `Connection: close` (so a keep-alive
+    /// client moves to another replica after the answer it is waiting for, rather than having a request cut
+    /// when the listener closes), and a connection idle for ``Configuration/drainIdleTimeout`` is closed
+    /// gracefully: our side shut first, so the client reads an orderly end before it writes again, and a
+    /// request already waiting in its receive buffer is answered first. Streams go on until the shutdown.
+    ///
+    /// Calling it again, or once the shutdown began (which quiesces every connection itself), does nothing.
+    public func beginDraining() {
+        acceptLoop.execute { [self] in
+            guard !draining, case .running = lifecycle else { return }
+            draining = true
+            for context in contexts {
+                context.loop.execute { context.drain() }
+            }
+        }
+    }
 
     /// Shuts down gracefully: stops accepting, lets in-flight requests finish, closes idle keep-alive
     /// connections, calls streaming responses' ``BodyWriter/onShutdown``, and force-closes whatever is
@@ -293,7 +327,7 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
                     context.loop.execute { context.forceCloseAll() }
                 }
             }
-            if openConnections == 0 { finishShutdown() }
+            if openConnections == 0, openReserveConnections == 0 { finishShutdown() }
         }
     }
 

@@ -162,6 +162,9 @@ public final class SpoutService: Sendable {
     public func shutdown(delay: Duration = .zero) async {
         let first = readiness.current != .draining
         readiness.set(.draining)
+        // Every response from now on says Connection: close, and idle keep-alive connections are closed
+        // gracefully, so no client has a request in flight on a connection when the listener closes.
+        server.beginDraining()
         if first {
             let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
             events?.log(
@@ -239,6 +242,11 @@ final class DrainDelay: Sendable {
     }
 }
 
+extension SpoutService {
+    /// The paths served on the connections kept for probes beyond `maxConnections` (`probeConnections`).
+    static let probePaths: Set<String> = ["/health", "/ready", "/metrics"]
+}
+
 /// `host` as it appears in a URL: IPv6 literals in brackets.
 func hostForURL(_ host: String) -> String {
     host.contains(":") ? "[\(host)]" : host
@@ -257,6 +265,13 @@ extension Server.Configuration {
         self.init(host: configuration.host, port: configuration.port)
         backlog = configuration.backlog
         maxConnections = configuration.maxConnections
+        probeConnectionReserve = configuration.probeConnections
+        // The probe reserve serves the routes an orchestrator or scraper asks a full server, nothing else.
+        reserveConnectionAllows = { head in
+            (head.method == .get || head.method == .head) && SpoutService.probePaths.contains(head.path)
+        }
+        streamSendBufferBytes =
+            configuration.limits.streamSendBufferBytes > 0 ? configuration.limits.streamSendBufferBytes : nil
         parser.maxHeaderBytes = configuration.limits.maxHeaderBytes
         parser.maxHeaderCount = configuration.limits.maxHeaderCount
         parser.maxBodyBytes = configuration.limits.maxBodyBytes

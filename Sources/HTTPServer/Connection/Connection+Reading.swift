@@ -72,6 +72,11 @@ extension Connection {
                 let version = head.version
                 let keepAlive = head.keepAlive
                 let expectsContinue = head.expectsContinue
+                if isReserve, !(context.configuration.reserveConnectionAllows?(head) ?? false) {
+                    // The connection is in the probe reserve, and this is not a probe: refused before its body.
+                    handle(machine.requestRefused(.serviceUnavailable, reason: "too many connections"))
+                    return
+                }
                 // Moved, not copied: a copy retains and releases each of the head's strings and arrays.
                 requestHead = consume head
                 handle(

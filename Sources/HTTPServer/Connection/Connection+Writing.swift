@@ -16,9 +16,13 @@ extension Connection {
             contentType = "text/plain; charset=utf-8"
             body = Array((reason + "\n").utf8)
         }
+        // A 503 the server answers itself (a refused request on a probe-reserve connection) says when to retry.
+        let headers: Headers =
+            status == .serviceUnavailable
+            ? ["Content-Type": contentType, "Retry-After": "1"] : ["Content-Type": contentType]
         ResponseHead.write(
             status: status,
-            headers: ["Content-Type": contentType],
+            headers: headers,
             framing: .contentLength(body.count),
             connection: .close,
             into: &outbound,
@@ -99,6 +103,12 @@ extension Connection {
         let mode: StreamBodyMode =
             request.isHead || !status.allowsBody ? .discard : (framing == .chunked ? .chunked : .raw)
         let closes = machine.streamStarted(writer: writer, mode: mode, watermark: context.watermark)
+        if let cap = context.configuration.streamSendBufferBytes, !sendBufferCapped {
+            // A stalled reader would otherwise pin the autotuned kernel buffer (megabytes) for the write-stall
+            // timeout; see ``Server/Configuration/streamSendBufferBytes``.
+            sendBufferCapped = true
+            Socket.setSendBufferBytes(fd, cap)
+        }
         prepareOutbound()
         // The head and the first batch in one allocation, rather than a small one for the head that the
         // first batch then outgrows.

@@ -23,6 +23,12 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     let context: LoopContext  // Immutable.
     /// The peer's IP address as text, read once at accept (``Request/remoteAddress``). // Immutable.
     let remoteAddress: String
+    /// Accepted into the probe reserve (beyond ``Server/ConnectionLimit/effective``): only requests that
+    /// ``Server/Configuration/reserveConnectionAllows`` admits are served, one per connection; any other gets
+    /// `503` with `Retry-After`. // Immutable.
+    let isReserve: Bool
+    /// Whether the send buffer was capped for a streamed response (once per connection). // Loop-confined.
+    @exclusivity(unchecked) var sendBufferCapped = false
     /// The position in the loop's registry (maintained by the registry). // Loop-confined.
     @exclusivity(unchecked) var registryIndex = -1
 
@@ -70,9 +76,10 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         case flushScheduled
     }
 
-    init(fd: Int32, context: LoopContext) {
+    init(fd: Int32, context: LoopContext, isReserve: Bool = false) {
         self.fd = fd
         self.context = context
+        self.isReserve = isReserve
         self.loop = context.loop
         self.parser = RequestParser(configuration: context.configuration.parser)
         self.remoteAddress = Socket.peerAddress(fd)
@@ -90,7 +97,8 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             handle(machine.mustClose())
             return
         }
-        if context.isShuttingDown { handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty)) }
+        if isReserve || context.isDraining { machine.quiesce() }
+        if context.isShuttingDown { shutdownRequested() }
     }
 
     func pollReady(_ event: PollEvent) {
@@ -136,6 +144,9 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             endStream(writer, mode: mode, next: next)
         case .close(let writer):
             tearDown(endingStream: writer)
+        case .closeStalled(let writer):
+            writer?.writeStalled()
+            tearDown(endingStream: writer)
         }
     }
 
@@ -147,13 +158,26 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             machine.deadlinesChecked(
                 now: now,
                 pendingOutputSince: outbound.isEmpty ? nil : lastWriteProgress,
-                timeouts: context.timeouts
+                timeouts: context.timeouts,
+                hasUnreadInput: hasUnreadInput
             )
         )
     }
 
+    /// The server began draining: no request after the current one, and closed gracefully once idle for
+    /// ``Server/Configuration/drainIdleTimeout`` (now, if it has been idle that long already).
+    func drainRequested() {
+        machine.quiesce()
+        checkDeadlines(now: SystemEnvironment.monotonicNanoseconds())
+    }
+
     func shutdownRequested() {
-        handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty))
+        handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty, hasUnreadInput: hasUnreadInput))
+    }
+
+    /// Whether bytes of a request wait to be parsed: in the parser, or unread in the kernel's receive buffer.
+    func hasUnreadInput() -> Bool {
+        parser.bufferedByteCount > 0 || (Socket.unreadByteCount(fd) ?? 0) > 0
     }
 
     func forceClose() {
@@ -174,7 +198,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         if let storage = outbound.takeStorageIfEmpty() { storage.deallocate() }
         loop.deregister(fd)
         Socket.close(fd)
-        context.connectionClosed()
+        context.connectionClosed(reserve: isReserve)
         abandoned?()
         writer?.streamClosed()
     }

@@ -114,6 +114,9 @@ struct ConnectionStateMachine<Writer: AnyObject> {
         case endStream(Writer, mode: StreamBodyMode, next: Completion)
         /// Tear the connection down now; `endingStream`, if any, hears that its stream closed.
         case close(endingStream: Writer?)
+        /// Tear the connection down now because its reader took nothing of the queued output for the write-stall
+        /// timeout; `endingStream`, if any, hears that its stream closed for that reason.
+        case closeStalled(endingStream: Writer?)
 
         static func == (lhs: Action, rhs: Action) -> Bool {
             switch (lhs, rhs) {
@@ -127,7 +130,7 @@ struct ConnectionStateMachine<Writer: AnyObject> {
                 return a === b
             case (.endStream(let a, let x, let m), .endStream(let b, let y, let n)):
                 return a === b && x == y && m == n
-            case (.close(let a), .close(let b)):
+            case (.close(let a), .close(let b)), (.closeStalled(let a), .closeStalled(let b)):
                 return a === b
             default:
                 return false
@@ -155,13 +158,24 @@ struct ConnectionStateMachine<Writer: AnyObject> {
         var writeStall: UInt64
         /// Reading and discarding after our last response.
         var linger: UInt64
+        /// Idle connections of a quiescing server (draining, or a probe-reserve connection): closed gracefully
+        /// once idle this long (see ``ConnectionStateMachine/deadlinesChecked(now:pendingOutputSince:timeouts:hasUnreadInput:)``).
+        var drainIdle: UInt64
 
-        init(idle: UInt64, headRead: UInt64, bodyRead: UInt64, writeStall: UInt64, linger: UInt64) {
+        init(
+            idle: UInt64,
+            headRead: UInt64,
+            bodyRead: UInt64,
+            writeStall: UInt64,
+            linger: UInt64,
+            drainIdle: UInt64 = 1_000_000_000
+        ) {
             self.idle = idle
             self.headRead = headRead
             self.bodyRead = bodyRead
             self.writeStall = writeStall
             self.linger = linger
+            self.drainIdle = drainIdle
         }
 
         init(_ configuration: Server.Configuration) {
@@ -170,7 +184,8 @@ struct ConnectionStateMachine<Writer: AnyObject> {
                 headRead: configuration.headReadTimeout.clampedNanoseconds,
                 bodyRead: configuration.bodyReadTimeout.clampedNanoseconds,
                 writeStall: configuration.writeStallTimeout.clampedNanoseconds,
-                linger: configuration.lingerTimeout.clampedNanoseconds
+                linger: configuration.lingerTimeout.clampedNanoseconds,
+                drainIdle: configuration.drainIdleTimeout.clampedNanoseconds
             )
         }
 
@@ -179,7 +194,9 @@ struct ConnectionStateMachine<Writer: AnyObject> {
     }
 
     private(set) var state: State
-    /// Set once the server begins a graceful shutdown: no request after the current one.
+    /// Set once the server begins draining or a graceful shutdown, and on a probe-reserve connection: no
+    /// request after the current one (its response says `Connection: close`), and an idle connection closes
+    /// gracefully once idle for ``Timeouts/drainIdle``.
     private(set) var isQuiescing = false
 
     /// A connection just accepted, idle since `now`.
@@ -317,6 +334,25 @@ struct ConnectionStateMachine<Writer: AnyObject> {
         }
         state = .awaitingResponse(context)
         return .deliverRequest
+    }
+
+    /// The connection will serve no request after the current one: every response from now on says
+    /// `Connection: close`, and the connection, once idle for ``Timeouts/drainIdle``, closes gracefully
+    /// (``deadlinesChecked(now:pendingOutputSince:timeouts:hasUnreadInput:)``).
+    mutating func quiesce() {
+        isQuiescing = true
+    }
+
+    /// The server refuses the request whose head just arrived (a probe-reserve connection asked for another
+    /// path): answer `status` and close, without reading the body.
+    mutating func requestRefused(_ status: Status, reason: String) -> Action {
+        switch state {
+        case .idle, .readingHead, .readingBody:
+            state = .closingAfterFlush
+            return .sendErrorAndClose(status, reason: reason)
+        case .awaitingResponse, .streaming, .closingAfterFlush, .lingering, .closed:
+            preconditionFailure("internal inconsistency: request refused in \(state)")
+        }
     }
 
     /// The parser rejected the input; `reason` says why.
@@ -479,12 +515,29 @@ struct ConnectionStateMachine<Writer: AnyObject> {
 
     /// The loop's timer ticked at `now`. Applies the deadline of the current state and, when output is
     /// queued (since `pendingOutputSince`, when the kernel last took a byte of it), the write-stall one.
-    mutating func deadlinesChecked(now: UInt64, pendingOutputSince: UInt64?, timeouts: Timeouts) -> Action {
+    ///
+    /// A quiescing connection idle for ``Timeouts/drainIdle`` closes gracefully: unless `hasUnreadInput` says
+    /// bytes of a request already wait to be read (that request is answered, with `Connection: close`), our
+    /// side is shut and the connection lingers, so the client reads an orderly end, not a reset. No response
+    /// is outstanding then, so a client sees the close before it writes its next request, unless it writes
+    /// it in the instant the close is on its way: the race that every close of an idle keep-alive connection
+    /// has (RFC 9112 §9.3.1, §9.6), here only after ``Timeouts/drainIdle`` without a request, never for a
+    /// client that keeps sending.
+    mutating func deadlinesChecked(
+        now: UInt64,
+        pendingOutputSince: UInt64?,
+        timeouts: Timeouts,
+        hasUnreadInput: () -> Bool = { false }
+    ) -> Action {
         func expired(_ since: UInt64, _ limit: UInt64) -> Bool { now >= since && now &- since >= limit }
         switch state {
         case .idle(let since) where pendingOutputSince == nil && expired(since, timeouts.idle):
             state = .closed
             return .close(endingStream: nil)
+        case .idle(let since)
+        where isQuiescing && pendingOutputSince == nil && expired(since, timeouts.drainIdle) && !hasUnreadInput():
+            state = .lingering(since: now)
+            return .startLingering
         case .readingHead(let since) where expired(since, timeouts.headRead):
             state = .closingAfterFlush
             let reason = "request head not received within \(Self.describe(timeouts.headRead))"
@@ -505,8 +558,10 @@ struct ConnectionStateMachine<Writer: AnyObject> {
         default:
             break
         }
-        if let since = pendingOutputSince, expired(since, timeouts.writeStall) {
-            return mustClose()
+        if let since = pendingOutputSince, expired(since, timeouts.writeStall), !isClosed {
+            let writer = streamWriter
+            state = .closed
+            return .closeStalled(endingStream: writer)
         }
         return .none
     }
@@ -517,13 +572,17 @@ struct ConnectionStateMachine<Writer: AnyObject> {
     }
 
     /// The server began a graceful shutdown. `hasPendingOutput`: a response is still queued (an idle
-    /// connection whose last answer has not been flushed yet must send it before closing).
-    mutating func shutdownRequested(hasPendingOutput: Bool) -> Action {
+    /// connection whose last answer has not been flushed yet must send it before closing). `hasUnreadInput`:
+    /// bytes of a request already wait in the receive buffer; that request is read and answered (with
+    /// `Connection: close`) rather than reset by the close.
+    mutating func shutdownRequested(hasPendingOutput: Bool, hasUnreadInput: () -> Bool = { false }) -> Action {
         isQuiescing = true
         switch state {
         case .idle where hasPendingOutput:
             state = .closingAfterFlush
             return .closeAfterFlush
+        case .idle where hasUnreadInput():
+            return .none
         case .idle:
             state = .closed
             return .close(endingStream: nil)

@@ -18,15 +18,19 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     let timeouts: ConnectionStateMachine<BodyWriter>.Timeouts
     /// The bounds of a stream's adaptive watermark. // Immutable.
     let watermark: AdaptiveWatermark.Settings
-    /// Called (on this loop) each time a connection's descriptor is closed. It holds the server, which
+    /// Called (on this loop) each time a connection's descriptor is closed, with whether it was a
+    /// probe-reserve connection. It holds the server, which
     /// holds this context: a cycle that keeps a shutting-down server alive until its last connection is
     /// gone, and that ``detach()`` breaks once the server has stopped. // Loop-confined.
-    private var closedCallback: (@Sendable () -> Void)?
+    private var closedCallback: (@Sendable (_ reserve: Bool) -> Void)?
 
     private var connections: [Connection] = []  // Loop-confined.
     private var timer: (any DispatchSourceTimer)?  // Loop-confined.
     /// Set when the server begins a graceful shutdown; new connections start quiescing. // Loop-confined.
     private(set) var isShuttingDown = false
+    /// Set when the server begins draining (``Server/beginDraining()``); new connections start quiescing.
+    /// // Loop-confined.
+    private(set) var isDraining = false
     /// How many times a connection held back a pipelined request until its earlier answers were sent
     /// (``Connection/pipelineBacklogBytes``). For tests. // Loop-confined.
     var pipelineHolds = 0
@@ -35,7 +39,7 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         loop: EventLoop,
         configuration: Server.Configuration,
         handler: @escaping Server.Handler,
-        connectionClosed: @escaping @Sendable () -> Void
+        connectionClosed: @escaping @Sendable (_ reserve: Bool) -> Void
     ) {
         self.loop = loop
         self.configuration = configuration
@@ -83,10 +87,11 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         timer = nil
     }
 
-    /// Creates, registers and starts a connection for an accepted descriptor.
-    func open(_ fd: Int32) {
+    /// Creates, registers and starts a connection for an accepted descriptor; `reserve`: accepted into the
+    /// probe reserve.
+    func open(_ fd: Int32, reserve: Bool = false) {
         loop.preconditionInEventLoop()
-        let connection = Connection(fd: fd, context: self)
+        let connection = Connection(fd: fd, context: self, isReserve: reserve)
         connection.registryIndex = connections.count
         connections.append(connection)
         startTimer()
@@ -104,8 +109,8 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         connection.registryIndex = -1
     }
 
-    func connectionClosed() {
-        closedCallback?()
+    func connectionClosed(reserve: Bool) {
+        closedCallback?(reserve)
     }
 
     /// Drops the callback into the server, once it has stopped (no connection left, none to come), so that
@@ -127,6 +132,18 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         while index > 0 {
             index -= 1
             if index < connections.count { connections[index].checkDeadlines(now: now) }
+        }
+    }
+
+    /// The server began draining: every connection quiesces (see ``Connection/drainRequested()``).
+    func drain() {
+        loop.preconditionInEventLoop()
+        isDraining = true
+        // Backwards: a connection that closes at once (swap-remove) only moves an already-handled one.
+        var index = connections.count
+        while index > 0 {
+            index -= 1
+            if index < connections.count { connections[index].drainRequested() }
         }
     }
 

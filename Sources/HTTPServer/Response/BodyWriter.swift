@@ -49,6 +49,11 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
 
     private var closeHandler: (() -> Void)?  // Loop-confined.
 
+    /// Whether the stream ended because its reader took nothing of the queued bytes for
+    /// ``Server/Configuration/writeStallTimeout`` (the server cut it), rather than the reader leaving or the
+    /// producer ending it. Set before ``onClose`` runs. // Loop-confined.
+    public private(set) var endedByWriteStall = false
+
     init(connection: Connection) {
         self.loop = connection.loop
         self.connection = connection
@@ -131,6 +136,11 @@ public final class BodyWriter: @unchecked Sendable {  // Mutable state is confin
         } else {
             finish()
         }
+    }
+
+    /// The server cuts the stream because its reader stalled; ``streamClosed()`` follows.
+    func writeStalled() {
+        endedByWriteStall = true
     }
 
     /// The stream closed (finished, aborted, peer gone, connection closed): the callbacks are dropped and

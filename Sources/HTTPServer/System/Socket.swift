@@ -110,6 +110,28 @@ package enum Socket {
         return Int(count)
     }
 
+    /// Bytes in the kernel receive queue not read yet (`FIONREAD`); `nil` if the call failed.
+    package static func unreadByteCount(_ fd: Int32) -> Int? {
+        var count: Int32 = 0
+        let fionread: UInt = 0x541B  // <asm-generic/ioctls.h>; not in Glibc's Swift module
+        guard ioctl(fd, fionread, &count) == 0 else { return nil }
+        return Int(count)
+    }
+
+    /// Caps the kernel send buffer (`SO_SNDBUF`; the kernel doubles the value for its bookkeeping and turns
+    /// autotuning off for this socket). Best effort: a failure leaves the autotuned buffer.
+    package static func setSendBufferBytes(_ fd: Int32, _ bytes: Int) {
+        try? setOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: bytes))
+    }
+
+    /// The kernel send buffer's size as the kernel reports it (`SO_SNDBUF`, twice what was set).
+    package static func sendBufferBytes(_ fd: Int32) -> Int? {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, &length) == 0 else { return nil }
+        return Int(value)
+    }
+
     private static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(IOError) {
         var value = value
         try Syscall.blocking("setsockopt") {

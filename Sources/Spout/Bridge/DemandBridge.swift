@@ -267,7 +267,8 @@ final class DemandBridge<Encoder: StreamEncoder, Failure: Error>: BatchSubscribe
         case .fail(let problem):
             end(.error, cancelling: nil, finalFrame: .failure(problem))
         case .abandon(let subscription):
-            end(.clientGone, cancelling: subscription, finalFrame: nil)
+            // Gone, or cut by the server because it read nothing for the write-stall timeout: counted apart.
+            end(writer.endedByWriteStall ? .writeStall : .clientGone, cancelling: subscription, finalFrame: nil)
         }
     }
 

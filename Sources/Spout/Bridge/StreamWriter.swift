@@ -26,6 +26,8 @@ protocol StreamWriter: AnyObject {
     var onClose: (() -> Void)? { get set }
     /// Called when the server asks the stream to end.
     var onShutdown: (() -> Void)? { get set }
+    /// Whether the stream ended because the server cut a reader that read nothing for the write-stall timeout.
+    var endedByWriteStall: Bool { get }
 }
 
 extension BodyWriter: StreamWriter {}

@@ -18,6 +18,12 @@ struct ChannelPublishBody {
     /// publisher may not send them, so a client can trust what they say.
     static let reservedTypes: Set<String> = ["reset", "gap", "end", "error"]
 
+    /// Whether `scalar` is a control character (Unicode general category Cc): C0 (U+0000–U+001F), DEL (U+007F)
+    /// and C1 (U+0080–U+009F, NEL included), none of which an event type may hold.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
     /// Reads `body`; each `data` may be at most `maxDataBytes` of compact JSON (`413` beyond).
     init(_ body: [UInt8], maxDataBytes: Int) throws(Problem) {
         guard String(validating: body, as: UTF8.self) != nil else {
@@ -116,7 +122,7 @@ struct ChannelPublishBody {
                     }
                     let text = try string()
                     guard !text.isEmpty, text.unicodeScalars.count <= ChannelPublishBody.maxTypeCharacters,
-                        text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+                        !text.unicodeScalars.contains(where: ChannelPublishBody.isControl)
                     else {
                         throw .invalidBody(
                             "\"event\"\(place) must be 1–\(ChannelPublishBody.maxTypeCharacters) characters without "

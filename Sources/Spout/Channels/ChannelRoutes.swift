@@ -198,13 +198,15 @@ enum ChannelRoutes {
 
     // MARK: Helpers
 
-    /// The `{name}` segment, checked: 1–128 characters of `[A-Za-z0-9._~-]`.
+    /// The `{name}` segment, checked: 1–128 characters of `[A-Za-z0-9._~-]`, not `.` or `..` (dot segments, which
+    /// clients and proxies resolve away: `/channels/..` is `/` to them).
     static func channelName(_ context: RequestContext) throws(Problem) -> String {
         let name = context.parameters["name"] ?? ""
         guard isValidName(name) else {
             throw .invalidParameter(
                 "name",
-                "a channel name is 1–128 characters of A–Z, a–z, 0–9, '.', '_', '~' and '-'; got \"\(Routes.clip(name))\""
+                "a channel name is 1–128 characters of A–Z, a–z, 0–9, '.', '_', '~' and '-', and not '.' or '..'; "
+                    + "got \"\(Routes.clip(name))\""
             )
         }
         return name
@@ -212,7 +214,7 @@ enum ChannelRoutes {
 
     static func isValidName(_ name: String) -> Bool {
         let bytes = name.utf8
-        return !bytes.isEmpty && bytes.count <= 128
+        return !bytes.isEmpty && bytes.count <= 128 && name != "." && name != ".."
             && bytes.allSatisfy { byte in
                 switch byte {
                 case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -240,7 +242,7 @@ enum ChannelRoutes {
     /// A publish token, or loopback when none is configured (``ChannelAccess/checkPublish(authorization:remoteAddress:)``).
     private static func requirePublisher(_ context: RequestContext) throws(Problem) {
         if let refusal = context.service.channels.access.checkPublish(
-            authorization: context.request.headers["Authorization"],
+            authorization: try authorization(context),
             remoteAddress: context.request.remoteAddress
         ) {
             throw refusal
@@ -250,11 +252,24 @@ enum ChannelRoutes {
     /// A subscribe token when they are configured (``ChannelAccess/checkSubscribe(authorization:queryToken:)``).
     private static func requireSubscriber(_ context: RequestContext, queryToken: String?) throws(Problem) {
         if let refusal = context.service.channels.access.checkSubscribe(
-            authorization: context.request.headers["Authorization"],
+            authorization: try authorization(context),
             queryToken: queryToken
         ) {
             throw refusal
         }
+    }
+
+    /// The one `Authorization` header, if any; `400` when it is repeated, since which of two credentials
+    /// counts is not for the server to guess (taking the first let a valid token carry an invalid one through).
+    private static func authorization(_ context: RequestContext) throws(Problem) -> String? {
+        let values = context.request.headers.values(for: "Authorization")
+        guard values.count <= 1 else {
+            throw .invalidParameter(
+                "Authorization",
+                "the Authorization header is given \(values.count) times; send it once"
+            )
+        }
+        return values.first
     }
 
     /// Answers `problem`; a `401` carries the `WWW-Authenticate` challenge.

@@ -70,6 +70,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "eventLoops", kind: .integer(\.eventLoops, 0...256)),
         ConfigKey(name: "backlog", kind: .integer(\.backlog, 1...65_535)),
         ConfigKey(name: "maxConnections", kind: .integer(\.maxConnections, 1...1_000_000)),
+        ConfigKey(name: "probeConnections", kind: .integer(\.probeConnections, 0...1_000)),
         ConfigKey(name: "limits.maxHeaderBytes", kind: .integer(\.limits.maxHeaderBytes, 256...1_048_576)),
         ConfigKey(name: "limits.maxHeaderCount", kind: .integer(\.limits.maxHeaderCount, 1...10_000)),
         ConfigKey(name: "limits.maxBodyBytes", kind: .integer(\.limits.maxBodyBytes, 0...1_073_741_824)),
@@ -85,6 +86,10 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(
             name: "limits.writeStallTimeoutSeconds",
             kind: .seconds(\.limits.writeStallTimeoutSeconds, 0.001...86_400)
+        ),
+        ConfigKey(
+            name: "limits.streamSendBufferBytes",
+            kind: .integer(\.limits.streamSendBufferBytes, 0...(64 << 20))
         ),
         ConfigKey(name: "sse.heartbeatSeconds", kind: .seconds(\.sse.heartbeatSeconds, 0.001...3_600)),
         ConfigKey(name: "sse.retryMilliseconds", kind: .integer(\.sse.retryMilliseconds, 0...86_400_000)),

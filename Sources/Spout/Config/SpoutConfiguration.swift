@@ -19,6 +19,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
     public var backlog = 1024
     /// Connections beyond this get `503` and are closed.
     public var maxConnections = 20_000
+    /// Connections kept beyond `maxConnections` on which only `/health`, `/ready` and `/metrics` are served
+    /// (one request each), so probes of a full server are answered; 0 for none.
+    public var probeConnections = 4
 
     /// Request limits and timeouts.
     public var limits = Limits()
@@ -55,6 +58,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var idleTimeoutSeconds = 60.0
         /// Seconds a response may wait with the client reading nothing at all before it is cut.
         public var writeStallTimeoutSeconds = 300.0
+        /// The kernel send buffer (`SO_SNDBUF`) of a connection streaming a response, in bytes: what a stalled
+        /// reader can pin in kernel memory (the kernel books twice this); 0 leaves the kernel's autotuning.
+        public var streamSendBufferBytes = 131_072
     }
 
     /// Server-sent events settings.

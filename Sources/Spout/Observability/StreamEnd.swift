@@ -2,8 +2,10 @@
 enum StreamEnd: String, Sendable, CaseIterable {
     /// The sequence finished and the final frame was written.
     case completed
-    /// The client went away (closed the connection or stopped for longer than the stall timeout).
+    /// The client went away (closed or reset the connection).
     case clientGone = "client_gone"
+    /// The client stayed connected but read nothing for `limits.writeStallTimeoutSeconds`; the server cut it.
+    case writeStall = "write_stall"
     /// The producer failed (an upstream error after retries).
     case error
     /// The server is shutting down; the client got a final `event: end` with this reason.

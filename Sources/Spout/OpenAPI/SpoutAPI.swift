@@ -578,8 +578,8 @@ enum SpoutAPI {
     /// `{name}` of the channel routes.
     static let channelName = APIParameter.path(
         "name",
-        "The channel: 1–128 characters of A–Z a–z 0–9 . _ ~ - (anything else is a 400 problem).",
-        ["type": "string", "pattern": "^[A-Za-z0-9._~-]{1,128}$", "minLength": 1, "maxLength": 128]
+        "The channel: 1–128 characters of A–Z a–z 0–9 . _ ~ -, but not `.` or `..` (anything else is a 400 problem).",
+        ["type": "string", "pattern": "^(?!\\.{1,2}$)[A-Za-z0-9._~-]{1,128}$", "minLength": 1, "maxLength": 128]
     )
 
     /// `401` with the challenge, and `403`, for the routes guarded by `scheme`.
@@ -615,11 +615,14 @@ enum SpoutAPI {
         let publishRule =
             channels.publishTokens.isEmpty
             ? "No publish token is configured here, so only loopback clients may call it (403 for others)."
-            : "It needs `Authorization: Bearer <token>` with one of channels.publishTokens."
+                + " A repeated Authorization header is a 400."
+            : "It needs `Authorization: Bearer <token>` with one of channels.publishTokens, sent once (a repeated "
+                + "Authorization header is a 400)."
         let subscribeRule =
             channels.subscribeTokens.isEmpty
-            ? "No subscribe token is configured here: anyone may subscribe."
-            : "It needs one of channels.subscribeTokens, as `Authorization: Bearer <token>` or `?token=`."
+            ? "No subscribe token is configured here: anyone may subscribe. A repeated Authorization header is a 400."
+            : "It needs one of channels.subscribeTokens, as `Authorization: Bearer <token>` (sent once: a repeated "
+                + "Authorization header is a 400) or `?token=`."
         let token = APIParameter.query(
             "token",
             """

@@ -177,10 +177,12 @@ extension Problem {
 
     /// The problem for an error the HTTP server answers itself, before routing (see
     /// `Server.Configuration.errorResponseBody`), when the catalogue has its kind: `413` (a body over
-    /// `limits.maxBodyBytes`, or over what the route takes). Others keep the server's plain-text reason.
+    /// `limits.maxBodyBytes`, or over what the route takes) and `503` (a request other than a probe on a
+    /// connection of the probe reserve, `probeConnections`). Others keep the server's plain-text reason.
     static func serverError(status: Int, reason: String) -> Problem? {
         switch status {
         case 413: .contentTooLarge(reason)
+        case 503: .unavailable(reason)
         default: nil
         }
     }

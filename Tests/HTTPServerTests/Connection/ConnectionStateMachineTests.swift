@@ -187,12 +187,65 @@ final class FakeStreamHandle {}
         #expect(check(&machine, at: 12) == .close(endingStream: nil))
     }
 
-    @Test func aStalledWriterIsCutInAnyStateAndItsStreamHearsOfIt() {
+    @Test func aStalledWriterIsCutInAnyStateAndItsStreamHearsWhy() {
         let writer = FakeStreamHandle()
         var machine = streaming(writer)
         #expect(check(&machine, at: 299, pendingSince: 0) == .none)
-        #expect(check(&machine, at: 300, pendingSince: 0) == .close(endingStream: writer))
+        #expect(check(&machine, at: 300, pendingSince: 0) == .closeStalled(endingStream: writer))
         #expect(machine.state == .closed)
+        #expect(check(&machine, at: 301, pendingSince: 0) == .none, "closed once")
+
+        var answering = Machine(now: 0)
+        _ = headReceived(&answering)
+        _ = answering.requestEnded()
+        _ = answering.fixedResponseWritten(now: 0)
+        #expect(check(&answering, at: 300, pendingSince: 0) == .closeStalled(endingStream: nil))
+    }
+
+    // MARK: Draining
+
+    @Test func aQuiescingConnectionClosesGracefullyOnceIdleForTheDrainTimeUnlessInputWaits() {
+        let second = Self.second
+        var idle = Machine(now: 0)
+        idle.quiesce()
+        #expect(idle.deadlinesChecked(now: second - 1, pendingOutputSince: nil, timeouts: Self.timeouts) == .none)
+        // A request already in the receive buffer is read and answered (with Connection: close) instead.
+        #expect(
+            idle.deadlinesChecked(now: second, pendingOutputSince: nil, timeouts: Self.timeouts) { true } == .none
+        )
+        #expect(idle.state == .idle(since: 0))
+        // Output still queued from the last answer goes first.
+        #expect(idle.deadlinesChecked(now: second, pendingOutputSince: 0, timeouts: Self.timeouts) == .none)
+        #expect(
+            idle.deadlinesChecked(now: second, pendingOutputSince: nil, timeouts: Self.timeouts) { false }
+                == .startLingering
+        )
+        #expect(idle.state == .lingering(since: second))
+
+        // Not quiescing: the usual idle timeout only.
+        var keepAlive = Machine(now: 0)
+        #expect(check(&keepAlive, at: 1) == .none)
+        #expect(check(&keepAlive, at: 59) == .none)
+    }
+
+    @Test func aQuiescingConnectionsResponsesCloseAndItNeverGoesBackToIdle() {
+        var machine = Machine(now: 0)
+        _ = headReceived(&machine)
+        _ = machine.requestEnded()
+        machine.quiesce()  // the drain began while the request was being answered
+        #expect(machine.awaitingContext.map { machine.responseCloses($0) } == true)
+        #expect(machine.fixedResponseWritten(now: 1) == .closeAfterFlush)
+        #expect(machine.state == .closingAfterFlush)
+    }
+
+    @Test func aRefusedRequestIsAnsweredAndTheConnectionCloses() {
+        var machine = Machine(now: 0)
+        machine.requestBytesBuffered(now: 0)
+        #expect(
+            machine.requestRefused(.serviceUnavailable, reason: "too many connections")
+                == .sendErrorAndClose(.serviceUnavailable, reason: "too many connections")
+        )
+        #expect(machine.state == .closingAfterFlush)
     }
 
     @Test func millisecondTimeoutsAreDescribedInMilliseconds() {
@@ -314,6 +367,12 @@ final class FakeStreamHandle {}
     @Test func shutdownClosesIdleNotifiesStreamsAndLetsInFlightRequestsFinish() {
         var idle = Machine(now: 0)
         #expect(idle.shutdownRequested(hasPendingOutput: false) == .close(endingStream: nil))
+
+        // A request already in the receive buffer is read and answered, not reset by the close.
+        var requestWaiting = Machine(now: 0)
+        #expect(requestWaiting.shutdownRequested(hasPendingOutput: false) { true } == .none)
+        #expect(requestWaiting.state == .idle(since: 0))
+        #expect(requestWaiting.isQuiescing)
 
         var answered = Machine(now: 0)
         #expect(answered.shutdownRequested(hasPendingOutput: true) == .closeAfterFlush)

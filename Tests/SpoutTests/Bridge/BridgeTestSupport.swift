@@ -28,6 +28,8 @@ final class FakeStreamWriter: StreamWriter, @unchecked Sendable {  // Confined t
 
     var onWritable: (() -> Void)?
     var onShutdown: (() -> Void)?
+    /// Set by a test before the writer closes, as the server's cut of a stalled reader does.
+    var endedByWriteStall = false
     private var closeHandler: (() -> Void)?
     var onClose: (() -> Void)? {
         get { closeHandler }

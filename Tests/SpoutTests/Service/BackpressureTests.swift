@@ -55,6 +55,21 @@ import Testing
         await server.stop()
     }
 
+    @Test func aReaderThatReadsNothingIsCutForAWriteStallNotCountedAsGone() async throws {
+        let server = try SpoutTestServer { $0.limits.writeStallTimeoutSeconds = 0.5 }
+        let stream = try StreamClient(port: server.port, path: "/sequences/naturals", receiveBufferBytes: 4096)
+        #expect(try stream.nextEvents(10).count == 10)
+        // It stops reading and stays connected: the buffers fill, nothing moves, and after the stall time the
+        // server cuts it.
+        #expect(eventually(timeout: .seconds(30)) { server.service.metrics.streamsEnded.value(["write_stall"]) == 1 })
+        #expect(eventually { server.log.lines.contains { $0.contains(#""end":"write_stall""#) } })
+        #expect(server.service.metrics.streamsEnded.value(["client_gone"]) == 0)
+        #expect(server.service.metrics.activeStreams.value == 0)
+        stream.close()
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
     @Test func aThousandSlowReadersAreServedFairly() async throws {
         let server = try SpoutTestServer()
         var streams: [StreamClient] = []

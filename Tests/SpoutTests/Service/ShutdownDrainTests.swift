@@ -27,7 +27,12 @@ import Testing
         let server = try SpoutTestServer { $0.shutdown.delaySeconds = 600 }
         let idle = try server.connect()  // a keep-alive connection opened before the signal
         try idle.sendGet("/health")
-        #expect(try idle.readResponse().status == 200)
+        let beforeSignal = try idle.readResponse()
+        #expect(beforeSignal.status == 200)
+        #expect(beforeSignal.header("Connection") == nil, "keep-alive before the signal")
+        let active = try server.connect()  // one that sends its next request at once
+        try active.sendGet("/health")
+        #expect(try active.readResponse().status == 200)
         let stream = try StreamClient(port: server.port, path: "/sequences/naturals?interval=20")
 
         let stopping = Task { await server.service.shutdown(delay: .seconds(600)) }
@@ -39,8 +44,19 @@ import Testing
         // New connections are accepted and answered, old ones too, and streams go on.
         #expect(server.isHealthy())
         #expect(try server.get("/sequences/fibonacci?count=5", headers: ["Accept: application/json"]).status == 200)
-        try idle.sendGet("/sequences")
-        #expect(try idle.readResponse().status == 200)
+        // A keep-alive connection gets its answer, told that it is the last one on this connection.
+        try active.sendGet("/sequences")
+        let last = try active.readResponse()
+        #expect(last.status == 200)
+        #expect(last.header("Connection")?.lowercased() == "close")
+        #expect(active.waitForClose())
+        // So does a connection opened during the delay, on its first request.
+        let fresh = try server.connect()
+        try fresh.sendGet("/health")
+        #expect(try fresh.readResponse().header("Connection")?.lowercased() == "close")
+        #expect(fresh.waitForClose())
+        // The one that stays idle is closed with an orderly end (EOF, not a reset) soon after the signal.
+        #expect(try idle.readUntilClosed(timeout: .seconds(10)).isEmpty)
         let before = stream.bodyBytes.count
         #expect(eventually { (try? stream.pump(timeout: .seconds(5))) == true && stream.bodyBytes.count > before })
         #expect(!Self.isRefused(server.port))
@@ -49,6 +65,37 @@ import Testing
         await stopping.value
         #expect(eventually { Self.isRefused(server.port) })
         #expect(server.service.metrics.streamsEnded.value(["shutdown"]) == 1)
+    }
+
+    @Test func keepAliveClientsSendingWithoutPauseAcrossTheSignalLoseNoRequest() async throws {
+        let server = try SpoutTestServer { $0.shutdown.delaySeconds = 600 }
+        let clients = (0..<8).map { _ in BackToBackClient(port: server.port) }
+        for client in clients { client.start() }
+        #expect(eventually(timeout: .seconds(30)) { clients.allSatisfy { $0.record.value.answered >= 5 } })
+
+        // Taken before the signal: the response that says Connection: close comes after it.
+        let answeredAtSignal = clients.map { $0.record.value.answered }
+        let stopping = Task { await server.service.shutdown(delay: .seconds(600)) }
+        #expect(eventually { server.service.readiness.current == .draining })
+        // Every client is told `Connection: close` within the delay; without that, each would go on sending
+        // until the listener closes (or 200 requests after the signal have gone by, to end the wait).
+        #expect(
+            eventually(timeout: .seconds(30)) {
+                zip(clients, answeredAtSignal).allSatisfy { client, atSignal in
+                    let record = client.record.value
+                    return record.finished || record.answered >= atSignal + 200
+                }
+            }
+        )
+        server.service.endDelay()
+        await stopping.value
+        for (index, client) in clients.enumerated() {
+            #expect(client.finish(), "client \(index) ends")
+            let record = client.record.value
+            #expect(record.lost.isEmpty, "client \(index): requests sent and never answered: \(record.lost.prefix(3))")
+            #expect(record.toldToClose, "client \(index) heard Connection: close: \(record)")
+            #expect(record.answered > answeredAtSignal[index], "client \(index) was served during the delay")
+        }
     }
 
     @Test func theDelayEndsByItself() async throws {
@@ -75,6 +122,94 @@ import Testing
         await server.service.shutdown()
         #expect(eventually { Self.isRefused(server.port) })
         #expect(server.service.readiness.current == .draining)
+    }
+}
+
+/// A client that sends `GET /health` back to back on one keep-alive connection, on its own thread, until the
+/// server says `Connection: close` or closes the connection. Before each request it looks whether the server
+/// has closed already (then the request is never sent, which a client may safely retry elsewhere); a request it
+/// sent that gets no complete response is lost.
+final class BackToBackClient: Sendable {
+    struct Record: Sendable, CustomStringConvertible {
+        var answered = 0
+        /// The last response said `Connection: close`.
+        var toldToClose = false
+        /// The server closed the connection between two requests, seen before the next one was written.
+        var closedBeforeWrite = false
+        /// Requests written that got no complete response, with what happened.
+        var lost: [String] = []
+        var finished = false
+
+        var description: String {
+            "answered \(answered), told to close \(toldToClose), closed before write \(closedBeforeWrite), lost \(lost)"
+        }
+    }
+
+    let record = TestBox(Record())
+    private let port: Int
+    private let stop = TestBox(false)
+    private let done = TestSignal()
+    static let maxRequests = 100_000
+
+    init(port: Int) {
+        self.port = port
+    }
+
+    func start() {
+        Thread { [self] in
+            run()
+            record.update { $0.finished = true }
+            done.signal()
+        }.start()
+    }
+
+    /// Stops the client if it still runs and waits for its thread.
+    func finish() -> Bool {
+        stop.update { $0 = true }
+        return done.wait(timeout: .seconds(30))
+    }
+
+    private func run() {
+        guard let client = try? LoopbackClient(port: port) else {
+            record.update { $0.lost.append("could not connect") }
+            return
+        }
+        defer { client.close() }
+        for _ in 0..<Self.maxRequests where !stop.value {
+            if Self.peerHasClosed(client.fd) {
+                record.update { $0.closedBeforeWrite = true }
+                return
+            }
+            do {
+                try client.sendGet("/health")
+            } catch {
+                record.update { $0.lost.append("send: \(error)") }
+                return
+            }
+            do {
+                let response = try client.readResponse(timeout: .seconds(10))
+                let closes = response.header("Connection")?.lowercased() == "close"
+                let complete = response.status == 200 && response.text.contains("ok")
+                let text = response.description
+                record.update { record in
+                    if complete { record.answered += 1 } else { record.lost.append(text) }
+                    record.toldToClose = closes
+                }
+                if closes || !complete { return }
+            } catch {
+                record.update { $0.lost.append("read: \(error)") }
+                return
+            }
+        }
+    }
+
+    /// Whether the peer's end (EOF) or a reset is already waiting on `fd`, without consuming anything.
+    static func peerHasClosed(_ fd: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) == 1 else { return false }
+        var byte: UInt8 = 0
+        let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EINTR)
     }
 }
 
