@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Reactive benchmarks in release twice: as built by default, and with cross-module optimization.
 # Usage: bench/reactive.sh [--cpu] [case...]   (--cpu: time by the thread's CPU time, for a busy machine)
-#          (cases: chain subject fibonacci zip flatmap flatmap-optional plain; default all)
+#          (cases: chain generic-chain subject subject-var fibonacci zip zip-mapped flatmap flatmap-optional
+#           plain; default all)
 #        BUILD=plain|cmo|both (default both) picks the builds.
 # Exits non-zero if a run fails a checksum.
 # Builds from the bench package (bench/Package.swift), which depends on the root package by path: the

@@ -96,6 +96,9 @@ private struct OutputForwarding<Input, Failure: Error>: Forwarding {
         let current = index
         index &+= 1
         if current < range.lowerBound { return .drop }
+        // Past the range: only an empty range gets here, when upstream sends during downstream's
+        // `receive(subscription:)` (a synchronous publisher), before the exhausted check ends the stream.
+        if current >= range.upperBound { return .finish }
         return current == range.upperBound - 1 ? .sendAndFinish(input) : .send(input)
     }
 }
