@@ -5,8 +5,128 @@ import Testing
 
 @testable import Spout
 
-/// `Idempotency-Key` on `POST /channels/{name}/events`: the key table, the key's syntax and the fingerprint.
+/// `Idempotency-Key` on `POST /channels/{name}/events` in process, over real loopback sockets; the key table and
+/// the fingerprint on their own.
 @Suite(.offPool) struct ChannelIdempotencyTests {
+    /// The problem's `type` of a response.
+    static func problemType(_ response: LoopbackClient.Response) -> String? {
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        return object?["type"] as? String
+    }
+
+    /// The `ids` of a `202`.
+    static func ids(_ response: LoopbackClient.Response) -> [String]? {
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        return object?["ids"] as? [String]
+    }
+
+    @Test func aRetryWithTheSameKeyGetsTheFirstIDsAndPublishesNothing() async throws {
+        let server = try SpoutTestServer()
+        let subscriber = try StreamClient.channel("orders", port: server.port)
+        defer { subscriber.close() }
+        #expect(eventually { server.channelMetrics.subscribers.value == 1 })
+        let publisher = try ChannelHTTP(port: server.port)
+        defer { publisher.close() }
+        let key = #"Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324""#
+
+        let first = try publisher.publishIDs("orders", channelBody([1, 2]), headers: [key])
+        #expect(first.count == 2)
+        // The same request again (a retry after a lost answer), and with the key bare: the first answer, again.
+        for headers in [[key], ["Idempotency-Key: 8e03978e-40d5-43e8-bc93-6894a57f9324"]] {
+            let again = try publisher.publish("orders", channelBody([1, 2]), headers: headers)
+            #expect(again.status == 202, "\(again)")
+            #expect(Self.ids(again) == first)
+        }
+        // The same key on another channel is another key.
+        let elsewhere = try publisher.publishIDs("invoices", channelBody([1, 2]), headers: [key])
+        #expect(elsewhere.count == 2)
+        let next = try publisher.publishIDs("orders", channelBody([3]))
+
+        // The subscriber got each event once: the retries published nothing.
+        let frames = try subscriber.frames(3)
+        #expect(numbers(frames) == [1, 2, 3])
+        #expect(frames.map(\.id) == first + next)
+        let list = try server.channelList()
+        #expect(list["orders"]?.historyEvents == 3)
+        #expect(server.counter("spout_channel_events_published_total") == 5)
+        await server.stop()
+    }
+
+    @Test func theSameKeyWithAnotherBodyIs422AndPublishesNothing() async throws {
+        let server = try SpoutTestServer()
+        let publisher = try ChannelHTTP(port: server.port)
+        defer { publisher.close() }
+        let key = #"Idempotency-Key: "k-1""#
+        let first = try publisher.publishIDs("orders", channelBody([1]), headers: [key])
+
+        let other = try publisher.publish("orders", channelBody([2]), headers: [key])
+        #expect(other.status == 422, "\(other)")
+        #expect(other.header("Content-Type") == "application/problem+json")
+        #expect(Self.problemType(other) == "/problems/idempotency-key-reused")
+        // Bodies are compared byte for byte: the same JSON written otherwise is another body.
+        let spaced = try publisher.publish("orders", #"{ "data": {"n":1} }"#, headers: [key])
+        #expect(spaced.status == 422, "\(spaced)")
+        // The first body still gets its answer.
+        #expect(Self.ids(try publisher.publish("orders", channelBody([1]), headers: [key])) == first)
+        #expect(try server.channelList()["orders"]?.historyEvents == 1)
+        await server.stop()
+    }
+
+    @Test(arguments: [
+        [#"Idempotency-Key: "a""#, #"Idempotency-Key: "a""#],  // repeated, even with the same value
+        [#"Idempotency-Key: "a""#, #"Idempotency-Key: "b""#],
+        [#"Idempotency-Key: """#],  // empty
+        ["Idempotency-Key: "],
+        [#"Idempotency-Key: "abc"#],  // not closed
+        [#"Idempotency-Key: "a"b""#],  // something after the closing quote
+        [#"Idempotency-Key: "a\x""#],  // an escape other than \" and \\
+        [#"Idempotency-Key: "a", "b""#],  // a list
+        ["Idempotency-Key: a b"],  // a bare key with a space
+        ["Idempotency-Key: \"" + String(repeating: "k", count: 256) + "\""],  // longer than 255
+    ])
+    func aMalformedOrRepeatedKeyIs400AndPublishesNothing(headers: [String]) async throws {
+        let server = try SpoutTestServer()
+        let publisher = try ChannelHTTP(port: server.port)
+        defer { publisher.close() }
+        let response = try publisher.publish("orders", channelBody([1]), headers: headers)
+        #expect(response.status == 400, "\(headers): \(response)")
+        #expect(Self.problemType(response) == "/problems/invalid-parameter")
+        let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        #expect(object?["parameter"] as? String == "Idempotency-Key")
+        #expect(try server.channelList()["orders"] == nil, "nothing was published")
+        await server.stop()
+    }
+
+    @Test func escapedAndLongestKeysAreKeys() async throws {
+        let server = try SpoutTestServer()
+        let publisher = try ChannelHTTP(port: server.port)
+        defer { publisher.close() }
+        for value in [#""a \"quoted\" \\ key""#, "\"" + String(repeating: "k", count: 255) + "\""] {
+            let first = try publisher.publishIDs("orders", channelBody([1]), headers: ["Idempotency-Key: \(value)"])
+            let again = try publisher.publish("orders", channelBody([1]), headers: ["Idempotency-Key: \(value)"])
+            #expect(Self.ids(again) == first, "\(value)")
+        }
+        #expect(try server.channelList()["orders"]?.historyEvents == 2)
+        await server.stop()
+    }
+
+    @Test func aFullTableRefusesNewKeysWith503ButKeepsItsPromises() async throws {
+        let server = try SpoutTestServer { $0.channels.idempotencyMaxKeys = 2 }
+        let publisher = try ChannelHTTP(port: server.port)
+        defer { publisher.close() }
+        let a = try publisher.publishIDs("orders", channelBody([1]), headers: [#"Idempotency-Key: "a""#])
+        _ = try publisher.publishIDs("orders", channelBody([2]), headers: [#"Idempotency-Key: "b""#])
+        let third = try publisher.publish("orders", channelBody([3]), headers: [#"Idempotency-Key: "c""#])
+        #expect(third.status == 503, "\(third)")
+        #expect(third.header("Retry-After") == "1")
+        #expect(Self.problemType(third) == "/problems/unavailable")
+        // The keys it holds still answer; publishes without a key go on.
+        #expect(Self.ids(try publisher.publish("orders", channelBody([1]), headers: [#"Idempotency-Key: "a""#])) == a)
+        _ = try publisher.publishIDs("orders", channelBody([4]))
+        #expect(try server.channelList()["orders"]?.historyEvents == 3)
+        await server.stop()
+    }
+
     @Test func theWindowAndTheLimitAreConfigurable() throws {
         #expect(SpoutConfiguration().channels.idempotencyWindowSeconds == 86_400)
         #expect(SpoutConfiguration().channels.idempotencyMaxKeys == 100_000)
