@@ -25,6 +25,8 @@ public final class SpoutService: Sendable {
     public let eventLoopCount: Int
     /// `maxConnections` as the server enforces it: clamped to the open-file limit minus a reserve.
     public var connectionLimit: Server.ConnectionLimit { server.connectionLimit }
+    /// The channels' broker, access rules and idempotency keys (for tests that look inside).
+    var channels: ChannelService { context.channels }
     private let server: Server
     private let context: ServiceContext
     private let events: EventLog?

@@ -161,6 +161,19 @@ public final class RedisServer {
         if !keepingData { try? FileManager.default.removeItem(at: directory) }
     }
 
+    /// Stops the server with SIGSTOP, as a stalled host or a long pause would: connections stay open, commands
+    /// written to them wait unread, and nothing is answered until ``thaw()``. ``stop()`` still ends it.
+    public func freeze() {
+        guard !stopped else { return }
+        process.signal(SIGSTOP)
+    }
+
+    /// Lets a frozen server run again (SIGCONT): it reads and runs what was written to it meanwhile.
+    public func thaw() {
+        guard !stopped else { return }
+        process.signal(SIGCONT)
+    }
+
     /// A new server on the same port (a client's configured address) and the same extra arguments, after
     /// ``kill(keepingData:)``: in the same directory, loading the dump, when the data was kept.
     /// The new server owns the directory from then on.

@@ -12,7 +12,8 @@ enum ChannelRoutes {
     /// Seconds a client is told to wait when the broker is at a limit.
     static let retryAfterSeconds = "1"
 
-    /// `POST /channels/{name}/events`: `{"data": …, "event": …}` or an array of them → `202` with the ids.
+    /// `POST /channels/{name}/events`: `{"data": …, "event": …}` or an array of them → `202` with the ids. With an
+    /// `Idempotency-Key` (``ChannelIdempotency``), a retry gets the first `202` again and publishes nothing.
     static let publish: Routes.Handler = { context in
         do throws(Problem) {
             let name = try channelName(context)
@@ -20,21 +21,65 @@ enum ChannelRoutes {
             let broker = context.service.channels
             try requirePublisher(context)
             try requireJSON(context.request.headers["Content-Type"])
+            let key = try ChannelIdempotency.key(in: context.request.headers)
             let body = try ChannelPublishBody(
                 context.request.body,
                 maxDataBytes: context.service.configuration.channels.maxEventBytes
             )
+            // The key's place in this process's table: in flight from here until the answer.
+            var slot: ChannelIdempotency.Slot?
+            var fingerprint = ""
+            if let key {
+                let keySlot = ChannelIdempotency.Slot(channel: name, key: key)
+                fingerprint = ChannelIdempotency.fingerprint(context.request.body)
+                switch broker.idempotency.begin(keySlot, fingerprint: fingerprint, now: ChannelBroker.now) {
+                case .proceed:
+                    slot = keySlot
+                case .repeated(let published):
+                    respondPublished(published.ids, on: name, context)
+                    return
+                case .inFlight:
+                    throw .idempotencyKeyInFlight(
+                        "a publish with this Idempotency-Key on channel \"\(name)\" is still being answered; "
+                            + "nothing was published by this request: wait for that answer, or retry later"
+                    )
+                case .reused:
+                    throw keyReused(name, context)
+                case .full:
+                    context.respond(
+                        problem: .unavailable(
+                            "the service holds its most Idempotency-Keys (channels.idempotencyMaxKeys = "
+                                + "\(broker.idempotency.maxKeys)); nothing was published, retry later"
+                        ),
+                        headers: ["Retry-After": retryAfterSeconds]
+                    )
+                    return
+                }
+            }
             switch broker.backend {
             case .redis(let redis):
-                // Answered once Redis has stored the events (or could not), on the request's loop.
-                redis.publish(body.publications, on: name, loop: context.loop) { result in
+                // Answered once Redis has stored the events (or could not), on the request's loop. Redis keeps the
+                // key (atomically with the events); this process only held it while in flight.
+                let idempotency = key.map { RedisChannelStore.Idempotency(key: $0, fingerprint: fingerprint) }
+                let slot = slot
+                redis.publish(body.publications, on: name, loop: context.loop, idempotency: idempotency) { result in
+                    if let slot { broker.idempotency.complete(slot, published: nil, now: ChannelBroker.now) }
                     switch result {
                     case .success(let ids): respondPublished(ids, on: name, context)
-                    case .failure(let failure): respond(failure, context)
+                    case .failure(let failure): respond(failure, keyed: key != nil, on: name, context)
                     }
                 }
             case .inProcess(let local):
-                switch local.publish(body.publications, on: name) {
+                let result = local.publish(body.publications, on: name)
+                if let slot {
+                    let published = try? result.get()
+                    broker.idempotency.complete(
+                        slot,
+                        published: published.flatMap { ChannelIdempotency.Published(ids: $0) },
+                        now: ChannelBroker.now
+                    )
+                }
+                switch result {
                 case .success(let ids): respondPublished(ids, on: name, context)
                 case .failure(let refusal): respond(refusal, context)
                 }
@@ -42,6 +87,20 @@ enum ChannelRoutes {
         } catch {
             respond(error, context)
         }
+    }
+
+    /// `422`: the key was used with another body.
+    private static func keyReused(_ name: String, _ context: RequestContext) -> Problem {
+        .idempotencyKeyReused(
+            "this Idempotency-Key was used on channel \"\(name)\" within the last "
+                + "\(windowText(context.service.configuration.channels.idempotencyWindowSeconds)) for a publish with "
+                + "another body; nothing was published: use a new key for a new publish"
+        )
+    }
+
+    /// `86400 s`, as the window is configured.
+    private static func windowText(_ seconds: Double) -> String {
+        seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
     /// `GET /channels/{name}`: the channel's events as SSE or NDJSON, resumed after `Last-Event-ID` (or
@@ -180,9 +239,15 @@ enum ChannelRoutes {
         context.respond(status: .accepted, json: object.finish())
     }
 
-    /// What the Redis broker could not do: its store is at `maxChannels`, or Redis did not answer (`503` +
-    /// `Retry-After`: nothing was stored or read).
-    private static func respond(_ failure: RedisChannelBroker.PublishFailure, _ context: RequestContext) {
+    /// What the Redis broker could not do: its store is at `maxChannels`; Redis certainly did not store or read
+    /// anything (`503` `unavailable` + `Retry-After`); Redis took a publish but did not confirm it (`503`
+    /// `outcome-unknown` + `Retry-After`: it may have been stored); the key was used with another body (`422`).
+    private static func respond(
+        _ failure: RedisChannelBroker.PublishFailure,
+        keyed: Bool = false,
+        on name: String = "",
+        _ context: RequestContext
+    ) {
         switch failure {
         case .tooManyChannels:
             respond(ChannelBroker.Refusal.tooManyChannels, context)
@@ -193,6 +258,20 @@ enum ChannelRoutes {
                 ),
                 headers: ["Retry-After": retryAfterSeconds]
             )
+        case .outcomeUnknown(let reason):
+            let retry =
+                keyed
+                ? "retry with the same Idempotency-Key, which publishes them at most once"
+                : "a retry may publish them twice (send an Idempotency-Key to retry safely)"
+            context.respond(
+                problem: .outcomeUnknown(
+                    "the channels' Redis took the publish but did not confirm it (\(reason)); the events may or may "
+                        + "not have been stored and delivered: \(retry)"
+                ),
+                headers: ["Retry-After": retryAfterSeconds]
+            )
+        case .keyReused:
+            respond(keyReused(name, context), context)
         }
     }
 

@@ -20,6 +20,8 @@ final class ChannelService: Sendable {
     /// The channel metrics, whichever backend serves.
     let metrics: ChannelMetrics
     let access: ChannelAccess
+    /// The publishes' `Idempotency-Key`s: remembered here in process, only the ones in flight over Redis.
+    let idempotency: ChannelIdempotency
 
     /// The Redis broker, when channels go through Redis.
     var redis: RedisChannelBroker? {
@@ -37,6 +39,7 @@ final class ChannelService: Sendable {
     ) {
         self.metrics = metrics
         access = ChannelAccess(configuration: configuration)
+        idempotency = ChannelIdempotency(configuration)
         // The URL was checked when the configuration was loaded; one that does not parse here means no Redis.
         if !configuration.redisURL.isEmpty, !loops.isEmpty, let url = try? RedisURL(parsing: configuration.redisURL) {
             let redis = RedisChannelBroker(

@@ -107,12 +107,35 @@ final class RedisChannelBroker: @unchecked Sendable {
         }
     }
 
-    /// Why a publish did not happen.
+    /// Why a publish (or a read) was not answered with a result.
     enum PublishFailure: Error, Equatable {
         /// The Redis store holds ``SpoutConfiguration/Channels/maxChannels`` channels.
         case tooManyChannels
-        /// Redis did not confirm the store (unreachable, timed out, refused): nothing is acknowledged.
+        /// Certainly nothing was stored: the command was never written (not connected, too many waiting), or Redis
+        /// refused it before storing anything (an error reply, e.g. over `maxmemory`).
         case unavailable(String)
+        /// The command was written but its reply did not come (Redis stalled past the command timeout, or the
+        /// connection broke): the events may have been stored, and delivered, or not.
+        case outcomeUnknown(String)
+        /// The publish's `Idempotency-Key` was stored with another fingerprint.
+        case keyReused
+    }
+
+    /// A failed command's ``PublishFailure``: ``PublishFailure/unavailable(_:)`` only when it is certain the
+    /// command did not run, else ``PublishFailure/outcomeUnknown(_:)``. The connection fails a command that it had
+    /// written and one it had only queued with the same error, so a lost connection or a close counts as unknown.
+    static func failure(_ error: RedisError) -> PublishFailure {
+        switch error {
+        case .connection(.notConnected), .connection(.tooManyPendingCommands), .connection(.connectTimedOut),
+            .connection(.handshakeFailed), .writeBufferFull, .server:
+            // Never written (the first four wait in the queue until the handshake is done), or refused by Redis:
+            // the publish script's only errors come before its first write, and a write refused over maxmemory
+            // is its first.
+            .unavailable(error.description)
+        case .connection(.timedOut), .connection(.connectionLost), .connection(.closed),
+            .connection(.protocolViolation), .connection(.unexpectedReply), .unexpectedReply:
+            .outcomeUnknown(error.description)
+        }
     }
 
     /// - Parameter maxBodyBytes: The largest publish body (`limits.maxBodyBytes`): a batch's command and its
@@ -259,37 +282,43 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     /// Stores `items` on `name` in Redis through `loop`'s connection; `completion` (on `loop`) gets their ids
     /// once Redis has them. The replicas' subscribers, this one's included, get the events from Redis's
-    /// announcement.
+    /// announcement. With `idempotency`, a key Redis holds already answers the ids it was stored with (nothing is
+    /// published), or ``PublishFailure/keyReused`` when the fingerprint differs.
     func publish(
         _ items: [ChannelPublication],
         on name: String,
         loop: EventLoop,
+        idempotency: RedisChannelStore.Idempotency? = nil,
         completion: @escaping @Sendable (Result<[String], PublishFailure>) -> Void
     ) {
         let command = store.publishCommand(
             items,
             on: name,
             generation: Self.newGeneration(),
-            limits: configuration
+            limits: configuration,
+            idempotency: idempotency
         )
         let metrics = metrics
         let completion = Self.on(loop, completion)
         publisher(for: loop).send(command) { result in
             switch result {
             case .success(let value):
-                guard let (generation, first) = RedisChannelStore.publishReply(value) else {
-                    completion(.failure(.unavailable("redis answered the publish with \(value.briefDescription)")))
+                guard let (generation, first, repeated) = RedisChannelStore.publishReply(value) else {
+                    // Whatever ran, it answered something else than the script's reply: no telling what it stored.
+                    completion(.failure(.outcomeUnknown("redis answered the publish with \(value.briefDescription)")))
                     return
                 }
                 let ids = (0..<UInt64(items.count)).map {
                     ChannelEventID(epoch: generation, sequence: first &+ $0).description
                 }
-                metrics.published.increment(by: ids.count)
+                if !repeated { metrics.published.increment(by: ids.count) }
                 completion(.success(ids))
             case .failure(.server(let message)) where message.hasPrefix(RedisChannelStore.tooManyChannelsMarker):
                 completion(.failure(.tooManyChannels))
+            case .failure(.server(let message)) where message.hasPrefix(RedisChannelStore.keyReusedMarker):
+                completion(.failure(.keyReused))
             case .failure(let error):
-                completion(.failure(.unavailable(error.description)))
+                completion(.failure(Self.failure(error)))
             }
         }
     }

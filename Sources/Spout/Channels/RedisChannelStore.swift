@@ -10,7 +10,10 @@ import Redis
 /// - `ch:{name}:events`, a stream holding the history: entry id `0-<seq>`, fields `at` (Redis's clock, ms), `d`
 ///   (the data, compact JSON) and `t` (the event type, when given); trimmed to about `channels.historyEvents`;
 /// - `ch:{name}`, the pub/sub channel each publish announces its events on;
-/// - `channels`, a sorted set of channel names by last publish time (for listing and `channels.maxChannels`).
+/// - `channels`, a sorted set of channel names by last publish time (for listing and `channels.maxChannels`);
+/// - `idem:{name}:{key}`, a string per `Idempotency-Key` used on the channel: `<fingerprint>\n<gen>\n<first>\n<count>`,
+///   stored by the publish script with the events and expiring `channels.idempotencyWindowSeconds` later, so a
+///   retry on any replica (or on one started later) finds it.
 ///
 /// Both keys of a channel expire `channels.historySeconds` after its last publish, so Redis holds nothing for a
 /// channel nobody publishes to. A Redis that lost the keys (restarted without persistence, flushed) gets a new
@@ -30,6 +33,7 @@ struct RedisChannelStore: Sendable {
     func streamKey(_ name: String) -> String { channelPrefix + name + ":events" }
     func pubsubChannel(_ name: String) -> String { channelPrefix + name }
     var indexKey: String { prefix + "channels" }
+    func idempotencyKey(_ name: String, key: String) -> String { prefix + "idem:" + name + ":" + key }
 
     /// The channel name of a pub/sub channel of this store, or nil.
     func channelName(pubsub channel: [UInt8]) -> String? {
@@ -40,14 +44,28 @@ struct RedisChannelStore: Sendable {
 
     // MARK: Publishing
 
+    /// An `Idempotency-Key` as the publish script checks and stores it.
+    struct Idempotency: Sendable, Equatable {
+        let key: String
+        /// The request's fingerprint (``ChannelIdempotency/fingerprint(_:)``).
+        let fingerprint: String
+    }
+
     /// `EVAL publish`: stores `items` on `name` and announces them. Refuses a new channel past `maxChannels`.
+    /// With `idempotency`, a key stored before answers its ids instead (publishing nothing), or is refused when
+    /// its fingerprint differs; a new one is stored with the events.
     func publishCommand(
         _ items: [ChannelPublication],
         on name: String,
         generation: String,
-        limits: SpoutConfiguration.Channels
+        limits: SpoutConfiguration.Channels,
+        idempotency: Idempotency? = nil
     ) -> RESPCommand {
-        var command = RESPCommand("EVAL", Self.publishScript, "3", metaKey(name), streamKey(name), indexKey)
+        var command = RESPCommand("EVAL", Self.publishScript, idempotency == nil ? "3" : "4")
+        command.append(metaKey(name))
+        command.append(streamKey(name))
+        command.append(indexKey)
+        if let idempotency { command.append(idempotencyKey(name, key: idempotency.key)) }
         command.append(generation)
         command.append(max(0, limits.historyEvents))
         command.append(Self.expiryMilliseconds(limits))
@@ -55,6 +73,8 @@ struct RedisChannelStore: Sendable {
         command.append(name)
         command.append(pubsubChannel(name))
         command.append(items.count)
+        command.append(idempotency?.fingerprint ?? "")
+        command.append(Self.idempotencyMilliseconds(limits))
         for item in items {
             command.append(item.type ?? "")
             command.append(item.data)
@@ -68,16 +88,25 @@ struct RedisChannelStore: Sendable {
         return milliseconds.isFinite ? Int(max(1000, min(milliseconds, 1e15))) : 1000
     }
 
+    /// How long an `Idempotency-Key` is kept: `channels.idempotencyWindowSeconds`, at least a second.
+    static func idempotencyMilliseconds(_ limits: SpoutConfiguration.Channels) -> Int {
+        let milliseconds = (limits.idempotencyWindowSeconds * 1000).rounded()
+        return milliseconds.isFinite ? Int(max(1000, min(milliseconds, 1e15))) : 1000
+    }
+
     /// The error message prefix of a publish refused at `maxChannels`.
     static let tooManyChannelsMarker = "SPOUTFULL"
+    /// The error message prefix of a publish whose `Idempotency-Key` was used with another body.
+    static let keyReusedMarker = "SPOUTKEYREUSED"
 
-    /// The reply of the publish script: the generation and the first sequence of the batch.
-    static func publishReply(_ value: RESPValue) -> (generation: String, first: UInt64)? {
-        guard let pair = value.withoutAttributes.elements, pair.count == 2,
-            let generation = pair[0].string, ChannelEventID("\(generation)-1") != nil,
-            let first = pair[1].integer, first > 0
+    /// The reply of the publish script: the generation and the first sequence of the batch, and whether they are
+    /// an earlier publish's (an `Idempotency-Key` seen before: nothing was published now).
+    static func publishReply(_ value: RESPValue) -> (generation: String, first: UInt64, repeated: Bool)? {
+        guard let parts = value.withoutAttributes.elements, parts.count == 2 || parts.count == 3,
+            let generation = parts[0].string, ChannelEventID("\(generation)-1") != nil,
+            let first = parts[1].integer, first > 0
         else { return nil }
-        return (generation, UInt64(first))
+        return (generation, UInt64(first), parts.count == 3)
     }
 
     // MARK: Reading
@@ -223,15 +252,30 @@ struct RedisChannelStore: Sendable {
         local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
         """
 
-    /// KEYS: meta, stream, index. ARGV: generation for a new channel, history events, expiry ms, max channels,
-    /// name, pub/sub channel, count, then type and data of each event. Numbers are written with `%.0f`: Lua's
-    /// `tostring` would write large ones in exponent form.
+    /// KEYS: meta, stream, index, and the `Idempotency-Key`'s key when the publish has one. ARGV: generation for a
+    /// new channel, history events, expiry ms, max channels, name, pub/sub channel, count, fingerprint, the key's
+    /// expiry ms, then type and data of each event. Numbers are written with `%.0f`: Lua's `tostring` would write
+    /// large ones in exponent form.
+    ///
+    /// A key found answers the ids it stored (and a third element, `repeat`) before anything is written, or an
+    /// error when its fingerprint differs; a new key is stored last, with the events, so a publish and its key
+    /// exist together or not at all.
     ///
     /// The first write is `HSET` or `HINCRBY`, commands Redis refuses over `maxmemory`: a Redis that is full
     /// refuses the whole publish (and Spout answers 503). A script's writes after its first are never refused,
     /// so one that began with a write Redis lets through when full (`ZREMRANGEBYSCORE`, `DEL`) would store
     /// everything after it.
     static let publishScript = """
+        if KEYS[4] then
+          local prior = redis.call('GET', KEYS[4])
+          if prior then
+            local seen, pgen, pfirst = string.match(prior, '^([^\\n]*)\\n([^\\n]*)\\n([0-9]+)\\n')
+            if seen ~= ARGV[8] then
+              return redis.error_reply('SPOUTKEYREUSED the Idempotency-Key was used with another body')
+            end
+            return {pgen, tonumber(pfirst), 'repeat'}
+          end
+        end
         local gen = redis.call('HGET', KEYS[1], 'gen')
         \(Self.clockLua)
         local stamp = string.format('%.0f', now)
@@ -252,8 +296,8 @@ struct RedisChannelStore: Sendable {
         local first = last - n + 1
         local parts = {gen, '\\n', string.format('%.0f', first), '\\n', stamp, '\\n', ARGV[7], '\\n'}
         for i = 0, n - 1 do
-          local kind = ARGV[8 + 2 * i]
-          local data = ARGV[9 + 2 * i]
+          local kind = ARGV[10 + 2 * i]
+          local data = ARGV[11 + 2 * i]
           local id = '0-' .. string.format('%.0f', first + i)
           if kind == '' then
             redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], id, 'at', stamp, 'd', data)
@@ -267,6 +311,10 @@ struct RedisChannelStore: Sendable {
         redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', expired)
         redis.call('ZADD', KEYS[3], stamp, ARGV[5])
         redis.call('PUBLISH', ARGV[6], table.concat(parts))
+        if KEYS[4] then
+          local record = ARGV[8] .. '\\n' .. gen .. '\\n' .. string.format('%.0f', first) .. '\\n' .. ARGV[7]
+          redis.call('SET', KEYS[4], record, 'PX', ARGV[9])
+        end
         return {gen, first}
         """
 

@@ -57,6 +57,8 @@ extension ConfigKey {
             "report (/ready stays 200, says Redis's state) or fail (/ready 503 while Redis is down)",
         "channels.redisKeyPrefix": "prefix of every Redis key and pub/sub channel Spout uses",
         "channels.subscribeTokens": "Bearer tokens that may subscribe and read /latest (or ?token=); empty: anyone",
+        "channels.idempotencyWindowSeconds": "how long a publish's Idempotency-Key is remembered (a retry: same ids)",
+        "channels.idempotencyMaxKeys": "Idempotency-Keys held at once in process (503 for a new key beyond)",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then

@@ -152,6 +152,14 @@ struct ConfigKey: @unchecked Sendable {
             kind: .string(\.channels.redisReadiness, allowed: ["report", "fail"])
         ),
         ConfigKey(name: "channels.redisKeyPrefix", kind: .string(\.channels.redisKeyPrefix, allowed: nil)),
+        ConfigKey(
+            name: "channels.idempotencyWindowSeconds",
+            kind: .seconds(\.channels.idempotencyWindowSeconds, 1...(86_400 * 30))
+        ),
+        ConfigKey(
+            name: "channels.idempotencyMaxKeys",
+            kind: .integer(\.channels.idempotencyMaxKeys, 1...10_000_000)
+        ),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

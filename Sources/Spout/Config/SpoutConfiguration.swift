@@ -186,6 +186,12 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var redisReadiness = "report"
         /// The prefix of every key (and pub/sub channel) Spout uses in Redis, so deployments can share one.
         public var redisKeyPrefix = "spout:"
+        /// Seconds a publish's `Idempotency-Key` is remembered after its `202`: a retry with the key within this
+        /// window gets the same ids and publishes nothing (in process in this process's memory, over Redis in Redis).
+        public var idempotencyWindowSeconds = 86_400.0
+        /// `Idempotency-Key`s a process holds at once (remembered in process, or in flight over Redis); a publish
+        /// with a new key beyond this gets `503`.
+        public var idempotencyMaxKeys = 100_000
     }
 
     /// The embedded defaults.

@@ -781,8 +781,34 @@ enum SpoutAPI {
                     most \(channels.maxEventBytes) bytes (channels.maxEventBytes; 413 beyond). The body is read \
                     strictly (RFC 8259, nesting at most \(ChannelPublishBody.maxDepth) deep, no other members, \
                     none twice); a refused body publishes nothing. \(publishRule)
+
+                    `202` means the events are stored (over Redis: Redis confirmed them) and will reach every \
+                    subscriber. `503` `unavailable` means nothing was stored; `503` `outcome-unknown` means Redis \
+                    took the publish but did not confirm it, so it may have been stored. With an \
+                    `Idempotency-Key`, a retry of either is safe: a key seen on this channel within \
+                    \(Int(channels.idempotencyWindowSeconds)) s (channels.idempotencyWindowSeconds) answers the \
+                    first publish's ids again and publishes nothing.
                     """,
-                parameters: [channelName],
+                parameters: [
+                    channelName,
+                    APIParameter.header(
+                        "Idempotency-Key",
+                        """
+                        draft-ietf-httpapi-idempotency-key-header: a Structured Fields string naming this publish, \
+                        e.g. `"8e03978e-40d5-43e8-bc93-6894a57f9324"` (a bare token of the same characters is \
+                        taken as the same key); 1–\(ChannelIdempotency.maxKeyBytes) visible ASCII characters, \
+                        once (400 when malformed or repeated). The same key on this channel with the same body \
+                        within channels.idempotencyWindowSeconds gets the first 202 again, with the same ids, and \
+                        publishes nothing; with another body, 422; while its first request is still being \
+                        answered on this instance, 409. Over Redis the key is kept in Redis, stored atomically \
+                        with the events, so every replica (and one started later) honours it.
+                        """,
+                        [
+                            "type": "string", "minLength": 1,
+                            "maxLength": .integer(2 * ChannelIdempotency.maxKeyBytes + 2),
+                        ]
+                    ),
+                ],
                 requestBody: APIRequestBody(
                     """
                     The event or events, at most \(configuration.limits.maxBodyBytes) bytes (limits.maxBodyBytes; \
@@ -809,7 +835,25 @@ enum SpoutAPI {
                         problemTypes: [.contentTooLarge]
                     ),
                     .problem(415, .unsupportedMediaType),
-                    channelCapacity("too many channels"),
+                    .problem(409, .idempotencyKeyInFlight),
+                    .problem(422, .idempotencyKeyReused),
+                    APIResponse(
+                        503,
+                        """
+                        A problem, with Retry-After: `\(ProblemType.unavailable.uri)` (nothing was stored: too many \
+                        channels or Idempotency-Keys, or Redis unreachable) or `\(ProblemType.outcomeUnknown.uri)` \
+                        (Redis took the publish but did not confirm it: it may have been stored; retry with the \
+                        same Idempotency-Key).
+                        """,
+                        content: [(Problem.mediaType, problemSchema([.unavailable, .outcomeUnknown]))],
+                        headers: [
+                            (
+                                "Retry-After", "Seconds to wait before retrying.",
+                                ["type": "string", "pattern": "^[0-9]+$"]
+                            )
+                        ],
+                        problemTypes: [.unavailable, .outcomeUnknown]
+                    ),
                 ]
             ),
         ]

@@ -101,6 +101,9 @@ extension Problem {
         static let unsupportedMediaType = ProblemType.unsupportedMediaType.uri
         static let unauthorized = ProblemType.unauthorized.uri
         static let forbidden = ProblemType.forbidden.uri
+        static let outcomeUnknown = ProblemType.outcomeUnknown.uri
+        static let idempotencyKeyInFlight = ProblemType.idempotencyKeyInFlight.uri
+        static let idempotencyKeyReused = ProblemType.idempotencyKeyReused.uri
     }
 
     /// `400`: a query parameter is malformed or out of range.
@@ -173,6 +176,31 @@ extension Problem {
     /// `403`: the token or the client may not do this.
     static func forbidden(_ detail: String) -> Problem {
         Problem(status: 403, type: Kind.forbidden, title: ProblemType.forbidden.title, detail: detail)
+    }
+
+    /// `503`: a publish that may or may not have been stored.
+    static func outcomeUnknown(_ detail: String) -> Problem {
+        Problem(status: 503, type: Kind.outcomeUnknown, title: ProblemType.outcomeUnknown.title, detail: detail)
+    }
+
+    /// `409`: the same `Idempotency-Key` is still being answered.
+    static func idempotencyKeyInFlight(_ detail: String) -> Problem {
+        Problem(
+            status: 409,
+            type: Kind.idempotencyKeyInFlight,
+            title: ProblemType.idempotencyKeyInFlight.title,
+            detail: detail
+        )
+    }
+
+    /// `422`: an `Idempotency-Key` used again with another body.
+    static func idempotencyKeyReused(_ detail: String) -> Problem {
+        Problem(
+            status: 422,
+            type: Kind.idempotencyKeyReused,
+            title: ProblemType.idempotencyKeyReused.title,
+            detail: detail
+        )
     }
 
     /// The problem for an error the HTTP server answers itself, before routing (see

@@ -54,6 +54,7 @@ extension ProblemType {
     static let all: [ProblemType] = [
         invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout,
         upstreamUnavailable, unavailable, invalidBody, contentTooLarge, unsupportedMediaType, unauthorized, forbidden,
+        outcomeUnknown, idempotencyKeyInFlight, idempotencyKeyReused,
     ]
 
     /// `400`: a query parameter, path segment or header is malformed, out of range or unknown.
@@ -62,7 +63,7 @@ extension ProblemType {
         title: "Invalid parameter",
         statuses: [400],
         meaning: """
-            A query parameter, a path segment or a request header (Last-Event-ID) is malformed, out of range, \
+            A query parameter, a path segment or a request header (Last-Event-ID, Idempotency-Key) is malformed, out of range, \
             given twice, or not one the route knows. Unknown parameters are refused rather than ignored, so a \
             typo such as cout=5 cannot quietly turn a short stream into an endless one.
             """,
@@ -209,7 +210,9 @@ extension ProblemType {
         statuses: [503],
         meaning: """
             The service is shutting down or over capacity and does not take this request: too many \
-            connections, or a channel route at channels.maxChannels or channels.maxSubscribersPerChannel.
+            connections, a channel route at channels.maxChannels, channels.maxSubscribersPerChannel or \
+            channels.idempotencyMaxKeys, or the channels' Redis unreachable. A publish refused this way stored \
+            nothing (when that is not certain, the problem is outcome-unknown instead).
             """,
         remedy: """
             Retry after Retry-After seconds when it is given, preferably on another instance; GET /ready says \
@@ -278,6 +281,53 @@ extension ProblemType {
             an open relay).
             """,
         remedy: "Use a configured token; operators configure them in channels.publishTokens / subscribeTokens.",
+        members: []
+    )
+
+    /// `503`: a publish whose outcome Spout does not know (Redis took the command but did not confirm it).
+    static let outcomeUnknown = ProblemType(
+        slug: "outcome-unknown",
+        title: "Outcome unknown",
+        statuses: [503],
+        meaning: """
+            The publish was sent to the channels' Redis, which did not confirm it in time (it stalled, or the \
+            connection broke after the command was written). The events may have been stored, and may be \
+            delivered, or not: Spout cannot tell. Unlike unavailable (503 with "nothing was stored"), a blind \
+            retry may publish them twice.
+            """,
+        remedy: """
+            Retry after Retry-After seconds with the same Idempotency-Key: if the first attempt was stored, the \
+            retry answers its ids and publishes nothing; if not, it publishes once. Without a key, a retry can \
+            duplicate the events; subscribers that must not see a duplicate need a key on every publish.
+            """,
+        members: []
+    )
+
+    /// `409`: the same `Idempotency-Key` is still being answered.
+    static let idempotencyKeyInFlight = ProblemType(
+        slug: "idempotency-key-in-flight",
+        title: "Idempotency key in flight",
+        statuses: [409],
+        meaning: """
+            A publish with this Idempotency-Key on this channel is still being answered by this instance (its \
+            twin was sent before the first got its answer). Nothing was published by this request. Over Redis, \
+            a twin sent to another replica is not refused: Redis runs one publish at a time, so it answers the \
+            first one's ids once that is stored.
+            """,
+        remedy: "Wait for the first request's answer, or retry later with the same key and body.",
+        members: []
+    )
+
+    /// `422`: an `Idempotency-Key` used again with another body.
+    static let idempotencyKeyReused = ProblemType(
+        slug: "idempotency-key-reused",
+        title: "Idempotency key reused",
+        statuses: [422],
+        meaning: """
+            This Idempotency-Key was used on this channel, within channels.idempotencyWindowSeconds, for a \
+            publish with another body (bodies are compared byte for byte, by their SHA-256). Nothing was published.
+            """,
+        remedy: "Use a new key for a new publish; a retry must send the same body as the first attempt.",
         members: []
     )
 }

@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func thePublishReplyNeedsAGenerationAndAPositiveSequence() {
-        #expect(RedisChannelStore.publishReply(.array([.bulkString("abc"), .integer(3)]))! == ("abc", 3))
+        #expect(RedisChannelStore.publishReply(.array([.bulkString("abc"), .integer(3)]))! == ("abc", 3, false))
         #expect(RedisChannelStore.publishReply(.array([.bulkString("abc"), .integer(0)])) == nil)
         #expect(RedisChannelStore.publishReply(.array([.bulkString("A-B"), .integer(1)])) == nil)
         #expect(RedisChannelStore.publishReply(.bulkString("abc")) == nil)

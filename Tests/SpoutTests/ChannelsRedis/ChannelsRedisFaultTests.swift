@@ -78,6 +78,8 @@ struct ChannelsRedisFaultTests {
         for (channel, body) in [("full", channelBody(2...3)), ("fresh", channelBody([1]))] {
             let response = try publisher.send("POST", "/channels/\(channel)/events", body: Array(body.utf8))
             expectUnavailable(response, "publish on \(channel) while Redis is full")
+            // Redis refused it, so it is certain: nothing was stored (not an unknown outcome).
+            #expect(response.text.contains(#""type":"/problems/unavailable""#), "\(response.text)")
         }
         #expect(try redis.command(["XLEN", "spout:ch:full:events"]) == ":1")
         #expect(try redis.command(["HGET", "spout:ch:full:meta", "seq"]) == "1")

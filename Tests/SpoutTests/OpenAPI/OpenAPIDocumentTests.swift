@@ -293,7 +293,7 @@ import Testing
         // What the document describes is what the route takes, and what it refuses it refuses with the
         // documented statuses and types.
         let responses = try #require(publish["responses"] as? [String: Any])
-        #expect(Set(responses.keys) == ["202", "400", "401", "403", "413", "415", "503"])
+        #expect(Set(responses.keys) == ["202", "400", "401", "403", "409", "413", "415", "422", "503"])
         let accepted = try Self.post(server, "/channels/doc/events", body: #"[{"data":{"x":1},"event":"note"}]"#)
         #expect(accepted.status == 202)
         let answer = RouteTest.object(accepted.body)
@@ -307,6 +307,22 @@ import Testing
             let response = try Self.post(server, "/channels/doc/events", body: refused)
             #expect(response.status == status, "\(refused)")
             #expect(RouteTest.object(response.body)["type"] as? String == type.uri, "\(refused)")
+        }
+        // The Idempotency-Key header it declares: a retry gets the first ids, another body 422, a repeated key 400.
+        let parameters = (publish["parameters"] as? [[String: Any]]) ?? []
+        #expect(parameters.contains { $0["name"] as? String == "Idempotency-Key" && $0["in"] as? String == "header" })
+        let key = #"Idempotency-Key: "doc-1""#
+        let keyed = try Self.post(server, "/channels/doc/events", body: #"{"data":1}"#, headers: [key])
+        let retried = try Self.post(server, "/channels/doc/events", body: #"{"data":1}"#, headers: [key])
+        #expect(keyed.status == 202 && retried.status == 202)
+        #expect(RouteTest.object(retried.body)["ids"] as? [String] == RouteTest.object(keyed.body)["ids"] as? [String])
+        for (headers, body, status, type) in [
+            ([key], #"{"data":2}"#, 422, ProblemType.idempotencyKeyReused),
+            ([key, key], #"{"data":1}"#, 400, .invalidParameter),
+        ] {
+            let response = try Self.post(server, "/channels/doc/events", body: body, headers: headers)
+            #expect(response.status == status, "\(headers)")
+            #expect(RouteTest.object(response.body)["type"] as? String == type.uri, "\(headers)")
         }
         let text = try Self.post(server, "/channels/doc/events", body: #"{"data":1}"#, contentType: "text/plain")
         #expect(text.status == 415)

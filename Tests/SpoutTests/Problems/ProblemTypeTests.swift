@@ -81,7 +81,8 @@ import Testing
             Problem.Kind.upstreamFailed, Problem.Kind.upstreamTimeout, Problem.Kind.upstreamUnavailable,
             Problem.Kind.unavailable,
             Problem.Kind.invalidBody, Problem.Kind.contentTooLarge, Problem.Kind.unsupportedMediaType,
-            Problem.Kind.unauthorized, Problem.Kind.forbidden,
+            Problem.Kind.unauthorized, Problem.Kind.forbidden, Problem.Kind.outcomeUnknown,
+            Problem.Kind.idempotencyKeyInFlight, Problem.Kind.idempotencyKeyReused,
         ]
         #expect(kinds == ProblemType.all.map(\.uri))
         #expect(Problem.invalidParameter("x", "y").title == ProblemType.invalidParameter.title)
