@@ -9,17 +9,11 @@ import Testing
 /// nor duplicates it, on any replica, including one started later.
 @Suite(.offPool, .enabled(if: RedisServer.testsEnabled), .timeLimit(.minutes(3 * TestTiming.scale)))
 struct ChannelsRedisIdempotencyTests {
-    /// The problem's `type` of a response.
     static func problemType(_ response: LoopbackClient.Response) -> String? {
-        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
-        return object?["type"] as? String
+        ChannelIdempotencyTests.problemType(response)
     }
 
-    /// The `ids` of a `202`.
-    static func ids(_ response: LoopbackClient.Response) -> [String]? {
-        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
-        return object?["ids"] as? [String]
-    }
+    static func ids(_ response: LoopbackClient.Response) -> [String]? { ChannelIdempotencyTests.ids(response) }
 
     @Test func aPublishWhileRedisIsFrozenIsAnUnknownOutcomeAndARetryWithItsKeyDeliversItOnce() async throws {
         let redis = try RedisServer.start()
