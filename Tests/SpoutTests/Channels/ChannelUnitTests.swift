@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 @testable import Spout
@@ -28,15 +29,17 @@ import Testing
         #expect(ChannelEventID.epoch(startedAtMilliseconds: UInt64.max).count <= 16)
     }
 
-    @Test(arguments: [
-        "", "-", "--", "-1", "a-", "a--1", "a-b-1", "A-1", "ABC-1", "abc_1", "abc1", "abc-1a", "abc-a1", "abc- 1",
-        " abc-1", "abc-1 ", "abc-1\n", "abc-+1", "abc--1", "abc-1.0", "abc-0x10", "é-1", "abc-١", "a\u{0}-1",
-        "abc-18446744073709551616", "abc-99999999999999999999", "abc-00000000000000000001",
-        String(repeating: "a", count: 17) + "-1", String(repeating: "a", count: 1_000_000) + "-1",
-        "abc-" + String(repeating: "9", count: 1_000_000), String(repeating: "-", count: 100_000),
-    ])
-    func hostileTextIsNotAnID(_ text: String) {
-        #expect(ChannelEventID(text) == nil, "\(text.prefix(40))")
+    @Test(
+        arguments: [
+            "", "-", "--", "-1", "a-", "a--1", "a-b-1", "A-1", "ABC-1", "abc_1", "abc1", "abc-1a", "abc-a1", "abc- 1",
+            " abc-1", "abc-1 ", "abc-1\n", "abc-+1", "abc--1", "abc-1.0", "abc-0x10", "é-1", "abc-١", "a\u{0}-1",
+            "abc-18446744073709551616", "abc-99999999999999999999", "abc-00000000000000000001",
+            String(repeating: "a", count: 17) + "-1", String(repeating: "a", count: 1_000_000) + "-1",
+            "abc-" + String(repeating: "9", count: 1_000_000), String(repeating: "-", count: 100_000),
+        ].map { Abbreviated($0) }
+    )
+    func hostileTextIsNotAnID(_ text: Abbreviated<String>) {
+        #expect(ChannelEventID(text.value) == nil, "\(text.value.prefix(40))")
     }
 
     @Test func leadingZerosWithinNineteenDigitsStillParse() {
