@@ -172,13 +172,18 @@ import Testing
         #expect(subscriber.values == [1])
     }
 
-    @Test func retryWithANegativeCountDoesNotRetry() {
+    /// Combine counts retries down to zero, which a negative count never reaches: it retries forever.
+    @Test func retryWithANegativeCountRetriesWithoutLimit() {
         let upstream = DrivenPublisher<Int, OperatorError>()
         let subscriber = TrackingSubscriber<Int, OperatorError>()
         upstream.retry(-1).subscribe(subscriber)
-        upstream.send(completion: .failure(OperatorError(code: 4)))
-        #expect(upstream.subscribeCount == 1)
-        #expect(subscriber.completion == .failure(OperatorError(code: 4)))
+        for code in 1...5 {
+            upstream.send(completion: .failure(OperatorError(code: code)))
+        }
+        #expect(upstream.subscribeCount == 6)
+        #expect(subscriber.completion == nil)
+        upstream.send(1)
+        #expect(subscriber.history == [.subscription, .value(1)])
     }
 
     // MARK: removeDuplicates has a subscription of its own
