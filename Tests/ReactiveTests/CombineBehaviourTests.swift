@@ -39,7 +39,9 @@ import Testing
     }
 
     /// A publisher that fails (or, after `failures` attempts, finishes) inside `subscribe`, as `Fail`
-    /// does, and records how deeply its `subscribe` calls nest.
+    /// does, and records how deeply its `subscribe` calls nest. With `failsBeforeSubscription`, every
+    /// failing attempt after the first fails before it hands out its subscription (a misbehaving
+    /// upstream).
     ///
     /// **Thread safety:** the tests drive it from one thread.
     final class NestingProbe: Publisher, @unchecked Sendable {
@@ -48,23 +50,27 @@ import Testing
         typealias Failure = OperatorError
 
         let failures: Int
+        let failsBeforeSubscription: Bool
         private(set) var subscribeCount = 0
         private(set) var deepest = 0
         private var depth = 0
 
-        init(failures: Int) {
+        init(failures: Int, failsBeforeSubscription: Bool = false) {
             self.failures = failures
+            self.failsBeforeSubscription = failsBeforeSubscription
         }
 
         func receive<S: Subscriber>(subscriber: S) where S.Input == Int, S.Failure == OperatorError {
             depth += 1
             deepest = Swift.max(deepest, depth)
             subscribeCount += 1
-            subscriber.receive(subscription: Subscriptions.empty)
-            if subscribeCount <= failures {
+            let fails = subscribeCount <= failures
+            if fails, failsBeforeSubscription, subscribeCount > 1 {
                 subscriber.receive(completion: .failure(OperatorError(code: subscribeCount)))
+                subscriber.receive(subscription: Subscriptions.empty)
             } else {
-                subscriber.receive(completion: .finished)
+                subscriber.receive(subscription: Subscriptions.empty)
+                subscriber.receive(completion: fails ? .failure(OperatorError(code: subscribeCount)) : .finished)
             }
             depth -= 1
         }
@@ -211,6 +217,23 @@ import Testing
         #expect(exhausted.subscribeCount == 4)
         #expect(exhausted.deepest == 2)
         #expect(failed.history == [.subscription, .completion(.failure(OperatorError(code: 4)))])
+    }
+
+    /// Combine's `retry` does not wait for an attempt's subscription: an attempt that fails before
+    /// handing out its subscription (a misbehaving upstream) is retried like any other, and its late
+    /// subscription is cancelled.
+    @Test func retryRetriesAnAttemptThatFailsBeforeItsSubscription() {
+        let upstream = NestingProbe(failures: 3, failsBeforeSubscription: true)
+        let subscriber = TrackingSubscriber<Int, OperatorError>()
+        upstream.retry(5).subscribe(subscriber)
+        #expect(upstream.subscribeCount == 4)
+        #expect(subscriber.history == [.subscription, .completion(.finished)])
+
+        let exhausted = NestingProbe(failures: 3, failsBeforeSubscription: true)
+        let failed = TrackingSubscriber<Int, OperatorError>()
+        exhausted.retry(1).subscribe(failed)
+        #expect(exhausted.subscribeCount == 2)
+        #expect(failed.history == [.subscription, .completion(.failure(OperatorError(code: 2)))])
     }
 
     /// With `retry(-1)`, an upstream that keeps failing while subscribing is retried, from the loop,

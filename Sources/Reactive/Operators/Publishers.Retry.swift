@@ -137,7 +137,7 @@ extension Publishers.Retry {
         private func received(completion: Subscribers.Completion<Failure>, generation: Int) {
             if case .failure = completion {
                 let step = lock.withLock { () -> RetryStep in
-                    guard machine.isActive(generation: generation) else { return .none }
+                    guard machine.isCurrent(generation: generation) else { return .none }
                     switch remainingRetries {
                     case .none:
                         break
@@ -146,7 +146,7 @@ extension Publishers.Retry {
                     case .some:
                         return .none
                     }
-                    guard let next = machine.switchToNext(after: generation) else { return .none }
+                    guard let next = machine.switchFromCurrent(after: generation) else { return .none }
                     if isResubscribing {
                         // Inside the loop's `subscribe` (a re-entrant failure): the loop goes on.
                         nextAttempt = next
@@ -165,7 +165,7 @@ extension Publishers.Retry {
                     break
                 }
             }
-            lock.withLock { machine.completed(generation: generation) }?.receive(completion: completion)
+            lock.withLock { machine.currentCompleted(generation: generation) }?.receive(completion: completion)
         }
 
         /// Subscribes `first`, then every attempt that failed while the one before was subscribing.
