@@ -76,6 +76,31 @@ import Testing
         }
     }
 
+    /// A publisher whose second subscription makes the first attempt fail again, re-entrantly, before
+    /// the second attempt has its subscription (a misbehaving upstream); the first attempt fails as
+    /// it is subscribed.
+    ///
+    /// **Thread safety:** the tests drive it from one thread.
+    final class StaleFailureProbe: Publisher, @unchecked Sendable {
+        // @unchecked Sendable: the tests call it from one thread.
+        typealias Output = Int
+        typealias Failure = OperatorError
+
+        private(set) var subscribers: [AnySubscriber<Int, OperatorError>] = []
+
+        func receive<S: Subscriber>(subscriber: S) where S.Input == Int, S.Failure == OperatorError {
+            let current = AnySubscriber(subscriber)
+            subscribers.append(current)
+            if subscribers.count == 2 {
+                subscribers[0].receive(completion: .failure(OperatorError(code: 99)))
+            }
+            current.receive(subscription: Subscriptions.empty)
+            if subscribers.count == 1 {
+                current.receive(completion: .failure(OperatorError(code: 1)))
+            }
+        }
+    }
+
     // MARK: Demand
 
     /// Combine passes `request(.none)` upstream through these operators (upstream decides what it
@@ -234,6 +259,17 @@ import Testing
         exhausted.retry(1).subscribe(failed)
         #expect(exhausted.subscribeCount == 2)
         #expect(failed.history == [.subscription, .completion(.failure(OperatorError(code: 2)))])
+    }
+
+    /// A second failure of an attempt already retried, arriving while the next one is being
+    /// subscribed, does not end the stream: the attempt in progress carries on.
+    @Test func retryIgnoresARepeatedFailureOfTheAttemptItAlreadyRetried() {
+        let upstream = StaleFailureProbe()
+        let subscriber = TrackingSubscriber<Int, OperatorError>()
+        upstream.retry(3).subscribe(subscriber)
+        #expect(upstream.subscribers.count == 2)
+        _ = upstream.subscribers[1].receive(5)
+        #expect(subscriber.history == [.subscription, .value(5)])
     }
 
     /// With `retry(-1)`, an upstream that keeps failing while subscribing is retried, from the loop,
