@@ -224,6 +224,24 @@ import Testing
         .subscribe(subscriber)
         outer.send(7)
         #expect(subscriber.history == [.subscription, .value(7), .completion(.finished)])
+
+        // Nested: the first child's subscribe makes upstream send a second value, whose child's
+        // subscribe makes upstream finish; both children still count.
+        let nestingOuter = DrivenPublisher<Int, Never>()
+        let nested = TrackingSubscriber<Int, Never>()
+        nestingOuter.flatMap { value in
+            Deferred {
+                if value == 1 {
+                    nestingOuter.send(2)
+                } else {
+                    nestingOuter.send(completion: .finished)
+                }
+                return Just(value)
+            }
+        }
+        .subscribe(nested)
+        nestingOuter.send(1)
+        #expect(nested.history == [.subscription, .value(2), .value(1), .completion(.finished)])
     }
 
     /// Combine resubscribes after the failed attempt's `subscribe` returned, from a loop: an upstream

@@ -195,10 +195,11 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     /// Whether the outer upstream completed: a value it sends after that is dropped.
     @usableFromInline @exclusivity(unchecked) var outerEnded = false
-    /// Whether `addChild` is inside a child publisher's `subscribe`.
-    @usableFromInline @exclusivity(unchecked) var isSubscribingChild = false
-    /// The outer upstream's `.finished` that arrived re-entrantly while a child was subscribing:
-    /// handled once that child holds its slot, so that the stream does not finish without it.
+    /// How many `addChild` calls are inside a child publisher's `subscribe` (more than one when the
+    /// outer upstream sends re-entrantly, from inside such a `subscribe`).
+    @usableFromInline @exclusivity(unchecked) var childrenSubscribing = 0
+    /// The outer upstream's `.finished` arrived re-entrantly while a child was subscribing: it is
+    /// handled once every such child holds its slot, so that the stream does not finish without it.
     @usableFromInline @exclusivity(unchecked) var deferredOuterFinish = false
 
     @inlinable
@@ -260,7 +261,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     func outerCompleted(_ completion: Subscribers.Completion<Downstream.Failure>) {
         if outerEnded { return }
         outerEnded = true
-        if isSubscribingChild, case .finished = completion {
+        if childrenSubscribing > 0, case .finished = completion {
             // Finished from inside a child's `subscribe`, before that child took its slot (Combine
             // counts a child from the moment it subscribes to it): `addChild` finishes afterwards.
             // A failure needs no wait: it ends the stream and cancels the child either way.
@@ -299,13 +300,13 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         } else {
             child = FlatMapChild(relay: childRelay.unsafelyUnwrapped, owner: self)
         }
-        isSubscribingChild = true
+        childrenSubscribing += 1
         publisher.subscribe(child)
-        isSubscribingChild = false
+        childrenSubscribing -= 1
         if !child.isRegistered {
             lock.withLock { machine.childAdded(child) }
         }
-        if deferredOuterFinish {
+        if deferredOuterFinish, childrenSubscribing == 0 {
             deferredOuterFinish = false
             perform(lock.withLock { machine.outerCompleted(.finished) })
         }
