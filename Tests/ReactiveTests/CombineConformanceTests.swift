@@ -124,7 +124,8 @@ import Testing
 
     // MARK: no trap on a demand of zero
 
-    /// Each operator Combine does not trap in, asked for `.none` first, then for one value.
+    /// Each operator Combine does not trap in, asked for `.none` first, then for one value. Most pass
+    /// the zero upstream (CombineBehaviourTests), where the sequence subscription ignores it.
     @Test func aDemandOfZeroIsIgnored() {
         let scheduler = VirtualTimeScheduler()
         func check<P: Publisher>(_ name: String, _ publisher: P, expecting expected: [Int], run: Bool = true)
