@@ -124,7 +124,8 @@ import Testing
 
     // MARK: no trap on a demand of zero
 
-    /// Each operator Combine does not trap in, asked for `.none` first, then for one value.
+    /// Each operator Combine does not trap in, asked for `.none` first, then for one value. Most pass
+    /// the zero upstream (CombineBehaviourTests), where the sequence subscription ignores it.
     @Test func aDemandOfZeroIsIgnored() {
         let scheduler = VirtualTimeScheduler()
         func check<P: Publisher>(_ name: String, _ publisher: P, expecting expected: [Int], run: Bool = true)
@@ -172,13 +173,18 @@ import Testing
         #expect(subscriber.values == [1])
     }
 
-    @Test func retryWithANegativeCountDoesNotRetry() {
+    /// Combine counts retries down to zero, which a negative count never reaches: it retries forever.
+    @Test func retryWithANegativeCountRetriesWithoutLimit() {
         let upstream = DrivenPublisher<Int, OperatorError>()
         let subscriber = TrackingSubscriber<Int, OperatorError>()
         upstream.retry(-1).subscribe(subscriber)
-        upstream.send(completion: .failure(OperatorError(code: 4)))
-        #expect(upstream.subscribeCount == 1)
-        #expect(subscriber.completion == .failure(OperatorError(code: 4)))
+        for code in 1...5 {
+            upstream.send(completion: .failure(OperatorError(code: code)))
+        }
+        #expect(upstream.subscribeCount == 6)
+        #expect(subscriber.completion == nil)
+        upstream.send(1)
+        #expect(subscriber.history == [.subscription, .value(1)])
     }
 
     // MARK: removeDuplicates has a subscription of its own

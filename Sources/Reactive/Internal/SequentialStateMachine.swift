@@ -88,6 +88,40 @@ internal struct SequentialStateMachine<Downstream> {
         return generation + 1
     }
 
+    /// Whether `generation` is the attempt in progress: running, or still being subscribed (its
+    /// subscription has not arrived). `retry` counts a failure of either as the attempt's failure,
+    /// as Combine does, which does not wait for a subscription.
+    func isCurrent(generation: Int) -> Bool {
+        switch state {
+        case .active(_, _, _, generation), .switching(_, _, generation): true
+        case .awaitingFirst, .active, .switching, .terminal: false
+        }
+    }
+
+    /// Moves from the attempt in progress, `generation` (see ``isCurrent(generation:)``), to the
+    /// next; returns the next generation, or `nil` if `generation` is not in progress.
+    mutating func switchFromCurrent(after generation: Int) -> Int? {
+        switch state {
+        case .active(_, let downstream, let demand, generation), .switching(let downstream, let demand, generation):
+            state = .switching(downstream: downstream, demand: demand, generation: generation + 1)
+            return generation + 1
+        case .awaitingFirst, .active, .switching, .terminal:
+            return nil
+        }
+    }
+
+    /// The attempt in progress, `generation`, completed and no retry follows: returns the downstream
+    /// to pass the completion to, or `nil` if `generation` is not in progress.
+    mutating func currentCompleted(generation: Int) -> Downstream? {
+        switch state {
+        case .active(_, let downstream, _, generation), .switching(let downstream, _, generation):
+            state = .terminal
+            return downstream
+        case .awaitingFirst, .active, .switching, .terminal:
+            return nil
+        }
+    }
+
     /// The stream ends (upstream `generation` completed for good, or switching failed);
     /// returns whom to complete.
     mutating func completed(generation: Int) -> Downstream? {

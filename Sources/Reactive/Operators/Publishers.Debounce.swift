@@ -4,7 +4,10 @@ extension Publisher {
     /// Every value restarts a timer of `dueTime`; when the timer runs out, the latest value is
     /// delivered on `scheduler` (or dropped, if downstream has no demand then). Upstream is asked
     /// for an unlimited number of values. When upstream completes, a value still waiting for quiet
-    /// is dropped and the completion is delivered on `scheduler`, as in Combine.
+    /// is dropped and the completion is delivered on `scheduler`, as in Combine (scheduled without
+    /// `options`, which Combine passes only to the timers). After `cancel()` nothing more reaches
+    /// downstream, not even a completion already scheduled (Combine may still deliver it;
+    /// docs/REACTIVE.md explains the choice).
     ///
     ///     let scheduler = VirtualTimeScheduler(), subject = PassthroughSubject<String, Never>()
     ///     let c = subject.debounce(for: .seconds(1), scheduler: scheduler).sink { print($0) }
@@ -130,7 +133,8 @@ extension Publishers.Debounce {
             let (accepted, timer) = lock.withLock { machine.completionReceived(completion) }
             guard accepted else { return }
             timer?.cancel()
-            scheduler.schedule(options: options) { self.creditArrived() }
+            // Without the options, as Combine schedules it.
+            scheduler.schedule(options: nil) { self.creditArrived() }
         }
 
         func request(_ demand: Subscribers.Demand) {

@@ -3,7 +3,10 @@ extension Publisher {
     /// particular scheduler.
     ///
     /// Each value, and the completion (a failure too), reaches downstream `interval` after upstream
-    /// sent it, in order and never two at once. Requests and cancellation go straight upstream.
+    /// sent it, in order and never two at once. Requests (a demand of zero too, as in Combine) and
+    /// cancellation go straight upstream. After `cancel()` nothing more reaches downstream, not
+    /// even a completion already scheduled (Combine may still deliver it; docs/REACTIVE.md explains
+    /// the choice).
     ///
     ///     let scheduler = VirtualTimeScheduler()
     ///     let cancellable = Just(1).delay(for: .seconds(2), scheduler: scheduler).sink { print($0) }

@@ -14,7 +14,8 @@ extension Publisher {
     ///   - receiveOutput: Runs when the publisher receives a value from upstream.
     ///   - receiveCompletion: Runs when upstream completes.
     ///   - receiveCancel: Runs when downstream cancels.
-    ///   - receiveRequest: Runs when downstream requests more elements.
+    ///   - receiveRequest: Runs when downstream requests more elements: with `request(_:)`, and with
+    ///     the demand it returns from `receive(_:)` when that is more than zero.
     /// - Returns: A publisher that performs the specified closures when publisher events occur.
     public func handleEvents(
         receiveSubscription: ((any Subscription) -> Void)? = nil,
@@ -122,7 +123,10 @@ extension Publishers.HandleEvents {
         func receive(_ input: Input) -> Subscribers.Demand {
             guard let downstream = lock.withLock({ machine.downstreamForValue() }) else { return .none }
             handlers.receiveOutput?(input)
-            return downstream.receive(input)
+            let more = downstream.receive(input)
+            // Demand returned from `receive(_:)` is a request too, and Combine reports it as one.
+            if more > 0 { handlers.receiveRequest?(more) }
+            return more
         }
 
         func receive(completion: Subscribers.Completion<Failure>) {
@@ -134,9 +138,8 @@ extension Publishers.HandleEvents {
         func request(_ demand: Subscribers.Demand) {
             guard let upstream = lock.withLock({ machine.upstreamForDemand() }) else { return }
             handlers.receiveRequest?(demand)
-            // A demand of zero is reported to `receiveRequest` and goes no further; Combine does not
-            // trap on it.
-            if demand > 0 { upstream.request(demand) }
+            // Passed on as it is, a demand of zero too, as Combine passes it: upstream decides what it means.
+            upstream.request(demand)
         }
 
         func cancel() {

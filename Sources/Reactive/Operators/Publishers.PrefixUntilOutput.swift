@@ -1,10 +1,14 @@
 extension Publisher {
     /// Republishes elements until another publisher emits an element.
     ///
-    /// `publisher` is subscribed (asking for one value) when upstream's subscription arrives, before
-    /// downstream receives its own; its first value cancels upstream and finishes the stream (so a
-    /// `publisher` that has a value at once, such as `Just`, lets nothing through). A `publisher` that
-    /// completes without a value changes nothing.
+    /// `publisher` is subscribed (asking for one value) first, before upstream, as in Combine; its
+    /// first value cancels upstream and finishes the stream (so a `publisher` that has a value at
+    /// once, such as `Just`, lets nothing through). A value it sends before upstream's subscription
+    /// arrives counts too: the subscription is then cancelled and downstream receives a subscription
+    /// and at once `.finished` (Combine sends `.finished` before the subscription; a subscriber
+    /// cannot rely on that order, so Reactive keeps the subscription first). A `publisher` that
+    /// completes without a value changes nothing, and whatever it sends after completing (a
+    /// misbehaving publisher) is ignored, as in Combine.
     ///
     ///     let numbers = PassthroughSubject<Int, Never>(), stop = PassthroughSubject<Void, Never>()
     ///     let c = numbers.prefix(untilOutputFrom: stop).sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
@@ -41,7 +45,10 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, other: other))
+            let inner = Inner<S>(downstream: subscriber)
+            // The trigger first, as in Combine: it may fire before upstream's subscription arrives.
+            other.subscribe(Trigger(owner: inner))
+            upstream.subscribe(inner)
         }
     }
 }
@@ -53,7 +60,7 @@ extension Publishers.PrefixUntilOutput {
     /// upstreams and the downstream are released when the stream ends.
     ///
     /// **Thread safety:** safe to call from any thread.
-    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
+    fileprivate final class Inner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
         @unchecked Sendable
     where Downstream.Input == Output, Downstream.Failure == Failure {
         // @unchecked Sendable: `machine` is only touched inside `lock`.
@@ -62,29 +69,26 @@ extension Publishers.PrefixUntilOutput {
 
         private let lock = Lock()
         private var machine: PrefixUntilOutputStateMachine<Downstream>  // Guarded by lock.
-        private var other: Other?  // Guarded by lock; subscribed once, then released.
 
-        init(downstream: Downstream, other: Other) {
+        init(downstream: Downstream) {
             machine = PrefixUntilOutputStateMachine(downstream: downstream)
-            self.other = other
         }
 
         var description: String { "PrefixUntilOutput" }
 
         func receive(subscription: any Subscription) {
-            let accepted = lock.withLock { () -> (Downstream, Other)? in
-                guard let downstream = machine.subscriptionReceived(subscription), let other = other.take() else {
-                    return nil
-                }
-                return (downstream, other)
-            }
-            guard let (downstream, other) = accepted else {
+            switch lock.withLock({ machine.subscriptionReceived(subscription) }) {
+            case .cancel:
                 subscription.cancel()
                 return
+            case .handOver(let downstream):
+                downstream.receive(subscription: self)
+            case .handOverAndFinish(let downstream):
+                // The trigger fired before this subscription arrived: the stream is already over.
+                subscription.cancel()
+                downstream.receive(subscription: self)
             }
-            other.subscribe(Trigger(owner: self))
-            downstream.receive(subscription: self)
-            if lock.withLock({ machine.handedOver() }) {
+            if let downstream = lock.withLock({ machine.handedOver() }) {
                 // The trigger fired before downstream had its subscription: it finishes now.
                 downstream.receive(completion: .finished)
             }
@@ -121,13 +125,16 @@ extension Publishers.PrefixUntilOutput {
 
         fileprivate func triggerFired() {
             guard let (upstream, downstream, trigger) = lock.withLock({ machine.triggerFired() }) else { return }
-            upstream.cancel()
+            upstream?.cancel()
             trigger?.cancel()
             downstream?.receive(completion: .finished)
         }
+
+        fileprivate func triggerCompleted() {
+            lock.withLock { machine.triggerCompleted() }
+        }
     }
 
-    /// The subscriber of the other publisher: reports its first value to the owner.
     private struct Trigger<Downstream: Subscriber>: Subscriber, CustomStringConvertible
     where Downstream.Input == Output, Downstream.Failure == Failure {
         typealias Input = Other.Output
@@ -148,91 +155,147 @@ extension Publishers.PrefixUntilOutput {
         }
 
         func receive(completion: Subscribers.Completion<Failure>) {
-            // A trigger that ends without a value leaves the stream running, as in Combine.
+            // A trigger that ends without a value leaves the stream running, as in Combine; what it
+            // sends after that is ignored.
+            owner.triggerCompleted()
         }
     }
 }
 
-/// The states of a `prefix(untilOutputFrom:)` subscription.
+/// The states of a `prefix(untilOutputFrom:)` subscription: upstream's lifecycle, and the trigger's
+/// beside it (the trigger is subscribed first, so it may fire before upstream's subscription).
 ///
 /// **Thread safety:** value type; guarded by its owner's lock.
 internal struct PrefixUntilOutputStateMachine<Downstream> {
     private enum State {
-        /// No upstream subscription yet. Next: `.forwarding`, `.terminal`.
+        /// Waiting for upstream's subscription. Next: `.forwarding`, `.firedBeforeSubscription`,
+        /// `.terminal`.
         case awaitingSubscription(Downstream)
-        /// Forwarding upstream; `trigger` once the other publisher's subscription arrived; `handedOver`
-        /// once downstream has its subscription. Next: `.triggeredEarly`, `.terminal`.
-        case forwarding(
-            upstream: any Subscription,
-            downstream: Downstream,
-            trigger: (any Subscription)?,
-            handedOver: Bool
-        )
-        /// The trigger fired before downstream had its subscription; it finishes once it has. Next: `.terminal`.
-        case triggeredEarly
-        /// Finished, failed or cancelled; everything released. Final.
+        /// Upstream runs; `handedOver` once downstream's `receive(subscription:)` returned.
+        /// Next: `.firedDuringHandOver`, `.terminal`.
+        case forwarding(upstream: any Subscription, downstream: Downstream, handedOver: Bool)
+        /// The trigger fired before upstream's subscription arrived. Next: `.firedDuringHandOver`, `.terminal`.
+        case firedBeforeSubscription(Downstream)
+        /// The trigger fired while downstream was receiving its subscription: `.finished` follows
+        /// once that returns. Next: `.terminal`.
+        case firedDuringHandOver(Downstream)
+        /// Finished or cancelled. Final.
         case terminal
     }
 
+    /// The trigger's side.
+    private enum TriggerState {
+        /// Not subscribed yet. Next: `.subscribed`, `.done`.
+        case awaiting
+        /// Subscribed and asked for one value. Next: `.done`.
+        case subscribed(any Subscription)
+        /// Fired, completed, or no longer wanted. Final.
+        case done
+    }
+
+    enum SubscriptionAction {
+        case cancel
+        case handOver(Downstream)
+        /// Cancel upstream's subscription, hand downstream one, then finish it.
+        case handOverAndFinish(Downstream)
+    }
+
     private var state: State
+    private var trigger = TriggerState.awaiting
 
     init(downstream: Downstream) {
         state = .awaitingSubscription(downstream)
     }
 
-    mutating func subscriptionReceived(_ subscription: any Subscription) -> Downstream? {
-        guard case .awaitingSubscription(let downstream) = state else { return nil }
-        state = .forwarding(upstream: subscription, downstream: downstream, trigger: nil, handedOver: false)
-        return downstream
+    mutating func subscriptionReceived(_ subscription: any Subscription) -> SubscriptionAction {
+        switch state {
+        case .awaitingSubscription(let downstream):
+            state = .forwarding(upstream: subscription, downstream: downstream, handedOver: false)
+            return .handOver(downstream)
+        case .firedBeforeSubscription(let downstream):
+            state = .firedDuringHandOver(downstream)
+            return .handOverAndFinish(downstream)
+        case .forwarding, .firedDuringHandOver, .terminal:
+            return .cancel
+        }
     }
 
-    /// Downstream has its subscription. Returns whether it must now be finished (the trigger fired first).
-    mutating func handedOver() -> Bool {
+    /// Downstream's `receive(subscription:)` returned: returns the downstream to finish now, if
+    /// the trigger fired before.
+    mutating func handedOver() -> Downstream? {
         switch state {
-        case .forwarding(let upstream, let downstream, let trigger, _):
-            state = .forwarding(upstream: upstream, downstream: downstream, trigger: trigger, handedOver: true)
-            return false
-        case .triggeredEarly:
+        case .forwarding(let upstream, let downstream, false):
+            state = .forwarding(upstream: upstream, downstream: downstream, handedOver: true)
+            return nil
+        case .firedDuringHandOver(let downstream):
             state = .terminal
+            return downstream
+        case .awaitingSubscription, .forwarding, .firedBeforeSubscription, .terminal:
+            return nil
+        }
+    }
+
+    /// Returns whether to keep the trigger's subscription (and ask it for one value).
+    mutating func triggerSubscribed(_ subscription: any Subscription) -> Bool {
+        guard case .awaiting = trigger else { return false }
+        switch state {
+        case .awaitingSubscription, .forwarding:
+            trigger = .subscribed(subscription)
             return true
-        case .awaitingSubscription, .terminal:
+        case .firedBeforeSubscription, .firedDuringHandOver, .terminal:
+            trigger = .done
             return false
         }
     }
 
-    /// Returns whether to keep the trigger's subscription (and ask it for a value).
-    mutating func triggerSubscribed(_ subscription: any Subscription) -> Bool {
-        guard case .forwarding(let upstream, let downstream, nil, let handedOver) = state else { return false }
-        state = .forwarding(upstream: upstream, downstream: downstream, trigger: subscription, handedOver: handedOver)
-        return true
+    mutating func triggerCompleted() {
+        trigger = .done
     }
 
     func downstreamForValue() -> Downstream? {
-        if case .forwarding(_, let downstream, _, _) = state { return downstream }
+        if case .forwarding(_, let downstream, _) = state { return downstream }
         return nil
     }
 
     func upstreamForDemand() -> (any Subscription)? {
-        if case .forwarding(let upstream, _, _, _) = state { return upstream }
+        if case .forwarding(let upstream, _, _) = state { return upstream }
         return nil
     }
 
     mutating func upstreamCompleted() -> (Downstream, (any Subscription)?)? {
-        guard case .forwarding(_, let downstream, let trigger, _) = state else { return nil }
+        guard case .forwarding(_, let downstream, _) = state else { return nil }
         state = .terminal
-        return (downstream, trigger)
+        return (downstream, takeTrigger())
     }
 
-    /// The trigger fired: returns what to cancel, and whom to finish (`nil` before hand-over).
-    mutating func triggerFired() -> (any Subscription, Downstream?, (any Subscription)?)? {
-        guard case .forwarding(let upstream, let downstream, let trigger, let handedOver) = state else { return nil }
-        state = handedOver ? .terminal : .triggeredEarly
-        return (upstream, handedOver ? downstream : nil, trigger)
+    /// The trigger sent a value: returns upstream to cancel, the downstream to finish now (`nil`
+    /// while it has no subscription yet) and the trigger's subscription to cancel; `nil` if the
+    /// value does not count (the trigger completed before, or the stream is over).
+    mutating func triggerFired() -> ((any Subscription)?, Downstream?, (any Subscription)?)? {
+        guard case .subscribed = trigger else { return nil }
+        switch state {
+        case .awaitingSubscription(let downstream):
+            state = .firedBeforeSubscription(downstream)
+            return (nil, nil, takeTrigger())
+        case .forwarding(let upstream, let downstream, let handedOver):
+            state = handedOver ? .terminal : .firedDuringHandOver(downstream)
+            return (upstream, handedOver ? downstream : nil, takeTrigger())
+        case .firedBeforeSubscription, .firedDuringHandOver, .terminal:
+            return nil
+        }
     }
 
     mutating func cancelled() -> ((any Subscription)?, (any Subscription)?) {
         defer { state = .terminal }
-        if case .forwarding(let upstream, _, let trigger, _) = state { return (upstream, trigger) }
-        return (nil, nil)
+        let trigger = takeTrigger()
+        if case .forwarding(let upstream, _, _) = state { return (upstream, trigger) }
+        return (nil, trigger)
+    }
+
+    /// Ends the trigger's side; returns its subscription, to cancel, if it had one.
+    private mutating func takeTrigger() -> (any Subscription)? {
+        defer { trigger = .done }
+        if case .subscribed(let subscription) = trigger { return subscription }
+        return nil
     }
 }

@@ -3,7 +3,10 @@ extension Publisher {
     ///
     /// Values and the completion are delivered on `scheduler`, in the order upstream sent them and
     /// never two at once, even on a concurrent scheduler. The subscription itself, requests and
-    /// cancellation go straight through, on the caller's thread, as in Combine.
+    /// cancellation go straight through, on the caller's thread, as in Combine (a demand of zero
+    /// too: upstream decides what it means). After `cancel()` nothing more reaches downstream, not
+    /// even a completion already scheduled (Combine may still deliver it; docs/REACTIVE.md explains
+    /// the choice).
     ///
     ///     let scheduler = VirtualTimeScheduler()
     ///     let cancellable = Just(1).receive(on: scheduler).sink { print($0) }

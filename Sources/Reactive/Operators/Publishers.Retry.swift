@@ -10,7 +10,12 @@ extension Publisher {
     ///         .sink(receiveCompletion: { print($0) }, receiveValue: { print($0) })
     ///     // Prints: ok finished (one per line)
     ///
-    /// - Parameter retries: The number of times to attempt to recreate the subscription.
+    /// An attempt that fails while it is being subscribed (inside `subscribe`, as `Fail` does) is
+    /// retried once that `subscribe` returns, from a loop, as in Combine: the stack does not grow
+    /// with the number of retries.
+    ///
+    /// - Parameter retries: The number of times to attempt to recreate the subscription; a
+    ///   negative number retries without limit, as in Combine.
     /// - Returns: A publisher that attempts to recreate its subscription to a failed upstream publisher.
     public func retry(_ retries: Int) -> Publishers.Retry<Self> {
         Publishers.Retry(upstream: self, retries: retries)
@@ -35,8 +40,8 @@ extension Publishers {
 
         /// Creates a publisher that attempts to recreate its subscription to a failed upstream publisher.
         ///
-        /// A negative number of retries does not trap (nor does it in Combine): it retries never,
-        /// like zero.
+        /// A negative number of retries does not trap (nor does it in Combine): like Combine, which
+        /// counts retries down to zero, it retries without limit, as `nil` does.
         public init(upstream: Upstream, retries: Int?) {
             self.upstream = upstream
             self.retries = retries
@@ -62,11 +67,27 @@ extension Publishers.Retry {
         private let lock = Lock()
         private var machine: SequentialStateMachine<Downstream>  // Guarded by lock.
         private var remainingRetries: Int?  // Guarded by lock; `nil` is without limit.
+        /// Whether a thread runs the resubscription loop (``resubscribe(from:)``). Guarded by lock.
+        private var isResubscribing = false
+        /// The attempt that failed re-entrantly during a resubscription left its successor here, for
+        /// the loop to subscribe. Guarded by lock.
+        private var nextAttempt: Int?
         private let upstream: Upstream
+
+        /// What a failure leads to.
+        private enum RetryStep {
+            /// No retry: the failure goes downstream (or it was stale).
+            case none
+            /// Subscribe this attempt, then run the resubscription loop.
+            case subscribe(Int)
+            /// The resubscription loop running below this call subscribes the next attempt.
+            case leftToLoop
+        }
 
         init(downstream: Downstream, upstream: Upstream, retries: Int?) {
             machine = SequentialStateMachine(downstream: downstream)
-            remainingRetries = retries
+            // Combine counts retries down to zero, so a negative count never reaches it.
+            remainingRetries = retries.flatMap { $0 < 0 ? nil : $0 }
             self.upstream = upstream
         }
 
@@ -115,24 +136,53 @@ extension Publishers.Retry {
 
         private func received(completion: Subscribers.Completion<Failure>, generation: Int) {
             if case .failure = completion {
-                let next = lock.withLock { () -> Int? in
-                    guard machine.isActive(generation: generation) else { return nil }
+                let step = lock.withLock { () -> RetryStep in
+                    guard machine.isCurrent(generation: generation) else { return .none }
                     switch remainingRetries {
                     case .none:
                         break
                     case .some(let remaining) where remaining > 0:
                         remainingRetries = remaining - 1
                     case .some:
-                        return nil
+                        return .none
                     }
-                    return machine.switchToNext(after: generation)
+                    guard let next = machine.switchFromCurrent(after: generation) else { return .none }
+                    if isResubscribing {
+                        // Inside the loop's `subscribe` (a re-entrant failure): the loop goes on.
+                        nextAttempt = next
+                        return .leftToLoop
+                    }
+                    isResubscribing = true
+                    return .subscribe(next)
                 }
-                if let next {
-                    subscribeAttempt(generation: next)
+                switch step {
+                case .leftToLoop:
                     return
+                case .subscribe(let first):
+                    resubscribe(from: first)
+                    return
+                case .none:
+                    break
                 }
             }
-            lock.withLock { machine.completed(generation: generation) }?.receive(completion: completion)
+            lock.withLock { machine.currentCompleted(generation: generation) }?.receive(completion: completion)
+        }
+
+        /// Subscribes `first`, then every attempt that failed while the one before was subscribing.
+        private func resubscribe(from first: Int) {
+            var attempt = first
+            while true {
+                subscribeAttempt(generation: attempt)
+                let next = lock.withLock { () -> Int? in
+                    guard let next = nextAttempt.take() else {
+                        isResubscribing = false
+                        return nil
+                    }
+                    return next
+                }
+                guard let next else { return }
+                attempt = next
+            }
         }
     }
 }

@@ -4,6 +4,9 @@ extension Publisher {
     /// Unlike ``Publisher/receive(on:options:)``, which affects downstream messages, this changes
     /// the context of upstream operations: subscribing, requesting and cancelling happen on
     /// `scheduler`. Values and the completion arrive on whatever context upstream sends them.
+    /// Requests are passed on as they are, a demand of zero too, as in Combine. After `cancel()`
+    /// nothing more reaches downstream, not even what upstream sends before the cancel scheduled
+    /// for it has run (docs/REACTIVE.md).
     ///
     ///     let scheduler = VirtualTimeScheduler()
     ///     let cancellable = [1, 2].publisher.subscribe(on: scheduler).sink { print($0) }
@@ -127,8 +130,7 @@ extension Publishers.SubscribeOn {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            // A demand of zero asks for nothing; Combine does not trap on it.
-            guard demand > 0 else { return }
+            // Passed on as it is, a demand of zero too, as Combine passes it: upstream decides what it means.
             let upstream = lock.withLock { () -> (any Subscription)? in
                 guard case .active(let upstream, _) = state else { return nil }
                 return upstream

@@ -4,11 +4,13 @@ extension Publisher {
     ///
     /// As Combine does: a value that arrives while no emission is pending schedules one — at once (on
     /// `scheduler`) if `interval` has passed since the last emission, else for the instant it will
-    /// have. Values that arrive while the emission is pending replace the pending value
-    /// (`latest: true`) or are dropped (`latest: false`), so a burst before the first emission yields
-    /// one value, its last or its first. Each emission reads `scheduler.now` as the start of the next
-    /// interval. Upstream is asked for an unlimited number of values; a value that comes due while
-    /// downstream has no demand is dropped. A completion is delivered at once, after the pending value.
+    /// have — and takes one unit of downstream's demand for it; a value that arrives while downstream
+    /// has no demand is dropped, and nothing is scheduled for it. Values that arrive while the emission
+    /// is pending replace the pending value (`latest: true`) or are dropped (`latest: false`), so a
+    /// burst before the first emission yields one value, its last or its first. An emission of a value
+    /// reads `scheduler.now` as the start of the next interval. Upstream is asked for an unlimited
+    /// number of values. A completion goes out with the pending emission if there is one (after its
+    /// value), else at once on `scheduler`; whatever upstream sends after completing is ignored.
     ///
     ///     let scheduler = VirtualTimeScheduler(), subject = PassthroughSubject<Int, Never>()
     ///     let c = subject.throttle(for: .seconds(1), scheduler: scheduler, latest: true).sink { print($0) }
@@ -137,10 +139,10 @@ extension Publishers.Throttle {
             lock.withLock { machine.cancelled() }?.cancel()
         }
 
-        /// A scheduled emission ran: the pending value (if downstream has demand for it) and a pending
-        /// completion go out, and the next interval starts now.
+        /// A scheduled emission ran: the pending value and a pending completion go out, and an emitted
+        /// value starts the next interval now (the only case that reads `now`, as in Combine).
         private func emit() {
-            let now = scheduler.now
+            let now = lock.withLock { machine.emissionStartsInterval } ? scheduler.now : nil
             deliver(lock.withLock { machine.emissionDue(now: now) })
         }
     }
@@ -182,11 +184,15 @@ internal struct ThrottleStateMachine<Downstream: Subscriber, Time: Strideable> {
     }
 
     mutating func valueReceived(_ value: Downstream.Input, now: Time) -> ValueAction {
-        guard delivery.isActive else { return .none }
+        // After upstream's completion (a misbehaving upstream) and without demand, as in Combine, a
+        // value is dropped; a pending value is replaced only while there is demand, too.
+        guard delivery.isActive, pendingCompletion == nil, delivery.demand > 0 else { return .none }
         if isEmissionScheduled {
-            if latest || pending == nil { pending = value }
+            if latest { pending = value }
             return .none
         }
+        // The value is owed this unit of demand from now on, whatever downstream asks meanwhile.
+        _ = delivery.takeDemand()
         pending = value
         isEmissionScheduled = true
         if let lastEmission {
@@ -196,23 +202,30 @@ internal struct ThrottleStateMachine<Downstream: Subscriber, Time: Strideable> {
         return .emitNow
     }
 
-    /// Upstream completed: returns whether an emission must be scheduled now to deliver the pending
-    /// value and the completion.
+    /// Upstream completed: returns whether an emission must be scheduled now for the completion;
+    /// with an emission pending, the completion waits for it.
     mutating func completionReceived(_ completion: Subscribers.Completion<Downstream.Failure>) -> Bool {
         guard delivery.isActive, pendingCompletion == nil else { return false }
         pendingCompletion = completion
+        if isEmissionScheduled { return false }
         isEmissionScheduled = true
         return true
     }
 
-    /// An emission ran: queues the pending value (if there is demand) and completion; returns the first
-    /// delivery if the caller is to deliver.
-    mutating func emissionDue(now: Time) -> ScheduledDelivery<Downstream>.Delivery? {
+    /// Whether the pending emission is of a value alone, which starts the next interval.
+    var emissionStartsInterval: Bool {
+        isEmissionScheduled && pending != nil && pendingCompletion == nil
+    }
+
+    /// An emission ran: queues the pending value (its demand was taken when it was scheduled) and
+    /// completion; returns the first delivery if the caller is to deliver. `now` is the emission's
+    /// instant when it was read (see ``emissionStartsInterval``).
+    mutating func emissionDue(now: Time?) -> ScheduledDelivery<Downstream>.Delivery? {
         guard isEmissionScheduled else { return nil }
         isEmissionScheduled = false
-        lastEmission = now
+        if let now, pending != nil, pendingCompletion == nil { lastEmission = now }
         var credits = 0
-        if let value = pending.take(), delivery.takeDemand() {
+        if let value = pending.take() {
             delivery.enqueue(value)
             credits += 1
         }

@@ -5,7 +5,11 @@ extension Publisher {
     /// The timer starts at subscription and restarts with every value. When it runs out, the
     /// subscription to upstream is cancelled and the publisher fails with `customError()`, or
     /// finishes normally if there is no `customError`. Values and the completion are delivered on
-    /// `scheduler`, in order; requests go straight upstream.
+    /// `scheduler`, in order; requests go straight upstream (a demand of zero too, as in Combine).
+    /// As in Combine, the timer starts before downstream has its subscription, and each value
+    /// restarts it before the value is scheduled. After `cancel()` nothing more reaches downstream,
+    /// not even a completion already scheduled (Combine may still deliver it; docs/REACTIVE.md
+    /// explains the choice).
     ///
     ///     let scheduler = VirtualTimeScheduler(), subject = PassthroughSubject<Int, Never>()
     ///     let c = subject.timeout(.seconds(1), scheduler: scheduler).sink(receiveCompletion: { print($0) }) { _ in }
@@ -122,21 +126,28 @@ extension Publishers.Timeout {
         }
 
         func receive(subscription: any Subscription) {
-            guard let downstream = lock.withLock({ machine.delivery.subscriptionReceived(subscription) }) else {
+            guard let downstream = lock.withLock({ machine.subscriptionReceived(subscription) }) else {
                 subscription.cancel()
                 return
             }
-            downstream.receive(subscription: self)
+            // The timer starts before downstream has the subscription, as in Combine: a value
+            // upstream sends at once, from inside a request, then restarts it.
             if let generation = lock.withLock({ machine.timerWanted() }) {
                 armTimer(generation)
+            }
+            downstream.receive(subscription: self)
+            if lock.withLock({ machine.handOverFinished() }) {
+                // The timer ran out during the hand-over (an immediate scheduler): it ends the stream now.
+                finishTimedOut()
             }
         }
 
         func receive(_ input: Input) -> Subscribers.Demand {
             guard let (generation, previous) = lock.withLock({ machine.valueReceived(input) }) else { return .none }
             previous?.cancel()
-            scheduler.schedule(options: options) { self.creditArrived() }
+            // The timer restarts before the value is scheduled, in Combine's order.
             armTimer(generation)
+            scheduler.schedule(options: options) { self.creditArrived() }
             return .none
         }
 
@@ -148,8 +159,7 @@ extension Publishers.Timeout {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            // A demand of zero asks for nothing; Combine does not trap on it.
-            guard demand > 0 else { return }
+            // Passed on as it is, a demand of zero too, as Combine passes it: upstream decides what it means.
             lock.withLock { machine.delivery.demandRequested(demand) }?.request(demand)
         }
 
@@ -170,11 +180,18 @@ extension Publishers.Timeout {
         }
 
         private func timerFired(_ generation: UInt64) {
-            guard let (upstream, timer) = lock.withLock({ machine.timerFired(generation: generation) }) else { return }
+            guard let (upstream, timer, duringHandOver) = lock.withLock({ machine.timerFired(generation: generation) })
+            else { return }
             timer?.cancel()
             upstream.cancel()
+            // During the hand-over, downstream must have its subscription before the completion.
+            if !duringHandOver { finishTimedOut() }
+        }
+
+        /// Queues the timeout's completion and delivers it: this runs on the scheduler already (in
+        /// the timer's action, or in `receive(subscription:)` called from one), so it is its credit.
+        private func finishTimedOut() {
             let completion: Subscribers.Completion<Failure> = customError.map { .failure($0()) } ?? .finished
-            // This action is on the scheduler already: it is the completion's credit.
             let queued = lock.withLock { machine.delivery.enqueueCompletion(completion) }
             if queued { creditArrived() }
         }
@@ -190,9 +207,30 @@ extension Publishers.Timeout {
 internal struct TimeoutStateMachine<Downstream: Subscriber> {
     var delivery: ScheduledDelivery<Downstream>
     private var timer = TimerSlot()
+    /// Whether downstream is receiving its subscription.
+    private var isHandingOver = false
+    /// Whether the timer ran out while downstream was receiving its subscription.
+    private var timedOutDuringHandOver = false
 
     init(downstream: Downstream) {
         delivery = ScheduledDelivery(downstream: downstream, demandMode: .forwarded)
+    }
+
+    /// Upstream's subscription arrived: returns the downstream to hand it to, or `nil` to cancel it.
+    mutating func subscriptionReceived(_ subscription: any Subscription) -> Downstream? {
+        guard let downstream = delivery.subscriptionReceived(subscription) else { return nil }
+        isHandingOver = true
+        return downstream
+    }
+
+    /// Downstream's `receive(subscription:)` returned: returns whether the timer ran out meanwhile,
+    /// so that the timeout's completion goes out now.
+    mutating func handOverFinished() -> Bool {
+        defer {
+            isHandingOver = false
+            timedOutDuringHandOver = false
+        }
+        return timedOutDuringHandOver
     }
 
     /// The subscription reached downstream: returns the generation of the first timer to arm, if still active.
@@ -214,7 +252,8 @@ internal struct TimeoutStateMachine<Downstream: Subscriber> {
     mutating func completionReceived(
         _ completion: Subscribers.Completion<Downstream.Failure>
     ) -> (accepted: Bool, timer: (any Cancellable)?) {
-        guard delivery.enqueueCompletion(completion) else { return (false, nil) }
+        // After the timer cut upstream, its completion is the timeout's, not upstream's.
+        guard delivery.isActive, delivery.enqueueCompletion(completion) else { return (false, nil) }
         return (true, timer.disarm())
     }
 
@@ -224,12 +263,16 @@ internal struct TimeoutStateMachine<Downstream: Subscriber> {
         return timer.scheduled(cancellable, generation: generation)
     }
 
-    /// The timer fired: if it is current, ends the stream; returns the upstream and the timer to cancel.
-    mutating func timerFired(generation: UInt64) -> (any Subscription, (any Cancellable)?)? {
+    /// The timer fired: if it is current, ends the stream; returns the upstream and the timer to
+    /// cancel, and whether the completion waits for the hand-over to end.
+    mutating func timerFired(
+        generation: UInt64
+    ) -> (upstream: any Subscription, timer: (any Cancellable)?, duringHandOver: Bool)? {
         guard delivery.isActive else { return nil }
         let (isCurrent, cancellable) = timer.firedOnce(generation: generation)
         guard isCurrent, let upstream = delivery.cutUpstream() else { return nil }
-        return (upstream, cancellable)
+        if isHandingOver { timedOutDuringHandOver = true }
+        return (upstream, cancellable, isHandingOver)
     }
 
     /// Downstream cancelled: returns the upstream subscription and the timer to cancel.

@@ -71,8 +71,7 @@ internal final class ScheduledRelay<Downstream: Subscriber, Context: Scheduler>:
     }
 
     func request(_ demand: Subscribers.Demand) {
-        // A demand of zero asks for nothing; Combine does not trap on it, and neither do we.
-        guard demand > 0 else { return }
+        // Passed on as it is, a demand of zero too, as Combine passes it: upstream decides what it means.
         lock.withLock { core.demandRequested(demand) }?.request(demand)
     }
 

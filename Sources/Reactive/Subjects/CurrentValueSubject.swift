@@ -1,9 +1,10 @@
 /// A subject that wraps a single value and publishes a new element whenever the value changes.
 ///
-/// A new subscriber receives the current value as soon as it asks for one, then every later
-/// value. Each subscriber keeps its own demand; a subscriber that had no demand when values were
-/// sent receives the newest of them when it next asks, as Combine does. Setting ``value`` sends.
-/// After ``send(completion:)`` every subscriber, present or late, gets the completion.
+/// A new subscriber receives the current value as soon as it asks for one (inside that request,
+/// even one made from `receive(subscription:)`, as in Combine), then every later value. Each
+/// subscriber keeps its own demand; a subscriber that had no demand when values were sent receives
+/// the newest of them when it next asks, as Combine does. Setting ``value`` sends. After
+/// ``send(completion:)`` every subscriber, present or late, gets the completion.
 ///
 ///     let subject = CurrentValueSubject<Int, Never>(1)
 ///     let cancellable = subject.sink { print($0) }

@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// What a ``SubjectConduit`` tells the subject that created it.
 ///
 /// **Thread safety:** implementations are safe to call from any thread.
@@ -111,6 +117,11 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
             self.downstream = downstream
         }
     }
+    /// The thread handing this conduit to its subscriber (in ``start()``), while it does so; set
+    /// only for a current-value subject. A request that thread makes from inside
+    /// `receive(subscription:)` gets the current value at once, inside `request`, as in Combine;
+    /// any other thread's request waits for the hand-over to end. Guarded by lock.
+    @usableFromInline @exclusivity(unchecked) var handoverThread: pthread_t?
     /// `request(_:)` forwards here, for the same reason as ``SubjectConduitBase/offer``.
     @usableFromInline @exclusivity(unchecked) var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
@@ -155,11 +166,16 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
 
     /// Hands this conduit to the subscriber, then delivers what arrived meanwhile.
     ///
-    /// The conduit starts in `.delivering`, owned by the subscribing thread, so that nothing
-    /// reaches the subscriber before `receive(subscription:)` returns.
+    /// The conduit starts in `.delivering`, owned by the subscribing thread, so that no other
+    /// thread's value reaches the subscriber before `receive(subscription:)` returns. The one
+    /// exception is a current-value subject's value, which a request made from inside
+    /// `receive(subscription:)` gets at once, as in Combine (see ``handoverThread``).
     @inlinable
     internal func start() {
+        let keepsLatest = machine.pointee.keepsLatest
+        if keepsLatest { lock.withLock { handoverThread = pthread_self() } }
         withDownstream { $0.receive(subscription: self) }
+        if keepsLatest { lock.withLock { handoverThread = nil } }
         drain(extraDemand: .none)
     }
 
@@ -246,15 +262,26 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         if demand == .none {
             apiViolation("a subscription's demand must be greater than zero")
         }
-        let action = lock.withLock { () -> (owner: (any SubjectConduitOwner)?, delivery: Output?) in
+        let action = lock.withLock {
+            () -> (owner: (any SubjectConduitOwner)?, delivery: Output?, duringHandover: Bool) in
             revokeFastPath()
             let action = machine.pointee.demandRequested(demand)
+            if let thread = handoverThread, pthread_equal(thread, pthread_self()) != 0 {
+                // The subscriber asks from inside `receive(subscription:)`, on the thread that
+                // holds the delivery right: it may have the current value now.
+                return (action.owner, machine.pointee.valueForHandoverRequest(), true)
+            }
             lendToFastPathIfPossible()
-            return action
+            return (action.owner, action.delivery, false)
         }
         action.owner?.conduitDidRequestDemand()
-        if let value = action.delivery {
-            drain(extraDemand: withDownstream { $0.receive(value) })
+        guard let value = action.delivery else { return }
+        let extra = withDownstream { $0.receive(value) }
+        if action.duringHandover {
+            // `start()` drains what waits once `receive(subscription:)` returns.
+            if extra > 0 { lock.withLock { machine.pointee.demand += extra } }
+        } else {
+            drain(extraDemand: extra)
         }
     }
 
@@ -437,6 +464,19 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
         let wasIdle = phase == .idle
         terminate()
         return (subject, wasIdle)
+    }
+
+    /// A request made from inside `receive(subscription:)` (the machine is `.delivering` for the
+    /// hand-over): returns the current-value subject's value for that request to deliver at once,
+    /// if there is demand for it and nothing else waits before it.
+    @inlinable
+    internal mutating func valueForHandoverRequest() -> Output? {
+        guard phase == .delivering, pending.count == 0, pendingCompletion == nil, demand > 0, let value = latest else {
+            return nil
+        }
+        latest = nil
+        demand -= 1
+        return value
     }
 
     /// The delivering thread came back from the subscriber with `extraDemand`.

@@ -26,13 +26,17 @@ import Testing
         #expect(throttled("a-----b-----c", interval: 2, latest: true) == "a-----b-----c")
     }
 
-    @Test func completionDeliversTheHeldValueFirst() {
-        #expect(throttled("ab|", interval: 3, latest: true) == "a-(b|)")
+    /// Combine: a completion that arrives while an emission is pending goes out with it, after its
+    /// value, at the emission's instant (not at once).
+    @Test func completionWaitsForThePendingEmissionAndFollowsItsValue() {
+        #expect(throttled("ab|", interval: 3, latest: true) == "a--(b|)")
         #expect(throttled("abc|", interval: 3, latest: false) == "a--(b|)")
+        #expect(throttled("a|", interval: 3, latest: true) == "a|")
+        #expect(throttled("a---|", interval: 3, latest: true) == "a---|")
     }
 
-    @Test func failureDeliversTheHeldValueFirst() {
-        #expect(throttled("ab#", interval: 3, latest: true) == "a-(b#)")
+    @Test func failureWaitsForThePendingEmissionAndFollowsItsValue() {
+        #expect(throttled("ab#", interval: 3, latest: true) == "a--(b#)")
     }
 
     /// Combine: values that arrive while the first emission is still pending replace it (`latest`) or

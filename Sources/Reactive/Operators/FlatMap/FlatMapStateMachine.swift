@@ -242,11 +242,39 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
 
     // MARK: Downstream
 
+    /// Downstream asked for more. When its demand becomes `.unlimited` here, every child still
+    /// asked one value at a time is switched to `.unlimited` (as Combine does): the result's
+    /// `unlimit` holds their subscriptions, for the owner to ask for `.unlimited` before it carries
+    /// out `action`. It is empty otherwise (no allocation).
     @inlinable
-    mutating func requested(_ newDemand: Subscribers.Demand) -> Action {
+    mutating func requested(_ newDemand: Subscribers.Demand) -> (action: Action, unlimit: [any Subscription]) {
         guard newDemand > 0 else { apiViolation("demand must be greater than zero, got \(newDemand)") }
-        guard !isTerminal else { return .none }
+        guard !isTerminal else { return (.none, []) }
+        var unlimit: [any Subscription] = []
+        if newDemand == .unlimited, demand != .unlimited {
+            unlimit = childrenAskedOneAtATime()
+        }
         demand += newDemand
+        return (startQueuedDelivery(), unlimit)
+    }
+
+    /// Switches every live child that is asked one value at a time to `.unlimited`; returns their
+    /// subscriptions, to ask.
+    @inlinable
+    mutating func childrenAskedOneAtATime() -> [any Subscription] {
+        var subscriptions: [any Subscription] = []
+        for slot in children.indices where children[slot].live && children[slot].oneAtATime {
+            children[slot].oneAtATime = false
+            if case .held(let subscription) = children[slot].subscription {
+                subscriptions.append(subscription)
+            }
+        }
+        return subscriptions
+    }
+
+    /// With demand and nobody delivering, starts a delivery of the oldest queued value, if any.
+    @inlinable
+    mutating func startQueuedDelivery() -> Action {
         guard case .idle = state, let downstream, let entry = queue.first else { return .none }
         // Values waited for this demand: start a delivery with the oldest; the loop does the rest.
         _ = queue.popFirst()

@@ -7,8 +7,13 @@ extension Publisher {
     /// The upstream is asked for `maxPublishers` elements at first, and for one more each time one
     /// of the publishers made from them finishes; so at most `maxPublishers` of them are live at
     /// once (`.max(1)` runs them one after another). Their elements are delivered one at a time,
-    /// as downstream demand allows. The stream finishes when the upstream and every inner publisher
-    /// finished, and fails on the first failure, cancelling the rest.
+    /// as downstream demand allows: each publisher is asked for one element at a time, or for
+    /// `.unlimited` while downstream's demand is (and from the moment it becomes) `.unlimited`, as in
+    /// Combine. The stream finishes when the upstream and every inner publisher finished (a publisher
+    /// counts from the moment it is subscribed to, even if the upstream finishes from inside that
+    /// `subscribe`), and fails on the first failure, cancelling the rest. An element the upstream
+    /// sends after it completed (a misbehaving upstream) is ignored, as in Combine: `transform` is not
+    /// called for it. A demand of zero traps, as in Combine (an API violation).
     ///
     ///     let cancellable = [1, 2, 3].publisher.flatMap { n in [n, n * 10].publisher }
     ///         .sink { print($0) }
@@ -140,6 +145,9 @@ extension Publishers {
                 "FlatMap",
                 onSubscription: { inner.outerSubscribed($0) },
                 onValue: { value in
+                    // A value after the upstream's completion (a misbehaving upstream) makes no
+                    // publisher: Combine neither transforms nor subscribes to it.
+                    if inner.outerEnded { return .none }
                     inner.addChild(transform(value))
                     return .none
                 },
@@ -181,6 +189,19 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     /// `merge` subscribing its publishers one after another).
     @usableFromInline @exclusivity(unchecked) var spareChild: FlatMapChild<Downstream.Input, Downstream.Failure>?
 
+    // The next three are touched only from the outer upstream's calls (and `merge`'s `receive`),
+    // which Combine's contract serializes, so they need no lock: a completion that arrives
+    // re-entrantly, from inside a child's `subscribe`, runs on the same thread.
+
+    /// Whether the outer upstream completed: a value it sends after that is dropped.
+    @usableFromInline @exclusivity(unchecked) var outerEnded = false
+    /// How many `addChild` calls are inside a child publisher's `subscribe` (more than one when the
+    /// outer upstream sends re-entrantly, from inside such a `subscribe`).
+    @usableFromInline @exclusivity(unchecked) var childrenSubscribing = 0
+    /// The outer upstream's `.finished` arrived re-entrantly while a child was subscribing: it is
+    /// handled once every such child holds its slot, so that the stream does not finish without it.
+    @usableFromInline @exclusivity(unchecked) var deferredOuterFinish = false
+
     @inlinable
     init(downstream: Downstream, maxPublishers: Subscribers.Demand, name: String) {
         machine = Machine(downstream: downstream, maxPublishers: maxPublishers)
@@ -207,7 +228,10 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     @inlinable
     func request(_ demand: Subscribers.Demand) {
-        let action = lock.withLock { machine.requested(demand) }
+        let (action, unlimit) = lock.withLock { machine.requested(demand) }
+        // Children switched to `.unlimited` are asked first; what they send meanwhile waits in the
+        // queue behind the value `action` delivers, if it delivers one (it then holds the delivery).
+        for subscription in unlimit { subscription.request(.unlimited) }
         perform(consume action)
     }
 
@@ -235,6 +259,15 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     @inlinable
     func outerCompleted(_ completion: Subscribers.Completion<Downstream.Failure>) {
+        if outerEnded { return }
+        outerEnded = true
+        if childrenSubscribing > 0, case .finished = completion {
+            // Finished from inside a child's `subscribe`, before that child took its slot (Combine
+            // counts a child from the moment it subscribes to it): `addChild` finishes afterwards.
+            // A failure needs no wait: it ends the stream and cancels the child either way.
+            deferredOuterFinish = true
+            return
+        }
         let action = lock.withLock { machine.outerCompleted(completion) }
         perform(consume action)
     }
@@ -257,7 +290,8 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         // The child registers (takes its slot) in the same locked step as its subscription when
         // that arrives during `subscribe`, as it does from most publishers; one that subscribes
         // later, from elsewhere, is registered here, so that the stream does not finish before it.
-        // The outer upstream cannot complete while this runs (its calls are serialized).
+        // The outer upstream's calls are serialized; one that finishes re-entrantly, from inside
+        // `subscribe`, is held back until then (see `outerCompleted`).
         var child: FlatMapChild<Downstream.Input, Downstream.Failure>
         if let spare = spareChild {
             spareChild = nil
@@ -266,9 +300,15 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         } else {
             child = FlatMapChild(relay: childRelay.unsafelyUnwrapped, owner: self)
         }
+        childrenSubscribing += 1
         publisher.subscribe(child)
+        childrenSubscribing -= 1
         if !child.isRegistered {
             lock.withLock { machine.childAdded(child) }
+        }
+        if deferredOuterFinish, childrenSubscribing == 0 {
+            deferredOuterFinish = false
+            perform(lock.withLock { machine.outerCompleted(.finished) })
         }
         // A child its publisher let go of (one that finished inside `subscribe`, the usual case
         // for a publisher of a few values) can no longer be called: it serves the next child,
