@@ -191,6 +191,7 @@ def main():
     check("noeviction" in redis_args, "redis must not evict keys (channel histories)")
 
     check_compose(root, delay, grace)
+    check_ingress(root, resources, service, config)
 
     if failures:
         for failure in failures:
@@ -237,6 +238,42 @@ def check_compose(root, delay, grace):
               "nginx upstream keep-alive needs keepalive_timeout below Spout's idle timeout (60 s)")
     upstreams = set(re.findall(r"server ([A-Za-z0-9_-]+):8080", conf))
     check(upstreams == set(replicas), f"nginx upstream {sorted(upstreams)} is not the replicas {replicas}")
+
+
+def swift_default(root, name):
+    """The default of `public var name = value` in Sources/Spout/Config/SpoutConfiguration.swift, as a float."""
+    source = (root / "Sources" / "Spout" / "Config" / "SpoutConfiguration.swift").read_text()
+    found = re.search(rf"public var {name} = ([0-9_.]+)", source)
+    return float(found.group(1).replace("_", "")) if found else None
+
+
+def check_ingress(root, resources, service, config):
+    """ingress.yaml: routes to the Service's port, no buffering, timeouts well beyond the SSE heartbeat."""
+    if not check(("Ingress", "spout") in resources, "the kit has no Ingress spout (ingress.yaml)"):
+        return
+    _, ingress = resources[("Ingress", "spout")]
+    annotations = ingress["metadata"].get("annotations", {})
+    prefix = "nginx.ingress.kubernetes.io/"
+    check(annotations.get(prefix + "proxy-buffering") == "off",
+          "ingress.yaml: streams need proxy-buffering \"off\" (or events arrive late, in bursts)")
+    check(annotations.get(prefix + "proxy-http-version", "1.1") == "1.1", "ingress.yaml: the pods speak HTTP/1.1")
+    # A quiet stream carries one heartbeat comment every sse.heartbeatSeconds; a timeout of twice that survives one
+    # heartbeat late by a full interval. ingress-nginx's default for both is 60 s.
+    heartbeat = float(config.get("sse", {}).get("heartbeatSeconds", swift_default(root, "heartbeatSeconds")))
+    for name in ("proxy-read-timeout", "proxy-send-timeout"):
+        value = annotations.get(prefix + name, "60")
+        check(re.fullmatch(r"\d+", str(value)) is not None and int(value) >= 2 * heartbeat,
+              f"ingress.yaml: {name} {value!r} must be a number of seconds at least twice sse.heartbeatSeconds "
+              f"({heartbeat:g})")
+    service_ports = {port["name"]: port["port"] for port in service["spec"]["ports"]}
+    for rule in ingress["spec"].get("rules", []):
+        for path in rule.get("http", {}).get("paths", []):
+            backend = path["backend"]["service"]
+            check(backend["name"] == service["metadata"]["name"],
+                  f"ingress.yaml: backend {backend['name']!r} is not the Service spout")
+            port = backend["port"]
+            check(port.get("name") in service_ports or port.get("number") in service_ports.values(),
+                  f"ingress.yaml: backend port {port} is not a port of the Service")
 
 
 if __name__ == "__main__":
