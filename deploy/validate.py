@@ -191,6 +191,8 @@ def main():
     check("noeviction" in redis_args, "redis must not evict keys (channel histories)")
 
     check_compose(root, delay, grace)
+    check_ingress(root, resources, service, config)
+    check_monitoring(root, kube, service, config)
 
     if failures:
         for failure in failures:
@@ -237,6 +239,181 @@ def check_compose(root, delay, grace):
               "nginx upstream keep-alive needs keepalive_timeout below Spout's idle timeout (60 s)")
     upstreams = set(re.findall(r"server ([A-Za-z0-9_-]+):8080", conf))
     check(upstreams == set(replicas), f"nginx upstream {sorted(upstreams)} is not the replicas {replicas}")
+
+
+def swift_default(root, name):
+    """The default of `public var name = value` in Sources/Spout/Config/SpoutConfiguration.swift, as a float."""
+    source = (root / "Sources" / "Spout" / "Config" / "SpoutConfiguration.swift").read_text()
+    found = re.search(rf"public var {name} = ([0-9_.]+)", source)
+    return float(found.group(1).replace("_", "")) if found else None
+
+
+def check_ingress(root, resources, service, config):
+    """ingress.yaml: routes to the Service's port, no buffering, timeouts well beyond the SSE heartbeat."""
+    if not check(("Ingress", "spout") in resources, "the kit has no Ingress spout (ingress.yaml)"):
+        return
+    _, ingress = resources[("Ingress", "spout")]
+    annotations = ingress["metadata"].get("annotations", {})
+    prefix = "nginx.ingress.kubernetes.io/"
+    check(annotations.get(prefix + "proxy-buffering") == "off",
+          "ingress.yaml: streams need proxy-buffering \"off\" (or events arrive late, in bursts)")
+    check(annotations.get(prefix + "proxy-http-version", "1.1") == "1.1", "ingress.yaml: the pods speak HTTP/1.1")
+    # A quiet stream carries one heartbeat comment every sse.heartbeatSeconds; a timeout of twice that survives one
+    # heartbeat late by a full interval. ingress-nginx's default for both is 60 s.
+    heartbeat = float(config.get("sse", {}).get("heartbeatSeconds", swift_default(root, "heartbeatSeconds")))
+    for name in ("proxy-read-timeout", "proxy-send-timeout"):
+        value = annotations.get(prefix + name, "60")
+        check(re.fullmatch(r"\d+", str(value)) is not None and int(value) >= 2 * heartbeat,
+              f"ingress.yaml: {name} {value!r} must be a number of seconds at least twice sse.heartbeatSeconds "
+              f"({heartbeat:g})")
+    service_ports = {port["name"]: port["port"] for port in service["spec"]["ports"]}
+    for rule in ingress["spec"].get("rules", []):
+        for path in rule.get("http", {}).get("paths", []):
+            backend = path["backend"]["service"]
+            check(backend["name"] == service["metadata"]["name"],
+                  f"ingress.yaml: backend {backend['name']!r} is not the Service spout")
+            port = backend["port"]
+            check(port.get("name") in service_ports or port.get("number") in service_ports.values(),
+                  f"ingress.yaml: backend port {port} is not a port of the Service")
+
+
+# Metrics a rule or panel may read that Spout does not serve: Prometheus's own `up`, and kube-state-metrics' pod
+# readiness and ownership (SpoutNotReady).
+EXTERNAL_METRICS = {"up", "kube_pod_status_ready", "kube_pod_owner"}
+PROMQL_WORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left",
+                "group_right", "inf", "nan"}
+
+
+def metric_names(expr):
+    """The metric names a PromQL expression reads: identifiers outside strings, label matchers, ranges and
+    grouping clauses that are not followed by `(` (functions, aggregations) nor keywords."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    text = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    names = re.findall(r"(?<![\w.$])([A-Za-z_:][A-Za-z0-9_:]*)\b(?!\s*\()", text)
+    return {name for name in names if name.lower() not in PROMQL_WORDS}
+
+
+def served_metrics(root):
+    """The metric names Spout serves, read from the Swift sources: every quoted spout_… and process_… name, with
+    _bucket/_sum/_count for its histograms and _sum/_count for its summary."""
+    names = set()
+    for source in (root / "Sources").rglob("*.swift"):
+        text = source.read_text()
+        found = set(re.findall(r'"((?:spout|process)_[a-z_]+)', text))
+        names |= found
+        for histogram in re.findall(r'registry\.histogram\(\s*"([a-z_]+)"', text):
+            names |= {histogram + suffix for suffix in ("_bucket", "_sum", "_count")}
+        # A family rendered by hand: `let name = "…"` then `# TYPE \(name) summary`.
+        if re.search(r"TYPE \\\(name\) summary", text):
+            for summary in re.findall(r'let name = "([a-z_]+)"', text):
+                names |= {summary + "_sum", summary + "_count"}
+    return names
+
+
+def enum_values(root, relative):
+    """The raw values of a String enum's cases (`case clientGone = "client_gone"` gives client_gone)."""
+    text = (root / relative).read_text()
+    return {raw or name for name, raw in re.findall(r'^\s*case (\w+)(?: = "([^"]*)")?$', text, re.M)}
+
+
+def check_queries(root, where, expressions):
+    """Every metric a query reads exists, and every outcome/reason/result it matches is a value Spout uses."""
+    served = served_metrics(root)
+    labels = {
+        "outcome": enum_values(root, "Sources/Spout/Observability/UpstreamOutcome.swift"),
+        "reason": enum_values(root, "Sources/Spout/Observability/StreamEnd.swift"),
+        "result": enum_values(root, "Sources/Spout/Cache/CacheLookup.swift"),
+    }
+    for name, expr in expressions:
+        names = metric_names(expr)
+        check(names, f"{where}: {name} reads no metric: {expr!r}")
+        for metric in sorted(names - served - EXTERNAL_METRICS):
+            check(False, f"{where}: {name} reads {metric}, which Spout does not serve (not in Sources/)")
+        for label, operator, value in re.findall(r'\b(outcome|reason|result)\s*(=~|!~|!=|=)\s*"([^"]*)"', expr):
+            for alternative in value.split("|") if "~" in operator else [value]:
+                check(alternative in labels[label],
+                      f"{where}: {name} matches {label}={alternative!r}, not one of {sorted(labels[label])}")
+
+
+def check_monitoring(root, kube, service, config):
+    """deploy/kubernetes/monitoring (ServiceMonitor, PrometheusRule: CRDs the schemas do not know), the Prometheus
+    rules and the Grafana dashboard."""
+    monitoring = kube / "monitoring"
+    resources = {}
+    for path in sorted(monitoring.glob("*.yaml")):
+        if path.name != "kustomization.yaml":
+            for document in load_all(path):
+                resources[document["kind"]] = document
+    with open(monitoring / "kustomization.yaml") as handle:
+        listed = set(yaml.safe_load(handle)["resources"])
+    expected = {path.name for path in monitoring.glob("*.yaml")} - {"kustomization.yaml"}
+    check(listed == expected, f"monitoring/kustomization.yaml lists {sorted(listed)}, expected {sorted(expected)}")
+
+    monitor = resources.get("ServiceMonitor")
+    if check(monitor is not None, "monitoring/ has no ServiceMonitor"):
+        check(monitor["apiVersion"] == "monitoring.coreos.com/v1", "the ServiceMonitor's apiVersion is wrong")
+        check(matches(monitor["spec"]["selector"].get("matchLabels", {}), service["metadata"].get("labels", {})),
+              "the ServiceMonitor's selector does not match the Service spout's labels")
+        service_ports = {port["name"] for port in service["spec"]["ports"]}
+        for endpoint in monitor["spec"]["endpoints"]:
+            check(endpoint.get("port") in service_ports,
+                  f"the ServiceMonitor scrapes port {endpoint.get('port')!r}, not a port name of the Service")
+            check(endpoint.get("path") == "/metrics", "the ServiceMonitor must scrape /metrics")
+        # The job label is the Service's name unless jobLabel says otherwise; the rules select job="spout".
+        check("jobLabel" not in monitor["spec"] and service["metadata"]["name"] == "spout",
+              "the rules and the dashboard expect job=\"spout\": the Service's name, without jobLabel")
+
+    prometheus = root / "deploy" / "prometheus"
+    with open(prometheus / "spout-rules.yaml") as handle:
+        rules = yaml.safe_load(handle)
+    rule = resources.get("PrometheusRule")
+    if check(rule is not None, "monitoring/ has no PrometheusRule"):
+        check(rule["spec"]["groups"] == rules["groups"],
+              "monitoring/prometheusrule.yaml differs from deploy/prometheus/spout-rules.yaml "
+              "(deploy/prometheus/check.sh --sync)")
+    alerts = [entry for group in rules["groups"] for entry in group["rules"]]
+    check_queries(root, "spout-rules.yaml", [(entry["alert"], entry["expr"]) for entry in alerts])
+    for entry in alerts:
+        check(entry.get("labels", {}).get("severity") in ("critical", "warning"),
+              f"spout-rules.yaml: {entry['alert']} needs severity critical or warning")
+        check("summary" in entry.get("annotations", {}), f"spout-rules.yaml: {entry['alert']} needs a summary")
+        for job in re.findall(r'\bjob\s*=\s*"([^"]*)"', entry["expr"]):
+            check(job == "spout", f"spout-rules.yaml: {entry['alert']} selects job {job!r}, the ServiceMonitor's is spout")
+    # Every alert has a unit test.
+    tests = (prometheus / "spout-rules.test.yaml").read_text()
+    for entry in alerts:
+        check(re.search(rf"alertname: {entry['alert']}$", tests, re.M),
+              f"spout-rules.test.yaml has no test for {entry['alert']}")
+    # The connection alert's threshold is 90 % of maxConnections.
+    limit = config.get("maxConnections", swift_default(root, "maxConnections"))
+    near = [entry for entry in alerts if entry["alert"] == "SpoutConnectionsNearLimit"]
+    if check(len(near) == 1, "spout-rules.yaml has no SpoutConnectionsNearLimit"):
+        threshold = re.search(r">\s*([0-9.]+)\s*$", near[0]["expr"].strip())
+        check(threshold and float(threshold.group(1)) == 0.9 * float(limit),
+              f"SpoutConnectionsNearLimit's threshold must be 90 % of maxConnections ({limit}): {near[0]['expr']!r}")
+
+    with open(root / "deploy" / "grafana" / "spout-dashboard.json") as handle:
+        dashboard = json.load(handle)
+    panels = dashboard["panels"]
+    ids = [panel["id"] for panel in panels]
+    check(len(ids) == len(set(ids)), "spout-dashboard.json: panel ids repeat")
+    queries = []
+    for panel in panels:
+        if panel["type"] == "row":
+            continue
+        check(panel.get("datasource", {}).get("uid") == "${datasource}",
+              f"spout-dashboard.json: panel {panel['title']!r} must use the ${{datasource}} variable")
+        targets = panel.get("targets", [])
+        check(targets, f"spout-dashboard.json: panel {panel['title']!r} has no query")
+        check(len({target["refId"] for target in targets}) == len(targets),
+              f"spout-dashboard.json: panel {panel['title']!r} repeats a refId")
+        for target in targets:
+            check('job=~"$job"' in target["expr"],
+                  f"spout-dashboard.json: a query of {panel['title']!r} ignores the $job variable")
+            queries.append((repr(panel["title"]), target["expr"]))
+    check_queries(root, "spout-dashboard.json", queries)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,11 @@
 #   2. the kit's own consistency (deploy/validate.py): selectors match labels, the config file is valid JSON with
 #      keys Spout knows, the grace period covers shutdown delay + grace, security settings, compose.yaml and its
 #      nginx config;
-#   3. `docker compose config` when the compose plugin is installed (it needs no engine); otherwise says so.
+#   3. `docker compose config` when the compose plugin is installed (it needs no engine); otherwise says so;
+#   4. the Prometheus alert rules, their unit tests and the Grafana dashboard's queries with promtool
+#      (deploy/prometheus/check.sh) when promtool is installed; SPOUT_REQUIRE_PROMTOOL=1 (set by .ci/run) or CI=true
+#      makes its absence a failure. validate.py (step 2) checks the monitoring kit's structure and metric names
+#      without promtool.
 # Usage: deploy/validate.sh [--allow-unknown-keys]   (the flag lets a branch use config keys another branch adds)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -40,4 +44,14 @@ if docker compose version >/dev/null 2>&1; then
     echo "   compose.yaml valid"
 else
     echo "   skipped: the docker compose plugin is not installed (validate.py checked the file's structure)"
+fi
+
+echo "== promtool: alert rules, their tests, the dashboard's queries"
+if command -v promtool >/dev/null 2>&1; then
+    bash "$here/prometheus/check.sh"
+elif [[ "${SPOUT_REQUIRE_PROMTOOL:-}" == 1 || "${CI:-}" == true ]]; then
+    echo "promtool is required (SPOUT_REQUIRE_PROMTOOL=1 or CI=true) but not installed: apt-get install prometheus" >&2
+    exit 1
+else
+    echo "   skipped: promtool is not installed (Debian: apt-get install prometheus); validate.py checked the metric names"
 fi
