@@ -282,7 +282,14 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
             addImmediateChild(just.output)
             return
         }
-        // What `flatMap` makes of a `Just` under an upstream that can fail.
+        // What `flatMap` makes of a `Just` under an upstream that can fail: `Just.setFailureType(to:)` is a
+        // `Result.Publisher` (Combine's specialization), `setFailureType` on an erased one the general operator.
+        if let result = publisher as? Result<Downstream.Input, Downstream.Failure>.Publisher,
+            case .success(let output) = result.result
+        {
+            addImmediateChild(output)
+            return
+        }
         if let just = publisher as? Publishers.SetFailureType<Just<Downstream.Input>, Downstream.Failure> {
             addImmediateChild(just.upstream.output)
             return
