@@ -74,7 +74,9 @@ import Testing
         #expect(seen.count == crowd.concurrency)
         #expect(seen.allSatisfy { $0.status == crowd.status }, "statuses: \(seen.map(\.status))")
         let slowest = seen.map(\.seconds).max() ?? 0
-        #expect(slowest < Self.deadline + Self.slack, "the slowest answer took \(slowest) s")
+        // Sanitized builds run the service several times slower: the slack grows with the tests' time scale.
+        let slack = Self.slack * Double(TestTiming.scale)
+        #expect(slowest < Self.deadline + slack, "the slowest answer took \(slowest) s")
 
         // Whatever ended each transfer, its connection is closed: the upstream sees none left open and can
         // send nothing more, and the session holds no transfer.
