@@ -50,7 +50,7 @@ import Testing
             configuration.upstream.maxBodyBytes = Self.maxBodyBytes
         }
         let port = server.port
-        let answers = Mutex<[(status: Int?, seconds: Double)]>([])
+        let answers = LockedState<[(status: Int?, seconds: Double)]>([])
         let allAnswered = TestSignal()
         for index in 0..<crowd.concurrency {
             Thread.detachNewThread {

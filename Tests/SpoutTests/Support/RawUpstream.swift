@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Reactive
 import Synchronization
 import TestSupport
 
@@ -36,7 +37,8 @@ final class RawUpstream: Sendable {
     private let listener: Int32
     private let body: Body
     private let maxBytesPerConnection: Int
-    private let state = Mutex(Snapshot())
+    // LockedState, not Mutex: ThreadSanitizer cannot see Synchronization.Mutex on Linux.
+    private let state = LockedState(Snapshot())
     private let stopped = Atomic<Bool>(false)
 
     init(_ body: Body, maxBytesPerConnection: Int = 8 << 30) throws {
