@@ -153,6 +153,12 @@ extension ChannelIdempotency {
     /// The longest key, in bytes.
     static let maxKeyBytes = 255
 
+    /// The keys ``key(in:)`` takes, as an ECMA-262 pattern for the OpenAPI document: a bare token of visible ASCII
+    /// without `"`, `,` or `\`, or a Structured Fields string of printable ASCII whose `"` and `\` are escaped;
+    /// 1–255 characters once unquoted.
+    static let keyPattern =
+        #"^(?:[!#-+\--\[\]-~]{1,255}|"(?:[ !#-\[\]-~]|\\["\\]){1,255}")$"#
+
     /// The request's `Idempotency-Key`, nil when it has none: a Structured Fields string (`"8e03978e-…"`, the
     /// draft's form) or, for clients that send it bare, a token of visible ASCII without `"`, `\` or `,`; either
     /// way 1–255 characters, and `"abc"` and `abc` are the same key. Sent twice, empty, or otherwise malformed is

@@ -806,6 +806,8 @@ enum SpoutAPI {
                         [
                             "type": "string", "minLength": 1,
                             "maxLength": .integer(2 * ChannelIdempotency.maxKeyBytes + 2),
+                            // Exactly what ChannelIdempotency.key(in:) takes (see keyPattern).
+                            "pattern": .string(ChannelIdempotency.keyPattern),
                         ]
                     ),
                 ],

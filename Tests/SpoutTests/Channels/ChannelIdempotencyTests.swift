@@ -159,6 +159,25 @@ import Testing
         #expect(throws: Problem.self) { try ChannelIdempotency.key(in: ["Idempotency-Key": "caf\u{e9}"]) }
     }
 
+    /// The OpenAPI document's pattern for the header takes exactly what the server takes, so a generated
+    /// client (or schemathesis) never sends a key the document allows and the server refuses.
+    @Test(
+        arguments: [
+            "8e03978e-40d5-43e8-bc93-6894a57f9324", #""8e03978e""#, #""a \"b\" \\ c""#, #""with space""#, "a,b",
+            #"a"b"#, #"a\b"#, "", #""""#, #""unclosed"#, #""bad \x escape""#, "caf\u{e9}", "tab\there",
+            String(repeating: "k", count: 255), String(repeating: "k", count: 256),
+            "\"" + String(repeating: "k", count: 255) + "\"", "\"" + String(repeating: "k", count: 256) + "\"",
+            "!#$%&'*+-./:;<=>?@[]^_`{|}~",
+        ].map { Abbreviated($0) }
+    )
+    func theDocumentedPatternTakesWhatTheServerTakes(_ key: Abbreviated<String>) throws {
+        let pattern = try NSRegularExpression(pattern: ChannelIdempotency.keyPattern)
+        let whole = NSRange(key.value.startIndex..., in: key.value)
+        let documented = pattern.firstMatch(in: key.value, range: whole) != nil
+        let taken = (try? ChannelIdempotency.key(in: ["Idempotency-Key": key.value])) != nil
+        #expect(documented == taken, "pattern says \(documented), the server \(taken)")
+    }
+
     // MARK: The table on its own
 
     private static let slot = ChannelIdempotency.Slot(channel: "orders", key: "k")
