@@ -40,7 +40,8 @@ package struct DateCache {
     private static func format(_ epochSeconds: Int64, into out: UnsafeMutableRawBufferPointer) {
         let days = epochSeconds >= 0 ? epochSeconds / 86_400 : (epochSeconds - 86_399) / 86_400
         let secondOfDay = Int(epochSeconds - days * 86_400)
-        let (year, month, day) = civil(fromDays: days)
+        let date = CivilDate(daysSince1970: days)
+        let (year, month, day) = (date.year, date.month, date.day)
         let weekday = Int(((days % 7) + 7) % 7)  // 1970-01-01 was a Thursday.
         var index = 0
         func put(_ string: StaticString) {
@@ -71,19 +72,5 @@ package struct DateCache {
         put(":")
         put2(secondOfDay % 60)
         put(" GMT\r\n")
-    }
-
-    /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian).
-    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthPrime = (5 * dayOfYear + 2) / 153
-        let day = Int(dayOfYear - (153 * monthPrime + 2) / 5 + 1)
-        let month = Int(monthPrime < 10 ? monthPrime + 3 : monthPrime - 9)
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
     }
 }

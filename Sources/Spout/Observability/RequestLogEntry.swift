@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HTTPServer
 import Reactive
 
 /// One finished request, as written to the structured request log.
@@ -354,19 +355,11 @@ private struct CivilTime {
     static func fields(_ date: Date) -> CivilTime {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let (days, dayMilliseconds) = floorDivide(milliseconds, 86_400_000)
-        // Civil-from-days (proleptic Gregorian), days since 1970-01-01.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let date = CivilDate(daysSince1970: days)
         return CivilTime(
-            year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0),
-            month: month,
-            day: day,
+            year: date.year,
+            month: Int64(date.month),
+            day: Int64(date.day),
             hour: dayMilliseconds / 3_600_000,
             minute: dayMilliseconds / 60_000 % 60,
             second: dayMilliseconds / 1000 % 60,
