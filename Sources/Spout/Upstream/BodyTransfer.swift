@@ -160,20 +160,12 @@ where S.Input == BodyTransfer.Output, S.Failure == BodyTransferError {
 
     /// Runs a call to the subscriber on a Dispatch worker: the driver's thread only moves bytes (a 4 MiB
     /// body decoded there would hold up every other transfer).
+    ///
+    /// The closure captures the non-Sendable subscriber; that is sound because the subscription hands over the
+    /// subscriber's last call once, after taking it out of its state under the lock, so no other thread calls
+    /// that subscriber afterwards.
     private static func deliver(_ work: @escaping () -> Void) {
-        let box = UncheckedBox(work)
+        let box = UncheckedSendableBox(work)
         DispatchQueue.global().async { box.value() }
-    }
-}
-
-/// Carries a closure that captures a non-Sendable subscriber to the Dispatch worker that calls it.
-///
-/// **Thread safety:** audited: the subscription hands over the subscriber's last call once, after taking
-/// it out of its state under the lock, so no other thread calls that subscriber afterwards.
-private struct UncheckedBox: @unchecked Sendable {
-    let value: () -> Void
-
-    init(_ value: @escaping () -> Void) {
-        self.value = value
     }
 }

@@ -28,7 +28,8 @@ import Synchronization
 /// **Thread safety:** ``start(_:)``, ``cancel(_:)`` and ``invalidate()`` are safe from any thread and never
 /// block on I/O; everything else runs on the thread.
 final class CurlDriver: @unchecked Sendable {
-    // @unchecked Sendable: `inbox` is a lock; `running` and the multi handle are confined to the thread.
+    // @unchecked Sendable: `inbox` is a lock, `runningCount` an atomic; `running` and the multi handle are confined
+    // to the thread.
     /// What other threads ask of the thread.
     private enum Command {
         case start(CurlTask)
@@ -51,8 +52,8 @@ final class CurlDriver: @unchecked Sendable {
     private let inbox = LockedState(Inbox())
     /// The transfers added to the multi handle, by easy handle. // Confined to the thread.
     private var running: [OpaquePointer: CurlTask] = [:]
-    /// How many transfers are added to the multi handle, readable from any thread (for tests and metrics).
-    private let runningCount = LockedState(0)
+    /// How many transfers are added to the multi handle, readable from any thread (for the metric and tests).
+    private let runningCount = Atomic<Int>(0)
     private let name: String
 
     /// A driver on the system's libcurl, or `nil` when libcurl cannot be loaded or its multi handle made.
@@ -69,7 +70,7 @@ final class CurlDriver: @unchecked Sendable {
     }
 
     /// The transfers whose connections are open or opening.
-    var activeTransfers: Int { runningCount.withLock { $0 } }
+    var activeTransfers: Int { runningCount.load(ordering: .relaxed) }
 
     /// Starts `task` on the thread; returns `false` (and does nothing) once the driver is invalidated.
     func start(_ task: CurlTask) -> Bool {
@@ -156,7 +157,7 @@ final class CurlDriver: @unchecked Sendable {
             return
         }
         running[easy] = task
-        runningCount.withLock { $0 = running.count }
+        runningCount.store(running.count, ordering: .relaxed)
     }
 
     /// Removes `task`'s handle (closing its connection if the transfer had not completed) and frees it.
@@ -164,7 +165,7 @@ final class CurlDriver: @unchecked Sendable {
         guard let easy = task.easy, running.removeValue(forKey: easy) != nil else { return }
         _ = curl.multiRemove(multi, easy)
         task.releaseHandle(curl: curl)
-        runningCount.withLock { $0 = running.count }
+        runningCount.store(running.count, ordering: .relaxed)
     }
 
     /// Ends the transfers libcurl reports done.
@@ -178,9 +179,8 @@ final class CurlDriver: @unchecked Sendable {
                 let task = running[easy]
             else { continue }
             let code = message.load(fromByteOffset: 16, as: Int32.self)
-            let status = curl.info(easy, LibCurl.responseCode) ?? 0
             remove(task)
-            task.end(code: code, status: status, curl: curl)
+            task.end(code: code, curl: curl)
         }
     }
 }

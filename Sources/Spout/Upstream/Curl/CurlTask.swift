@@ -115,21 +115,14 @@ final class CurlTask: @unchecked Sendable {
         headerList = nil
     }
 
-    /// Reports the end to the owner, once, and lets it go: `code` is libcurl's (0 for a complete
-    /// response), `status` the response's status as libcurl saw it.
-    func end(code: Int32, status: Int = 0, curl: LibCurl) {
+    /// Reports the end to the owner, once, and lets it go: `code` is libcurl's (0 for a complete response).
+    /// A complete response whose head was never handed over (no block ended before the body, none came) is
+    /// handed over first; whatever the owner answers, it then hears of the end.
+    func end(code: Int32, curl: LibCurl) {
         guard let owner else { return }
+        if code == 0, !head.hasResponded, head.status > 0 { _ = deliverHead() }
         self.owner = nil
-        guard code == 0 else {
-            owner.completed(Self.error(for: code, curl: curl))
-            return
-        }
-        if !head.hasResponded, head.status == 0 { head.status = status }
-        if !head.hasResponded, head.status > 0, let response = response() {
-            head.hasResponded = true
-            guard owner.responded(response) else { return }
-        }
-        owner.completed(nil)
+        owner.completed(code == 0 ? nil : Self.error(for: code, curl: curl))
     }
 
     /// Lets the owner go without a word (it cancelled).
@@ -173,8 +166,10 @@ final class CurlTask: @unchecked Sendable {
         return owner.received(bytes)
     }
 
+    /// Hands the head to the owner (once: call only while `!head.hasResponded`); returns whether the transfer
+    /// goes on.
     private func deliverHead() -> Bool {
-        guard let owner, !head.hasResponded else { return owner != nil }
+        guard let owner else { return false }
         head.hasResponded = true
         guard let response = response() else { return false }
         return owner.responded(response)

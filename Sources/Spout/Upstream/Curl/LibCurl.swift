@@ -10,8 +10,8 @@ import Glibc
 /// `URLSession` is what lets a transfer end when Spout says so: see ``CurlDriver`` for what `URLSession`
 /// did with a runaway body.
 ///
-/// **Variadic calls.** `curl_easy_setopt` and `curl_easy_getinfo` are C variadic functions, which Swift
-/// cannot call through a function pointer. They are called through non-variadic prototypes with one
+/// **Variadic calls.** `curl_easy_setopt` is a C variadic function, which Swift
+/// cannot call through a function pointer. It is called through non-variadic prototypes with one
 /// trailing argument of the option's type (a `long`, a pointer or a function pointer). On the two ABIs
 /// this file allows that is exactly how the variadic call passes it: System V x86-64 passes variadic
 /// integer and pointer arguments in the same registers as named ones (`%al`, which the caller of a
@@ -31,7 +31,6 @@ final class LibCurl: @unchecked Sendable {
     let easyCleanup: @convention(c) (OpaquePointer?) -> Void
     private let setoptLong: @convention(c) (OpaquePointer?, Int32, Int) -> Int32
     private let setoptPointer: @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Int32
-    private let getinfoLong: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<Int>?) -> Int32
     let strerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
     let slistAppend: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> OpaquePointer?
     let slistFreeAll: @convention(c) (OpaquePointer?) -> Void
@@ -44,8 +43,6 @@ final class LibCurl: @unchecked Sendable {
         @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
     let multiWakeup: @convention(c) (OpaquePointer?) -> Int32
     let multiInfoRead: @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?
-    /// The library's version, e.g. `7.88.1`.
-    let version: String
 
     /// The loaded library, or `nil` when `libcurl.so.4` is missing, older than 7.68 (the first with
     /// `curl_multi_wakeup`) or on an ABI this file does not call variadic functions on.
@@ -73,10 +70,6 @@ final class LibCurl: @unchecked Sendable {
             let setoptPointer = symbol(
                 "curl_easy_setopt",
                 as: (@convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Int32).self
-            ),
-            let getinfoLong = symbol(
-                "curl_easy_getinfo",
-                as: (@convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<Int>?) -> Int32).self
             ),
             let strerror = symbol("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
             let slistAppend = symbol(
@@ -110,8 +103,7 @@ final class LibCurl: @unchecked Sendable {
                 as: (@convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self
             ),
             // curl_version_info_data: an int (padded to 8), `const char *version`, `unsigned int version_num`.
-            let info = versionInfo(0),
-            let versionText = info.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self)
+            let info = versionInfo(0)
         else {
             return nil
         }
@@ -123,7 +115,6 @@ final class LibCurl: @unchecked Sendable {
         self.easyCleanup = easyCleanup
         self.setoptLong = setoptLong
         self.setoptPointer = setoptPointer
-        self.getinfoLong = getinfoLong
         self.strerror = strerror
         self.slistAppend = slistAppend
         self.slistFreeAll = slistFreeAll
@@ -135,7 +126,6 @@ final class LibCurl: @unchecked Sendable {
         self.multiPoll = multiPoll
         self.multiWakeup = multiWakeup
         self.multiInfoRead = multiInfoRead
-        self.version = String(cString: versionText)
     }
 
     /// `CURL_GLOBAL_SSL | CURL_GLOBAL_WIN32`.
@@ -163,8 +153,6 @@ final class LibCurl: @unchecked Sendable {
         case redirectProtocolsString = 10319
     }
 
-    /// `CURLINFO_RESPONSE_CODE` (`CURLINFO_LONG + 2`).
-    static let responseCode: Int32 = 0x20_0002
     /// `CURLMSG_DONE`: a transfer of the multi handle ended.
     static let messageDone: Int32 = 1
     /// `CURLPROTO_HTTP | CURLPROTO_HTTPS`.
@@ -186,12 +174,6 @@ final class LibCurl: @unchecked Sendable {
     @discardableResult
     func set(_ easy: OpaquePointer, _ option: Option, callback: Callback) -> Int32 {
         setoptPointer(easy, option.rawValue, unsafeBitCast(callback, to: UnsafeRawPointer.self))
-    }
-
-    /// A `long` item of `curl_easy_getinfo`, or `nil` if libcurl has none.
-    func info(_ easy: OpaquePointer, _ item: Int32) -> Int? {
-        var value = 0
-        return getinfoLong(easy, item, &value) == 0 ? value : nil
     }
 
     /// Restricts `easy` (and the redirects it follows) to HTTP and HTTPS: with the string options of 7.85
