@@ -164,14 +164,7 @@ extension ChannelIdempotency {
     /// way 1–255 characters, and `"abc"` and `abc` are the same key. Sent twice, empty, or otherwise malformed is
     /// `400`.
     static func key(in headers: Headers) throws(Problem) -> String? {
-        let values = headers.values(for: "Idempotency-Key")
-        guard let raw = values.first else { return nil }
-        guard values.count == 1 else {
-            throw .invalidParameter(
-                "Idempotency-Key",
-                "Idempotency-Key is given \(values.count) times; send it once"
-            )
-        }
+        guard let raw = try Routes.singleHeader("Idempotency-Key", in: headers) else { return nil }
         let value = Array(raw.utf8).trimmingOWS()
         func malformed(_ why: String) -> Problem {
             .invalidParameter(

@@ -338,17 +338,10 @@ enum ChannelRoutes {
         }
     }
 
-    /// The one `Authorization` header, if any; `400` when it is repeated, since which of two credentials
-    /// counts is not for the server to guess (taking the first let a valid token carry an invalid one through).
+    /// The one `Authorization` header, if any; `400` when it is repeated (taking the first let a valid token carry
+    /// an invalid one through).
     private static func authorization(_ context: RequestContext) throws(Problem) -> String? {
-        let values = context.request.headers.values(for: "Authorization")
-        guard values.count <= 1 else {
-            throw .invalidParameter(
-                "Authorization",
-                "the Authorization header is given \(values.count) times; send it once"
-            )
-        }
-        return values.first
+        try Routes.singleHeader("Authorization", in: context.request.headers)
     }
 
     /// Answers `problem`; a `401` carries the `WWW-Authenticate` challenge.

@@ -84,13 +84,18 @@ struct RedisChannelStore: Sendable {
 
     /// How long a channel's keys outlive its last publish: the history's age limit, at least a second.
     static func expiryMilliseconds(_ limits: SpoutConfiguration.Channels) -> Int {
-        let milliseconds = (limits.historySeconds * 1000).rounded()
-        return milliseconds.isFinite ? Int(max(1000, min(milliseconds, 1e15))) : 1000
+        keyLifetimeMilliseconds(limits.historySeconds)
     }
 
     /// How long an `Idempotency-Key` is kept: `channels.idempotencyWindowSeconds`, at least a second.
     static func idempotencyMilliseconds(_ limits: SpoutConfiguration.Channels) -> Int {
-        let milliseconds = (limits.idempotencyWindowSeconds * 1000).rounded()
+        keyLifetimeMilliseconds(limits.idempotencyWindowSeconds)
+    }
+
+    /// `seconds` as a key's `PX`: whole milliseconds, at least a second, at most 10^15 (and a second for a value
+    /// that is not finite).
+    private static func keyLifetimeMilliseconds(_ seconds: Double) -> Int {
+        let milliseconds = (seconds * 1000).rounded()
         return milliseconds.isFinite ? Int(max(1000, min(milliseconds, 1e15))) : 1000
     }
 

@@ -146,6 +146,16 @@ enum Routes {
     static func clip(_ text: String) -> String {
         text.count <= 128 ? text : String(text.prefix(128)) + "…"
     }
+
+    /// The header field `name`'s one value, if it is present; `400` (`invalid-parameter`) when it is repeated: for a
+    /// credential or a key, which of two counts is not for the server to guess.
+    static func singleHeader(_ name: String, in headers: Headers) throws(Problem) -> String? {
+        let values = headers.values(for: name)
+        guard values.count <= 1 else {
+            throw .invalidParameter(name, "the \(name) header is given \(values.count) times; send it once")
+        }
+        return values.first
+    }
 }
 
 /// `GET /health`, `GET /ready`, `GET /metrics`.
