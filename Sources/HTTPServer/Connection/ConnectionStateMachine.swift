@@ -558,9 +558,7 @@ struct ConnectionStateMachine<Writer: AnyObject> {
         default:
             break
         }
-        if let since = pendingOutputSince, expired(since, timeouts.writeStall), !isClosed {
-            let writer = streamWriter
-            state = .closed
+        if let since = pendingOutputSince, expired(since, timeouts.writeStall), case .close(let writer) = mustClose() {
             return .closeStalled(endingStream: writer)
         }
         return .none

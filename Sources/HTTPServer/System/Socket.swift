@@ -104,17 +104,18 @@ package enum Socket {
     /// Bytes in the kernel send queue not yet sent at all (`SIOCOUTQNSD`): they wait for the peer's
     /// receive window, so a non-zero value means the reader is slower than we write.
     package static func unsentByteCount(_ fd: Int32) -> Int? {
-        var count: Int32 = 0
-        let siocoutqnsd: UInt = 0x894B  // <linux/sockios.h>; not in Glibc's Swift module
-        guard ioctl(fd, siocoutqnsd, &count) == 0 else { return nil }
-        return Int(count)
+        byteCount(fd, request: 0x894B)  // SIOCOUTQNSD, <linux/sockios.h>; not in Glibc's Swift module
     }
 
     /// Bytes in the kernel receive queue not read yet (`FIONREAD`); `nil` if the call failed.
     package static func unreadByteCount(_ fd: Int32) -> Int? {
+        byteCount(fd, request: 0x541B)  // FIONREAD, <asm-generic/ioctls.h>; not in Glibc's Swift module
+    }
+
+    /// A queue's byte count the kernel reports through the `ioctl` `request` (an `int` out-parameter).
+    private static func byteCount(_ fd: Int32, request: UInt) -> Int? {
         var count: Int32 = 0
-        let fionread: UInt = 0x541B  // <asm-generic/ioctls.h>; not in Glibc's Swift module
-        guard ioctl(fd, fionread, &count) == 0 else { return nil }
+        guard ioctl(fd, request, &count) == 0 else { return nil }
         return Int(count)
     }
 
