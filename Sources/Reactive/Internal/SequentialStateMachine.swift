@@ -75,12 +75,6 @@ internal struct SequentialStateMachine<Downstream> {
         state = .active(upstream: upstream, downstream: downstream, demand: demand + more, generation: generation)
     }
 
-    /// Whether upstream `generation` is the active one.
-    func isActive(generation: Int) -> Bool {
-        if case .active(_, _, _, generation) = state { return true }
-        return false
-    }
-
     /// Upstream `generation` ended and another follows; returns the next generation's number.
     mutating func switchToNext(after generation: Int) -> Int? {
         guard case .active(_, let downstream, let demand, generation) = state else { return nil }

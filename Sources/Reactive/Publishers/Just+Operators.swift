@@ -171,8 +171,7 @@ extension Just {
     /// > Warning: A negative `index` is misuse of the API and traps, as it does for any publisher.
     @inlinable
     public func output(at index: Int) -> Optional<Output>.Publisher {
-        if index < 0 { apiViolation("output index must not be negative, got \(index)") }
-        return .init(index == 0 ? output : nil)
+        Optional.Publisher(output).output(at: index)
     }
 
     /// The value if `range` holds index 0; nothing otherwise.
@@ -181,9 +180,7 @@ extension Just {
     /// > any publisher.
     @inlinable
     public func output<R: RangeExpression>(in range: R) -> Optional<Output>.Publisher where R.Bound == Int {
-        let indices = range.relative(to: 0..<Int.max)
-        if indices.lowerBound < 0 { apiViolation("output range must not be negative, got \(indices)") }
-        return .init(indices.contains(0) ? output : nil)
+        Optional.Publisher(output).output(in: range)
     }
 
     /// The value if `maxLength` is positive; nothing otherwise.
@@ -191,8 +188,7 @@ extension Just {
     /// > Warning: A negative `maxLength` is misuse of the API and traps, as it does for any publisher.
     @inlinable
     public func prefix(_ maxLength: Int) -> Optional<Output>.Publisher {
-        if maxLength < 0 { apiViolation("prefix length must not be negative, got \(maxLength)") }
-        return .init(maxLength > 0 ? output : nil)
+        Optional.Publisher(output).prefix(maxLength)
     }
 
     /// The value if it satisfies `predicate`; nothing otherwise.
@@ -219,7 +215,7 @@ extension Just {
     /// `nextPartialResult` of `initialResult` and the value: the one intermediate result.
     @inlinable
     public func scan<T>(_ initialResult: T, _ nextPartialResult: (T, Output) -> T) -> Result<T, Never>.Publisher {
-        .init(.success(nextPartialResult(initialResult, output)))
+        reduce(initialResult, nextPartialResult)
     }
 
     /// `nextPartialResult` of `initialResult` and the value, or the error it throws.
@@ -228,7 +224,7 @@ extension Just {
         _ initialResult: T,
         _ nextPartialResult: (T, Output) throws -> T
     ) -> Result<T, any Error>.Publisher {
-        .init(Result { try nextPartialResult(initialResult, output) })
+        tryReduce(initialResult, nextPartialResult)
     }
 
     /// The value itself: one value has no duplicates (`predicate` is not called).

@@ -119,7 +119,7 @@ extension Result.Publisher {
     /// `nextPartialResult` of `initialResult` and the success value; a failure unchanged.
     @inlinable
     public func scan<T>(_ initialResult: T, _ nextPartialResult: (T, Output) -> T) -> Result<T, Failure>.Publisher {
-        .init(result.map { nextPartialResult(initialResult, $0) })
+        reduce(initialResult, nextPartialResult)
     }
 
     /// `nextPartialResult` of `initialResult` and the success value, or the error it throws; a
@@ -129,7 +129,7 @@ extension Result.Publisher {
         _ initialResult: T,
         _ nextPartialResult: (T, Output) throws -> T
     ) -> Result<T, any Error>.Publisher {
-        .init(widened.flatMap { value in Result<T, any Error> { try nextPartialResult(initialResult, value) } })
+        tryReduce(initialResult, nextPartialResult)
     }
 
     /// The publisher itself: one value has no duplicates (`predicate` is not called).
