@@ -16,6 +16,8 @@ final class UpstreamSession: Sendable {
     let driver: CurlDriver?
     /// The fields every request carries, before each transfer's own.
     let sessionHeaders: [(name: String, value: String)]
+    /// Their names, lowercased: a transfer's field of one of these names is not sent again.
+    private let sessionHeaderNames: Set<String>
 
     /// Why transfers fail when there is no driver.
     static let unavailable = "libcurl.so.4 (the system's libcurl, which FoundationNetworking uses) could not be loaded"
@@ -28,6 +30,7 @@ final class UpstreamSession: Sendable {
         sessionHeaders = additionalHeaders.merging(fixed) { _, fixed in fixed }
             .sorted { $0.key < $1.key }
             .map { (name: $0.key, value: $0.value) }
+        sessionHeaderNames = Set(sessionHeaders.map { $0.name.lowercased() })
     }
 
     deinit {
@@ -37,10 +40,9 @@ final class UpstreamSession: Sendable {
     /// The fields of a request: the session's, then `extra` (a field of the session's own is not repeated).
     func headers(adding extra: [String: String]) -> [(name: String, value: String)] {
         guard !extra.isEmpty else { return sessionHeaders }
-        let taken = Set(sessionHeaders.map { $0.name.lowercased() })
         return sessionHeaders
             + extra.sorted { $0.key < $1.key }
-            .filter { !taken.contains($0.key.lowercased()) }
+            .filter { !sessionHeaderNames.contains($0.key.lowercased()) }
             .map { (name: $0.key, value: $0.value) }
     }
 
