@@ -43,6 +43,8 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     private(set) var contexts: [LoopContext] = []  // Set once in start; then immutable.
     private var acceptSource: (any DispatchSourceRead)?  // Accept-loop-confined.
     private var acceptSuspended = false  // Accept-loop-confined.
+    /// Whether the listening descriptor is still open (its source's cancel handler closes it). // Accept-loop-confined.
+    private var listenerOpen = true
     private var nextContext = 0  // Accept-loop-confined.
     private var openConnections = 0  // Accept-loop-confined.
     /// Open connections accepted into the probe reserve (counted apart from ``openConnections``). // Accept-loop-confined.
@@ -137,7 +139,13 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.acceptLoop.queue)
         source.setEventHandler { [server] in server.acceptConnections() }
-        source.setCancelHandler { Socket.close(fd) }
+        // Runs on the accept loop once the source can fire no more; only then is the port given back, and only
+        // then may a shutdown complete (whoever waits on it may connect again and must be refused).
+        source.setCancelHandler { [server] in
+            Socket.close(fd)
+            server.listenerOpen = false
+            server.finishShutdownIfQuiet()
+        }
         server.acceptSource = source
         source.activate()
         return server
@@ -269,7 +277,7 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
 
     private func connectionClosed(reserve: Bool) {
         if reserve { openReserveConnections -= 1 } else { openConnections -= 1 }
-        if openConnections == 0, openReserveConnections == 0, case .shuttingDown = lifecycle { finishShutdown() }
+        finishShutdownIfQuiet()
     }
 
     // MARK: Draining and shutdown
@@ -327,7 +335,7 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
                     context.loop.execute { context.forceCloseAll() }
                 }
             }
-            if openConnections == 0, openReserveConnections == 0 { finishShutdown() }
+            finishShutdownIfQuiet()
         }
     }
 
@@ -338,8 +346,11 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
         }
     }
 
-    private func finishShutdown() {
-        guard case .shuttingDown(let completions) = lifecycle else { return }
+    /// Completes a shutdown once nothing is left open: no connection, no reserve connection, no listener.
+    private func finishShutdownIfQuiet() {
+        guard case .shuttingDown(let completions) = lifecycle, openConnections == 0, openReserveConnections == 0,
+            !listenerOpen
+        else { return }
         lifecycle = .stopped
         lingering.closeAll()
         _ = spare.release()
