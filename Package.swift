@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "RESP", targets: ["RESP"]),
         .library(name: "Redis", targets: ["Redis"]),
+        .library(name: "OpenSSL", targets: ["OpenSSL"]),
         .library(name: "Spout", targets: ["Spout"]),
         .executable(name: "spout", targets: ["SpoutServer"]),
     ],
@@ -29,7 +30,7 @@ let package = Package(
         .target(name: "HTTPServer", swiftSettings: strictSettings),
         .target(
             name: "Spout",
-            dependencies: ["Reactive", "Sequences", "HTTPServer", "RESP", "Redis"],
+            dependencies: ["Reactive", "Sequences", "HTTPServer", "RESP", "Redis", "OpenSSL"],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout", "Reactive"], swiftSettings: strictSettings),
@@ -51,6 +52,11 @@ let package = Package(
             dependencies: ["Redis", "RESP", "HTTPServer", "Reactive", "TestSupport"],
             swiftSettings: strictSettings
         ),
+
+        // OpenSSL: the system's OpenSSL 3 (libcrypto, libssl) loaded at run time, so that building needs only the
+        // toolchain: signature verification for tokens, TLS for the server and the Redis client. Glibc only.
+        .target(name: "OpenSSL", swiftSettings: strictSettings),
+        .testTarget(name: "OpenSSLTests", dependencies: ["OpenSSL", "TestSupport"], swiftSettings: strictSettings),
 
         // Test helpers shared by the test targets: tracking subscriber, loopback client.
         .target(
