@@ -150,19 +150,25 @@ final class LibSSL: @unchecked Sendable {
     let timeToTM: @convention(c) (OpaquePointer?, UnsafeMutablePointer<tm>?) -> Int32
 
     /// The loaded libraries, or why they did not load.
-    static let shared: Result<LibSSL, TLSError> = {
-        guard let crypto = SharedLibrary(["libcrypto.so.3"]) else {
-            return .failure(.libraryUnavailable("libcrypto.so.3 (OpenSSL 3) could not be loaded"))
+    static let shared = load(ssl: ["libssl.so.3"], crypto: ["libcrypto.so.3"])
+
+    /// Opens the first of `ssl` and of `crypto` that loads and looks up every function; the error names the
+    /// library that is missing or the first function it lacks.
+    static func load(ssl sslNames: [String], crypto cryptoNames: [String]) -> Result<LibSSL, TLSError> {
+        guard let crypto = SharedLibrary(cryptoNames) else {
+            return .failure(
+                .libraryUnavailable("\(cryptoNames.joined(separator: ", ")) (OpenSSL 3) could not be loaded")
+            )
         }
-        guard let ssl = SharedLibrary(["libssl.so.3"]) else {
-            return .failure(.libraryUnavailable("libssl.so.3 (OpenSSL 3) could not be loaded"))
+        guard let ssl = SharedLibrary(sslNames) else {
+            return .failure(.libraryUnavailable("\(sslNames.joined(separator: ", ")) (OpenSSL 3) could not be loaded"))
         }
         do throws(TLSError) {
             return .success(try LibSSL(ssl: ssl, crypto: crypto))
         } catch {
             return .failure(error)
         }
-    }()
+    }
 
     /// Looks up every function, failing with the name of the first one missing.
     init(ssl: SharedLibrary, crypto: SharedLibrary) throws(TLSError) {

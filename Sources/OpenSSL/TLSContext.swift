@@ -110,6 +110,11 @@ public final class TLSContext: @unchecked Sendable {
         _ = try LibSSL.shared.get()
     }
 
+    /// ``checkLibrary()`` with other library names, for tests of a machine without OpenSSL 3.
+    package static func checkLibrary(ssl: [String], crypto: [String]) throws(TLSError) {
+        _ = try LibSSL.load(ssl: ssl, crypto: crypto).get()
+    }
+
     /// A server context from a certificate chain and its private key.
     ///
     /// - Throws: ``TLSError/libraryUnavailable(_:)`` without OpenSSL 3; ``TLSError/certificateFile(path:reason:)`` or

@@ -33,6 +33,20 @@ import Testing
         try TLSContext.checkLibrary()
     }
 
+    @Test func aMissingLibraryIsAClearError() throws {
+        #expect(throws: TLSError.libraryUnavailable("libssl.so.99 (OpenSSL 3) could not be loaded")) {
+            try TLSContext.checkLibrary(ssl: ["libssl.so.99"], crypto: ["libcrypto.so.3"])
+        }
+        // A library that loads but is not OpenSSL's: the first function missing is named.
+        #expect(throws: TLSError.libraryUnavailable("OpenSSL 3 lacks TLS_server_method")) {
+            try TLSContext.checkLibrary(ssl: ["libc.so.6"], crypto: ["libcrypto.so.3"])
+        }
+        #expect(
+            TLSError.libraryUnavailable("libssl.so.3 (OpenSSL 3) could not be loaded").description
+                == "tls is unavailable: libssl.so.3 (OpenSSL 3) could not be loaded"
+        )
+    }
+
     @Test func theCertificateExpiryIsItsNotAfter() throws {
         let now = Int64(Date().timeIntervalSince1970)
         let valid = try TLSContext(server: configuration(pki.server))
