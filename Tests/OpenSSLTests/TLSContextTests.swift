@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Making ``TLSContext``s from files, their errors, the expiry fact, and ``TLSReloadableContext``.
-@Suite struct TLSContextTests {
+@Suite(.enabled(if: TestCertificates.testsEnabled)) struct TLSContextTests {
     let pki: TestCertificates
 
     init() throws {

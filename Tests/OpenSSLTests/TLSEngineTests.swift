@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// A client and a server ``TLSEngine`` pumped in memory (``TLSPump``), with certificates made by the tests.
-@Suite struct TLSEngineTests {
+@Suite(.enabled(if: TestCertificates.testsEnabled)) struct TLSEngineTests {
     let pki: TestCertificates
 
     init() throws {

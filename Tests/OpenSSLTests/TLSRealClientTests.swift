@@ -5,7 +5,7 @@ import Testing
 
 /// Real TLS clients (Python's `ssl`, `openssl s_client`) against a server ``TLSEngine`` over a loopback socket
 /// (``LoopbackTLSServer``).
-@Suite(.offPool) struct TLSRealClientTests {
+@Suite(.offPool, .enabled(if: TestCertificates.pythonTestsEnabled)) struct TLSRealClientTests {
     let pki: TestCertificates
 
     init() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// A client ``TLSEngine`` pumped over a loopback socket against a real server: Python's `ssl`, asking for a client
 /// certificate (as a Redis with `tls-auth-clients yes` does).
-@Suite(.offPool) struct TLSRealServerTests {
+@Suite(.offPool, .enabled(if: TestCertificates.pythonTestsEnabled)) struct TLSRealServerTests {
     let pki: TestCertificates
 
     init() throws {

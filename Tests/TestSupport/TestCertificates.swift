@@ -146,6 +146,20 @@ public final class TestCertificates: Sendable {
         }
     }
 
+    /// Whether TLS tests must run and fail rather than be skipped (CI sets `SPOUT_REQUIRE_OPENSSL=1`, and installs
+    /// the `openssl` tool and Python).
+    public static var isRequired: Bool {
+        let value = ProcessInfo.processInfo.environment["SPOUT_REQUIRE_OPENSSL"] ?? ""
+        return !value.isEmpty && value != "0"
+    }
+
+    /// Whether the tests that make certificates run: when the `openssl` tool is installed, or when they are required.
+    /// (`swift test` on a machine with only the toolchain skips them.)
+    public static var testsEnabled: Bool { isRequired || executable("openssl") != nil }
+
+    /// Whether the tests that also run Python's `ssl` as the peer run: `python3` installed, or TLS tests required.
+    public static var pythonTestsEnabled: Bool { isRequired || (testsEnabled && executable("python3") != nil) }
+
     /// `name` on `PATH`, or nil.
     public static func executable(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
