@@ -272,7 +272,7 @@ struct SequencePlan {
 /// ``maxDocumentBytes`` bytes, at most ``maxDocuments`` of them: 1 MiB at most. When full, new plans are built
 /// each time and not kept (the first ones asked for stay).
 ///
-/// **Thread safety:** safe from any thread (a `Mutex`; held for a dictionary lookup, never while building).
+/// **Thread safety:** safe from any thread (a `LockedState`; held for a dictionary lookup, never while building).
 final class SmallDocuments: Sendable {
     static let shared = SmallDocuments()
     static let maxDocuments = 128
@@ -290,7 +290,7 @@ final class SmallDocuments: Sendable {
         let tag: EntityTag
     }
 
-    private let documents = Mutex<[Key: Kept]>([:])
+    private let documents = LockedState<[Key: Kept]>([:])
 
     /// The document of `plan` and its tag, if kept.
     func kept(for plan: SequencePlan) -> (document: [UInt8], tag: EntityTag)? {
