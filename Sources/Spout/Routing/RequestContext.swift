@@ -379,6 +379,10 @@ final class ServiceContext: Sendable {
     let cors: CORSPolicy
     let readiness: Readiness
     let hooks: ServiceHooks
+    /// Where costly sequence work runs (``SequenceWorker/queue`` unless test hooks watch it).
+    let sequenceWorker: SequenceWorker
+    /// The small JSON sequence documents kept for reuse.
+    let smallDocuments: SmallDocuments
     /// The prebuilt headers of each ``ResponsePolicy``, by raw value.
     private let responsesByPolicy: [RouteResponses]
     /// The metrics of each route, by ``Router/Route/index``.
@@ -406,6 +410,8 @@ final class ServiceContext: Sendable {
         events: EventLog? = nil
     ) {
         self.hooks = hooks
+        self.sequenceWorker = hooks.sequenceWorker
+        self.smallDocuments = hooks.smallDocuments
         self.routeMetrics = routes.map { RouteMetrics(route: $0, metrics: metrics) }
         self.unmatchedMetrics = RouteMetrics(route: "unmatched", metrics: metrics)
         self.configuration = configuration
