@@ -87,7 +87,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoutTests",
-            dependencies: ["Spout", "HTTPServer", "Sequences", "Reactive", "RESP", "Redis", "TestSupport"],
+            dependencies: [
+                "Spout", "HTTPServer", "Sequences", "Reactive", "ReactiveNetworking", "RESP", "Redis", "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
     ],

@@ -51,7 +51,7 @@ let package = Package(
         .executableTarget(
             name: "UpstreamCancelStress",
             dependencies: [
-                .product(name: "Spout", package: "Spout"),
+                .product(name: "ReactiveNetworking", package: "Spout"),
                 .product(name: "Reactive", package: "Spout"),
             ],
             path: "UpstreamCancelStress",

@@ -11,7 +11,8 @@ extension URLSession {
     /// As in Combine: the output is `(data, response)`, the failure a `URLError`. Nothing goes out
     /// on the network until the subscriber requests a value; cancelling the subscription stops
     /// delivery at once and cancels the task (see ``URLSession/DataTaskPublisher`` for the one
-    /// exception on Linux).
+    /// exception on Linux). The task is created, resumed and cancelled on a queue of the publisher's
+    /// own, never on the caller's thread, so an event loop may subscribe, request and cancel.
     ///
     ///     let cancellable = URLSession.shared.dataTaskPublisher(for: URLRequest(url: url))
     ///         .map(\.data)
@@ -35,11 +36,16 @@ extension URLSession {
 
     /// A publisher that delivers the results of performing URL session data tasks.
     ///
-    /// Each subscription runs one `URLSessionDataTask`, created and resumed on the first positive
+    /// Each subscription runs one `URLSessionDataTask`, created and resumed after the first positive
     /// demand. Cancelling the subscription cancels the task — on Linux only when the session has no
     /// `URLCache` (`configuration.urlCache == nil`): swift-corelibs-foundation can trap inside
     /// FoundationNetworking when a task of a session with a cache is cancelled while it starts, so such a
-    /// task is left to finish and its result dropped. Nothing reaches the subscriber after it cancelled.
+    /// task is left to finish and its result dropped (``URLSessionTask/cancelUnlessCached(in:)`` has the
+    /// evidence). Nothing reaches the subscriber after it cancelled.
+    ///
+    /// The task is created, resumed and cancelled on ``taskQueue``, one serial queue for every
+    /// subscription, never on the thread that calls `request(_:)` or `cancel()`: on Linux those
+    /// `URLSessionTask` calls wait on the session's libcurl queue, which an event loop must never do.
     ///
     /// **Ownership:** a value; each subscription is retained by its subscriber until it completes or
     /// cancels, and by its task's completion handler until the task ends.
@@ -62,6 +68,10 @@ extension URLSession {
             self.request = request
             self.session = session
         }
+
+        /// Where every subscription creates, resumes and cancels its task: one serial queue for all
+        /// sessions, away from the callers' threads.
+        static let taskQueue = DispatchQueue(label: "reactive-networking.data-task-publisher")
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             subscriber.receive(
@@ -100,16 +110,16 @@ internal struct DataTaskStateMachine<Downstream> {
     }
 
     /// The caller created `task`; returns `false` if the subscription ended meanwhile (the task is
-    /// then not to be resumed).
+    /// then to be resumed and cancelled: a task never resumed may never call its handler).
     mutating func taskCreated(_ task: URLSessionDataTask) -> Bool {
         guard case .starting(let downstream) = state else { return false }
         state = .running(downstream, task)
         return true
     }
 
-    /// Whether the subscription ended (cancelled) after the task was resumed.
-    func isDone() -> Bool {
-        if case .done = state { return true }
+    /// Whether the task is still to be created (no cancel since the demand arrived).
+    func isStarting() -> Bool {
+        if case .starting = state { return true }
         return false
     }
 
@@ -131,6 +141,8 @@ internal struct DataTaskStateMachine<Downstream> {
 /// Where a data task's completion handler reports; an existential, so that the `@Sendable`
 /// handler captures no generic type.
 private protocol DataTaskCompletionHandling: AnyObject, Sendable {
+    /// On the task queue: creates and resumes the task, unless the subscription was cancelled meanwhile.
+    func startTask()
     func taskCompleted(data: Data?, response: URLResponse?, error: (any Error)?)
 }
 
@@ -140,12 +152,12 @@ private protocol DataTaskCompletionHandling: AnyObject, Sendable {
 /// completion handler until the task ends.
 ///
 /// **Thread safety:** safe to call from any thread; the lock is never held while calling the
-/// subscriber or the task.
+/// subscriber or the task, and the task is only called on ``URLSession/DataTaskPublisher/taskQueue``.
 private final class DataTaskSubscription<Downstream: Subscriber>: Subscription, DataTaskCompletionHandling,
     CustomStringConvertible, @unchecked Sendable
 where Downstream.Input == URLSession.DataTaskPublisher.Output, Downstream.Failure == URLError {
     // @unchecked Sendable: `machine` is guarded by `lock`; `request` and `session` are immutable.
-    private let lock = NSLock()
+    private let lock = Lock()
     private var machine: DataTaskStateMachine<Downstream>  // Guarded by lock.
     private let request: URLRequest  // Immutable.
     private let session: URLSession  // Immutable.
@@ -160,20 +172,30 @@ where Downstream.Input == URLSession.DataTaskPublisher.Output, Downstream.Failur
 
     func request(_ demand: Subscribers.Demand) {
         guard demand > 0, lock.withLock({ machine.demandArrived() }) else { return }
+        // Captured as an existential, so the @Sendable closure holds no generic metatype.
+        let subscription: any DataTaskCompletionHandling = self
+        URLSession.DataTaskPublisher.taskQueue.async { subscription.startTask() }
+    }
+
+    fileprivate func startTask() {
+        guard lock.withLock({ machine.isStarting() }) else { return }
         let handler: any DataTaskCompletionHandling = self
         let task = session.dataTask(with: request) { data, response, error in
             handler.taskCompleted(data: data, response: response, error: error)
         }
-        guard lock.withLock({ machine.taskCreated(task) }) else { return }
+        let created = lock.withLock { machine.taskCreated(task) }
+        // A task cancelled while it was being created is resumed, then cancelled: a resumed task
+        // reliably ends (its handler releases this subscription); one never resumed may not. A
+        // cancel() after `taskCreated` queues its cancel behind this block, so it too comes after
+        // the resume.
         task.resume()
-        // A cancel() between creating and resuming the task cancelled a task that `resume()` may
-        // start anyway; cancelling again is a no-op on a task that has ended.
-        if lock.withLock({ machine.isDone() }) { cancelTask(task) }
+        if !created { task.cancelUnlessCached(in: session) }
     }
 
     func cancel() {
         guard let task = lock.withLock({ machine.cancelled() }) else { return }
-        cancelTask(task)
+        let box = DataTaskBox(task: task, session: session)
+        URLSession.DataTaskPublisher.taskQueue.async { box.task.cancelUnlessCached(in: box.session) }
     }
 
     fileprivate func taskCompleted(data: Data?, response: URLResponse?, error: (any Error)?) {
@@ -198,11 +220,13 @@ where Downstream.Input == URLSession.DataTaskPublisher.Output, Downstream.Failur
         }
         return URLError(.unknown, userInfo: [NSUnderlyingErrorKey: nsError])
     }
+}
 
-    private func cancelTask(_ task: URLSessionDataTask) {
-        #if canImport(FoundationNetworking)
-            guard session.configuration.urlCache == nil else { return }
-        #endif
-        task.cancel()
-    }
+/// Carries a task and its session to the task queue.
+///
+/// **Thread safety:** audited: both are used only on the task queue once boxed, and FoundationNetworking
+/// documents sessions and tasks as thread-safe.
+private struct DataTaskBox: @unchecked Sendable {
+    let task: URLSessionDataTask
+    let session: URLSession
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Sequences
 
 /// Places where tests observe the service from inside.
@@ -15,5 +16,25 @@ package struct ServiceHooks: Sendable {
     ) {
         self.makeSequenceProbe = makeSequenceProbe
         self.willReachStart = willReachStart
+    }
+}
+
+extension ServiceHooks {
+    /// Where the service runs costly sequence work: the worker queue, after ``willReachStart`` when set. Decided
+    /// once, when the service starts, so the request path does not look at the hook.
+    var sequenceWorker: SequenceWorker {
+        guard let willReachStart else { return .queue }
+        return SequenceWorker { kind, start, work in
+            SequencePreparation.queue.async {
+                willReachStart(kind, start)
+                work()
+            }
+        }
+    }
+
+    /// The service's kept JSON documents: none when probes watch the producers, since a kept document is
+    /// answered without producing a term.
+    var smallDocuments: SmallDocuments {
+        SmallDocuments(capacity: makeSequenceProbe == nil ? 128 : 0)
     }
 }

@@ -25,10 +25,10 @@ public final class SpoutService: Sendable {
     public let eventLoopCount: Int
     /// `maxConnections` as the server enforces it: clamped to the open-file limit minus a reserve.
     public var connectionLimit: Server.ConnectionLimit { server.connectionLimit }
-    /// The channels' broker, access rules and idempotency keys (for tests that look inside).
-    var channels: ChannelService { context.channels }
-    private let server: Server
-    private let context: ServiceContext
+    /// The server; ``eventLoopGroup`` (`+Testing`) reaches its loops.
+    let server: Server
+    /// What the routes share; ``channels`` (`+Testing`) reaches the broker.
+    let context: ServiceContext
     private let events: EventLog?
     private let drainDelay = DrainDelay()
 
@@ -195,9 +195,6 @@ public final class SpoutService: Sendable {
         context.upstream.shutdown()
         events?.log(.info, "stopped", "stopped")
     }
-
-    /// The loops serving connections; for tests (that a stopped service lets them go).
-    var eventLoopGroup: EventLoopGroup { server.group }
 
     /// Ends the delay of a ``shutdown(delay:)`` under way now (a second signal); nothing else.
     public func endDelay() {

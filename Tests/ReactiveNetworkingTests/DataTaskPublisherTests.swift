@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HTTPServer
 import Reactive
 import ReactiveNetworking
@@ -122,6 +123,29 @@ import Testing
         #expect(subscriber.completion == nil)
     }
 
+    /// Creating (and resuming) a task can wait on the session's libcurl queue on Linux, which an event loop
+    /// must never do: the publisher creates its tasks on a queue of its own, not on the thread that asks.
+    @Test func theTaskIsCreatedAwayFromTheThreadThatRequests() throws {
+        let upstream = try Upstream()
+        defer { upstream.stop() }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        let session = ThreadRecordingSession(configuration: configuration)
+        let received = TestSignal()
+        let subscriber = TrackingSubscriber<URLSession.DataTaskPublisher.Output, URLError>(
+            initialDemand: nil,
+            onCompletion: { _ in received.signal() }
+        )
+        session.dataTaskPublisher(for: URLRequest(url: upstream.url("/data"))).subscribe(subscriber)
+        let caller = pthread_self()
+        subscriber.request(.max(1))
+        #expect(received.wait(timeout: .seconds(10)))
+        #expect(subscriber.values.map { String(decoding: $0.data, as: UTF8.self) } == ["hello"])
+        let creators = session.creators.value
+        #expect(creators.count == 1)
+        #expect(creators.allSatisfy { pthread_equal($0, caller) == 0 })
+    }
+
     @Test func connectionRefusedFailsWithAURLError() throws {
         // Bind a port, then close the server, so that nothing listens there.
         let upstream = try Upstream()
@@ -144,5 +168,22 @@ import Testing
             "got \(String(describing: failure.value))"
         )
         cancellable.cancel()
+    }
+}
+
+/// A session that records the thread each data task is created on.
+///
+/// **Thread safety:** `creators` is a locked box; the rest is `URLSession`'s.
+private final class ThreadRecordingSession: URLSession, @unchecked Sendable {
+    // @unchecked Sendable: audited, the only added state is `creators`, a `TestBox` (locked).
+    let creators = TestBox<[pthread_t]>([])
+
+    override func dataTask(
+        with request: URLRequest,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask {
+        let thread = pthread_self()
+        creators.update { $0.append(thread) }
+        return super.dataTask(with: request, completionHandler: completionHandler)
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Reactive
 import Synchronization
 
 /// A child process for tests, started with `posix_spawn(2)`: arguments, environment, stdin from `/dev/null` or
@@ -72,7 +73,7 @@ public final class ChildProcess: Sendable {
 
     /// The child's process id. Valid for signals until ``wait(timeout:)`` or ``hasExited`` has reaped it.
     public let pid: pid_t
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     /// Starts `executable` (a path; no `PATH` search) with `arguments` (without argv[0], which is `executable`).
     /// - Parameters:
@@ -195,7 +196,7 @@ public final class ChildProcess: Sendable {
             throw Failure.spawnFailed(executable: executable, errno: status)
         }
         pid = child
-        state = Mutex(State(termination: nil, standardOutput: outRead, standardError: errRead))
+        state = LockedState(State(termination: nil, standardOutput: outRead, standardError: errRead))
     }
 
     deinit {

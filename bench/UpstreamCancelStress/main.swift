@@ -7,7 +7,7 @@
 //     swift run -c release --package-path bench upstream-cancel-stress --runs 10 --iterations 2000 --lanes 1 --anchor subscribe \
 //         --max-delay-us 300 [--no-cache] [--path publisher|direct]
 //
-// --path publisher (default): Spout's `URLSession.dataTaskPublisher`, cancelled with `AnyCancellable.cancel()`.
+// --path publisher (default): ReactiveNetworking's `URLSession.dataTaskPublisher`, cancelled with `AnyCancellable.cancel()`.
 // --path direct: a bare `URLSessionDataTask.cancel()`, the peer that shows the race in the same run.
 //   (direct-registered, direct-after-head: the experiments that ruled out a registry-insert race and
 //   tried cancelling only after the head; see URLSessionTask+SafeCancel.swift.)
@@ -23,7 +23,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Reactive
-import Spout
+import ReactiveNetworking
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

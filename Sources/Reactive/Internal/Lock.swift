@@ -19,7 +19,7 @@
 /// Built with `-Xswiftc -DSPOUT_TSAN`, it is a `pthread_mutex_t` in heap storage of its own
 /// instead: ThreadSanitizer on Linux does not see the futex `Mutex` is built on, so it reports
 /// every access a `Mutex` guards as a race; it understands `pthread_mutex_lock`. Swift has no
-/// compilation condition for "built with `-sanitize=thread`", hence the flag (see README, "Sanitizers").
+/// compilation condition for "built with `-sanitize=thread`", hence the flag (see docs/TESTING.md, "Sanitizers").
 ///
 /// Never call into another stage (downstream, upstream, a user closure, a scheduler) while
 /// holding it: compute an action inside, carry it out after.

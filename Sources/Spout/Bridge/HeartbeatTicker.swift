@@ -13,13 +13,13 @@ import HTTPServer
 /// **Thread safety:** confined to its loop's queue, except ``cancel()``.
 final class HeartbeatTicker: @unchecked Sendable {
     // @unchecked Sendable: `participants` and `timer` are confined to `loop.queue`.
-    private let loop: EventLoop  // Immutable.
+    let loop: EventLoop  // Immutable.
     private let tickNanoseconds: Int  // Immutable.
     private let ticksPerHeartbeat: Int  // Immutable.
     private var participants: [ObjectIdentifier: any HeartbeatParticipant] = [:]  // Loop-confined.
     /// Runs only while there are participants: an idle timer would keep waking Dispatch, whose idle worker
     /// threads exit only after 5 s without a wake-up. // Loop-confined.
-    private var timer: (any DispatchSourceTimer)?
+    private(set) var timer: (any DispatchSourceTimer)?
     private var isCancelled = false  // Loop-confined.
 
     init(loop: EventLoop, heartbeat: Duration) {
@@ -63,12 +63,6 @@ final class HeartbeatTicker: @unchecked Sendable {
             timer?.cancel()
             timer = nil
         }
-    }
-
-    /// Whether the timer runs (for tests).
-    var isTicking: Bool {
-        loop.preconditionInEventLoop()
-        return timer != nil
     }
 
     private func tick() {

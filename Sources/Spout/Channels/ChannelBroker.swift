@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Reactive
 
 /// The in-process channels: creates them on first use, enforces their limits, and drops idle ones.
 ///

@@ -1,4 +1,5 @@
 import HTTPServer
+import Reactive
 
 /// `Idempotency-Key` on `POST /channels/{name}/events` (draft-ietf-httpapi-idempotency-key-header): a publisher
 /// that sends a key may retry the same request (after a timeout, a `503`, a dead replica) without publishing its

@@ -33,7 +33,7 @@ import Reactive
 /// (thousands of subscribers), each pass then carries more of them, so fewer `send`s carry the same events, and
 /// the cores they free answer publishes sooner, which raises the rate again. A fixed 40 ms cap held the passes
 /// of a fast publisher to ~20 events and two replicas to about 0.6x of one process's events/s. The price is
-/// latency at saturation, not at moderate rates; docs/ARCHITECTURE.md ("Over Redis") and the README give the
+/// latency at saturation, not at moderate rates; docs/ARCHITECTURE.md ("Over Redis") and bench/README.md give the
 /// measured figures, and what was tried instead.
 ///
 /// **Ownership:** held by its ``Channel`` while the loop has subscribers, and by the subject's subscription;

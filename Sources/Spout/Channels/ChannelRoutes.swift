@@ -126,7 +126,7 @@ enum ChannelRoutes {
             let limits = ChannelSubscription.Limits(
                 events: settings.subscriberBufferEvents,
                 bytes: settings.subscriberBufferBytes,
-                overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect
+                overflow: settings.overflow
             )
             let make = { (channel: Channel) in
                 ChannelSubscription(

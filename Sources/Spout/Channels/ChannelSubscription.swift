@@ -26,11 +26,8 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
         var overflow: Overflow
     }
 
-    /// What happens to a subscriber past its bound (`channels.overflow`).
-    enum Overflow: String, Sendable {
-        case disconnect
-        case dropOldest = "drop-oldest"
-    }
+    /// What happens to a subscriber past its bound: the configuration's `channels.overflow`.
+    typealias Overflow = SpoutConfiguration.Channels.Overflow
 
     let loop: EventLoop
     let channel: Channel

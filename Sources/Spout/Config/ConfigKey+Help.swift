@@ -1,5 +1,5 @@
 extension ConfigKey {
-    /// One line per key for `--help` and the README: what it sets. A key without a line here fails a test.
+    /// One line per key for `--help` and docs/CONFIGURATION.md: what it sets. A key without a line here fails a test.
     static let descriptions: [String: String] = [
         "host": "bind address (0.0.0.0, ::, ::1 work)",
         "port": "TCP port; 0 picks a free one",

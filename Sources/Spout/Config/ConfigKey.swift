@@ -28,6 +28,29 @@ struct ConfigKey: @unchecked Sendable {
         case redisURL(WritableKeyPath<SpoutConfiguration, String>)
         /// `debug`, `info`, `warn` or `error`.
         case level(WritableKeyPath<SpoutConfiguration, LogLevel>)
+        /// One of an enum's raw values (``ConfigChoice``): `channels.overflow`, `channels.redisReadiness`.
+        case choice(Choice)
+    }
+
+    /// A key whose value is one case of a ``ConfigChoice`` enum, reached through closures because `Kind` cannot
+    /// be generic over the enum.
+    private struct Choice {
+        /// The raw values, in declaration order.
+        let allowed: [String]
+        /// Stores the case whose raw value is the text; `false` if none is.
+        let store: (inout SpoutConfiguration, String) -> Bool
+        /// The raw value of the stored case.
+        let text: (SpoutConfiguration) -> String
+
+        init<Value: ConfigChoice>(_ path: WritableKeyPath<SpoutConfiguration, Value>) {
+            allowed = Value.allCases.map(\.rawValue)
+            store = { configuration, text in
+                guard let value = Value(rawValue: text) else { return false }
+                configuration[keyPath: path] = value
+                return true
+            }
+            text = { $0[keyPath: path].rawValue }
+        }
     }
 
     /// A second environment variable accepted for this key (the shorter name an issue or a
@@ -142,14 +165,14 @@ struct ConfigKey: @unchecked Sendable {
         ),
         ConfigKey(
             name: "channels.overflow",
-            kind: .string(\.channels.overflow, allowed: ["disconnect", "drop-oldest"])
+            kind: .choice(Choice(\.channels.overflow))
         ),
         ConfigKey(name: "channels.publishTokens", kind: .names(\.channels.publishTokens)),
         ConfigKey(name: "channels.subscribeTokens", kind: .names(\.channels.subscribeTokens)),
         ConfigKey(name: "channels.redisURL", kind: .redisURL(\.channels.redisURL), alias: "SPOUT_REDIS_URL"),
         ConfigKey(
             name: "channels.redisReadiness",
-            kind: .string(\.channels.redisReadiness, allowed: ["report", "fail"])
+            kind: .choice(Choice(\.channels.redisReadiness))
         ),
         ConfigKey(name: "channels.redisKeyPrefix", kind: .string(\.channels.redisKeyPrefix, allowed: nil)),
         ConfigKey(
@@ -212,6 +235,10 @@ struct ConfigKey: @unchecked Sendable {
                 )
             }
             configuration[keyPath: path] = level
+        case .choice(let choice):
+            guard choice.store(&configuration, trimmed) else {
+                throw invalid(quoted(text), expected: "one of \(choice.allowed.joined(separator: ", "))", source)
+            }
         case .boolean(let path):
             switch trimmed.lowercased() {
             case "true", "1", "yes", "on": configuration[keyPath: path] = true
@@ -277,7 +304,7 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(value.summary, expected: expected, source)
             }
             configuration[keyPath: path] = number
-        case .string, .url, .redisURL, .level:
+        case .string, .url, .redisURL, .level, .choice:
             guard case .string(let text) = value else { throw invalid(value.summary, expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):
@@ -320,6 +347,7 @@ struct ConfigKey: @unchecked Sendable {
         case .strings(let path), .names(let path):
             return "[" + defaults[keyPath: path].map(ConfigJSON.quote).joined(separator: ",") + "]"
         case .level(let path): return ConfigJSON.quote(defaults[keyPath: path].rawValue)
+        case .choice(let choice): return ConfigJSON.quote(choice.text(defaults))
         }
     }
 
@@ -344,6 +372,7 @@ struct ConfigKey: @unchecked Sendable {
         case .strings: "list"
         case .names: "list (may be empty)"
         case .level: LogLevel.allCases.map(\.rawValue).joined(separator: "|")
+        case .choice(let choice): choice.allowed.joined(separator: "|")
         }
     }
 
@@ -359,3 +388,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigJSON.quote(text)
     }
 }
+
+/// A configuration value that is one of a fixed set of words: an enum whose raw values are those words, so the
+/// code compares cases and only loading sees the text.
+protocol ConfigChoice: RawRepresentable, CaseIterable where RawValue == String {}

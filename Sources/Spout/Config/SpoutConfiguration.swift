@@ -174,7 +174,7 @@ public struct SpoutConfiguration: Equatable, Sendable {
         /// What happens to a subscriber that falls past its buffer: `disconnect` ends its stream (it resumes
         /// from the history with `Last-Event-ID`); `drop-oldest` drops its oldest waiting events and sends an
         /// `event: gap` saying how many.
-        public var overflow = "disconnect"
+        public var overflow = Overflow.disconnect
         /// Bearer tokens that may publish; empty means only loopback clients may.
         public var publishTokens: [String] = []
         /// Bearer tokens that may subscribe (header, or `?token=` for `EventSource`); empty means anyone may.
@@ -183,7 +183,7 @@ public struct SpoutConfiguration: Equatable, Sendable {
         /// fan-out across every replica that names it); empty keeps them in this process.
         public var redisURL = ""
         /// Whether `/ready` fails while Redis is unreachable (`fail`) or only says so in its body (`report`).
-        public var redisReadiness = "report"
+        public var redisReadiness = RedisReadiness.report
         /// The prefix of every key (and pub/sub channel) Spout uses in Redis, so deployments can share one.
         public var redisKeyPrefix = "spout:"
         /// Seconds a publish's `Idempotency-Key` is remembered after its `202`: a retry with the key within this
@@ -196,4 +196,22 @@ public struct SpoutConfiguration: Equatable, Sendable {
 
     /// The embedded defaults.
     public init() {}
+}
+
+extension SpoutConfiguration.Channels {
+    /// What happens to a subscriber past its buffer (`channels.overflow`).
+    public enum Overflow: String, Sendable, CaseIterable, ConfigChoice {
+        /// End its stream with `event: end` `{"reason":"overflow"}`; it resumes from the history.
+        case disconnect
+        /// Drop its oldest waiting events and send `event: gap` saying how many.
+        case dropOldest = "drop-oldest"
+    }
+
+    /// Whether `/ready` fails while Redis is unreachable (`channels.redisReadiness`).
+    public enum RedisReadiness: String, Sendable, CaseIterable, ConfigChoice {
+        /// `/ready` stays `200` and names Redis's state in its body.
+        case report
+        /// `/ready` answers `503` (`"reason":"redis"`) while Redis is not connected.
+        case fail
+    }
 }

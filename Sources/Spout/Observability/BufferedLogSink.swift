@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Reactive
+import Synchronization
 
 /// A log sink that batches lines and writes them to a file descriptor (standard output by
 /// default) from a background queue, so request handling never waits on the terminal or pipe.
@@ -10,14 +11,17 @@ import Reactive
 /// **Ownership:** created by the executable; lives as long as the process.
 ///
 /// **Thread safety:** safe to call from any thread.
-public final class BufferedLogSink: LogSink, @unchecked Sendable {
-    // @unchecked Sendable: `pending` and `flushScheduled` are only touched inside `lock`.
+public final class BufferedLogSink: LogSink, Sendable {
+    /// The lines not written yet, and whether a flush is on its way.
+    private struct Batch {
+        var pending: [UInt8]
+        var flushScheduled = false
+    }
+
     private let descriptor: Int32
     private let queue = DispatchQueue(label: "spout.log")
-    private let lock = Lock()
-    // Unchecked: the lock makes every access exclusive; the dynamic check would cost a runtime call per line.
-    @exclusivity(unchecked) private var pending: [UInt8] = []  // Guarded by lock.
-    @exclusivity(unchecked) private var flushScheduled = false  // Guarded by lock.
+    // Inside the lock's own storage: no dynamic exclusivity check per access, and none switched off.
+    private let batch: LockedState<Batch>
 
     /// Bytes pending that make a flush start at once.
     private static let batchBytes = 65_536
@@ -27,7 +31,7 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
     /// Creates a sink writing to `descriptor` (1 is standard output).
     public init(descriptor: Int32 = 1) {
         self.descriptor = descriptor
-        pending = Self.emptyBatch()
+        batch = LockedState(Batch(pending: Self.emptyBatch()))
     }
 
     /// An empty buffer with room for a whole batch: reserved once, rather than grown line by line (a dozen
@@ -44,12 +48,12 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
 
     /// Lets `append` write the line straight into the pending buffer, under the lock.
     public func write(lineCapacity: Int, _ append: (inout [UInt8]) -> Void) {
-        let action = lock.withLock { () -> FlushAction in
-            append(&pending)
-            pending.append(0x0A)
-            if pending.count >= Self.batchBytes { return .now }
-            if flushScheduled { return .none }
-            flushScheduled = true
+        let action = batch.withLock { batch -> FlushAction in
+            append(&batch.pending)
+            batch.pending.append(0x0A)
+            if batch.pending.count >= Self.batchBytes { return .now }
+            if batch.flushScheduled { return .none }
+            batch.flushScheduled = true
             return .later
         }
         switch action {
@@ -71,10 +75,10 @@ public final class BufferedLogSink: LogSink, @unchecked Sendable {
     }
 
     private func drain() {
-        let bytes = lock.withLock { () -> [UInt8] in
-            flushScheduled = false
-            defer { pending = Self.emptyBatch() }
-            return pending
+        let bytes = batch.withLock { batch -> [UInt8] in
+            batch.flushScheduled = false
+            defer { batch.pending = Self.emptyBatch() }
+            return batch.pending
         }
         Self.writeAll(bytes, to: descriptor)
     }

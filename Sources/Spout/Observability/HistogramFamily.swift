@@ -13,36 +13,33 @@ final class HistogramFamily: MetricFamily, @unchecked Sendable {
     /// The buckets, sum and count of one label set.
     ///
     /// **Thread safety:** safe to call from any thread.
-    final class Series: @unchecked Sendable {
-        // @unchecked Sendable: `state` is only touched inside `lock`; `bounds` is immutable.
+    final class Series: Sendable {
         fileprivate struct State {
             var buckets: [Int]
             var sum = 0.0
             var count = 0
         }
 
-        private let bounds: [Double]  // Immutable.
-        private let lock = Lock()
-        // Unchecked: the lock makes every access exclusive; the dynamic check would cost a runtime call per
-        // observation (one per request).
-        @exclusivity(unchecked) private var state: State  // Guarded by lock.
+        private let bounds: [Double]
+        // Inside the lock's own storage: no dynamic exclusivity check per observation, and none switched off.
+        private let state: LockedState<State>
 
         fileprivate init(bounds: [Double]) {
             self.bounds = bounds
-            state = State(buckets: Array(repeating: 0, count: bounds.count + 1))
+            state = LockedState(State(buckets: Array(repeating: 0, count: bounds.count + 1)))
         }
 
         /// Records one observation (e.g. a duration in seconds).
         func observe(_ value: Double) {
             let index = bounds.firstIndex { value <= $0 } ?? bounds.count
-            lock.withLock {
+            state.withLock { state in
                 state.buckets[index] += 1
                 state.sum += value.isFinite ? value : 0
                 state.count += 1
             }
         }
 
-        fileprivate var snapshot: State { lock.withLock { state } }
+        fileprivate var snapshot: State { state.withLock { $0 } }
     }
 
     private let name: String

@@ -1,3 +1,5 @@
+import Reactive
+
 /// A log sink that keeps lines in memory: a test hook, `package` only.
 ///
 /// **Thread safety:** safe to call from any thread.

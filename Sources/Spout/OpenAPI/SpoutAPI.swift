@@ -638,7 +638,7 @@ enum SpoutAPI {
             \(age) s per channel.
             """
         let overflow =
-            channels.overflow == "drop-oldest"
+            channels.overflow == .dropOldest
             ? """
             A subscriber that falls more than \(channels.subscriberBufferEvents) events or \
             \(channels.subscriberBufferBytes) bytes behind loses its oldest waiting events and gets an `event: gap` \

@@ -174,7 +174,7 @@ enum HealthRoutes {
         let phase = context.service.readiness.current
         let redis = context.service.channels.redis?.status
         let redisFails = redis.map {
-            !$0.isConnected && context.service.configuration.channels.redisReadiness == "fail"
+            !$0.isConnected && context.service.configuration.channels.redisReadiness == .fail
         }
         var object = JSONObjectWriter()
         object.add("ready", phase == .ready && redisFails != true)

@@ -39,7 +39,7 @@ enum SequenceRoutes {
             switch plan.format {
             case .json:
                 let isCostly = plan.isCostly
-                if !isCostly, let kept = SmallDocuments.shared.kept(for: plan) {
+                if !isCostly, let kept = context.service.smallDocuments.kept(for: plan) {
                     // Kept with its tag: nothing to build for this request.
                     let validator = Validator(tag: kept.tag, cacheControl: Validator.immutable)
                     if context.respondNotModified(validator) { return }
@@ -52,15 +52,14 @@ enum SequenceRoutes {
                 if context.respondNotModified(validator) { return }
                 guard isCostly else {
                     context.respond(
-                        json: SmallDocuments.shared.document(for: plan, tag: validator.tag),
+                        json: context.service.smallDocuments.document(for: plan, tag: validator.tag),
                         validator: validator
                     )
                     return
                 }
                 // Built on a worker; only the answer comes back to the loop.
                 let publisher = plan.publisher
-                SequencePreparation.queue.async {
-                    context.service.hooks.willReachStart?(plan.kind, plan.start)
+                context.service.sequenceWorker.run(plan.kind, plan.start) {
                     let bytes = jsonDocument(plan, publisher)
                     context.loop.execute { context.respond(json: bytes, validator: validator) }
                 }
@@ -125,8 +124,7 @@ enum SequenceRoutes {
             }
         )
         let loop = context.loop
-        SequencePreparation.queue.async {
-            context.service.hooks.willReachStart?(plan.kind, plan.start)
+        context.service.sequenceWorker.run(plan.kind, plan.start) {
             guard let prepared = publisher.reachingStart(isCancelled: { abandoned.isSet }) else { return }
             // Back on the loop before the bridge is touched; a bridge that ended meanwhile cancels it.
             loop.execute { subscribe(bridge, to: prepared, plan) }
@@ -146,6 +144,19 @@ enum SequenceRoutes {
             publisher.subscribe(bridge)
         }
     }
+}
+
+/// Where costly sequence work runs instead of an event loop (reaching a far `start`, and large JSON documents of
+/// big numbers): ``SequencePreparation/queue``, or, under test hooks, a wrapper that watches it
+/// (``ServiceHooks/sequenceWorker``).
+///
+/// **Thread safety:** immutable; `run` may be called from any thread.
+struct SequenceWorker: Sendable {
+    /// Runs the work for a plan of `kind` reaching `start`, on a worker thread.
+    let run: @Sendable (_ kind: SequenceKind, _ start: Int, _ work: @escaping @Sendable () -> Void) -> Void
+
+    /// The worker queue itself.
+    static let queue = SequenceWorker { _, _, work in SequencePreparation.queue.async(execute: work) }
 }
 
 /// Where costly sequence work runs instead of an event loop: reaching a far `start`, and large JSON
@@ -268,15 +279,20 @@ struct SequencePlan {
 
 /// The JSON documents of small sequence plans, kept once built: a document is a pure function of the sequence,
 /// `start` and `count` (its strong `ETag` says so), and a popular one (`?count=10`) is asked for over and over.
-/// Only plans answered on the loop (not costly) with no test probe are kept, documents of at most
-/// ``maxDocumentBytes`` bytes, at most ``maxDocuments`` of them: 1 MiB at most. When full, new plans are built
-/// each time and not kept (the first ones asked for stay).
+/// Only plans answered on the loop (not costly) are kept, documents of at most ``maxDocumentBytes`` bytes, at most
+/// ``capacity`` of them (128: 1 MiB at most). When full, new plans are built each time and not kept (the first
+/// ones asked for stay). One per service; a service whose test hooks watch the producers keeps none
+/// (``ServiceHooks/smallDocuments``), since a kept document is answered without producing a term.
 ///
-/// **Thread safety:** safe from any thread (a `Mutex`; held for a dictionary lookup, never while building).
+/// **Thread safety:** safe from any thread (a `LockedState`; held for a dictionary lookup, never while building).
 final class SmallDocuments: Sendable {
-    static let shared = SmallDocuments()
-    static let maxDocuments = 128
     static let maxDocumentBytes = 8 * 1024
+    /// How many documents are kept at most.
+    let capacity: Int
+
+    init(capacity: Int = 128) {
+        self.capacity = capacity
+    }
 
     private struct Key: Hashable {
         let kind: SequenceKind
@@ -290,18 +306,18 @@ final class SmallDocuments: Sendable {
         let tag: EntityTag
     }
 
-    private let documents = Mutex<[Key: Kept]>([:])
+    private let documents = LockedState<[Key: Kept]>([:])
 
     /// The document of `plan` and its tag, if kept.
     func kept(for plan: SequencePlan) -> (document: [UInt8], tag: EntityTag)? {
-        guard plan.probe == nil, let count = plan.count else { return nil }
+        guard let count = plan.count else { return nil }
         let key = Key(kind: plan.kind, start: plan.start, count: count)
         return documents.withLock { $0[key] }.map { ($0.document, $0.tag) }
     }
 
     /// The document of `plan` (whose ``SequencePlan/entityTag`` is `tag`), kept when it qualifies.
     func document(for plan: SequencePlan, tag: EntityTag) -> [UInt8] {
-        guard plan.probe == nil, let count = plan.count else {
+        guard let count = plan.count else {
             return SequenceRoutes.jsonDocument(plan, plan.publisher)
         }
         let key = Key(kind: plan.kind, start: plan.start, count: count)
@@ -309,7 +325,7 @@ final class SmallDocuments: Sendable {
         let document = SequenceRoutes.jsonDocument(plan, plan.publisher)
         if document.count <= Self.maxDocumentBytes {
             documents.withLock { documents in
-                if documents.count < Self.maxDocuments { documents[key] = Kept(document: document, tag: tag) }
+                if documents.count < capacity { documents[key] = Kept(document: document, tag: tag) }
             }
         }
         return document

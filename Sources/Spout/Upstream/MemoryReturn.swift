@@ -29,16 +29,14 @@ final class MemoryReturn: Sendable {
     /// How long after a large buffer was released the trim runs.
     let delay: DispatchTimeInterval
     private let isScheduled = Atomic<Bool>(false)
-    private let trims = Atomic<Int>(0)
+    /// How many trims have run; ``trimCount`` (`+Testing`) reads it.
+    let trims = Atomic<Int>(0)
     private let queue = DispatchQueue(label: "spout.memory-return", qos: .utility)
     private static let trim: Trim? = dlsym(nil, "malloc_trim").map { unsafeBitCast($0, to: Trim.self) }
 
     init(delay: DispatchTimeInterval) {
         self.delay = delay
     }
-
-    /// How many trims have run (for tests).
-    var trimCount: Int { trims.load(ordering: .relaxed) }
 
     /// A buffer of a megabyte or more was (or is about to be) freed: schedules a trim unless one is due.
     func largeBufferReleased() {

@@ -13,7 +13,7 @@ import Testing
     /// Hands out one subject per fetch and records what happened to it.
     final class Upstream: @unchecked Sendable {
         // @unchecked Sendable: every property is guarded by `lock`.
-        private let lock = Spout.Lock()
+        private let lock = Lock()
         private var subjects: [PassthroughSubject<String, Failed>] = []
         private var cancels = 0
 

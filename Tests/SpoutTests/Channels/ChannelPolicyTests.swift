@@ -74,7 +74,7 @@ import Testing
     @Test func dropOldestSendsAGapWithTheMissedCount() async throws {
         let server = try SpoutTestServer {
             $0.channels.subscriberBufferEvents = 8
-            $0.channels.overflow = "drop-oldest"
+            $0.channels.overflow = .dropOldest
         }
         let stalled = try StreamClient.channel("gappy", port: server.port, receiveBufferBytes: 4096)
         defer { stalled.close() }
@@ -121,7 +121,7 @@ import Testing
     @Test func publishLatencyDoesNotDependOnStalledSubscribers() async throws {
         let server = try SpoutTestServer {
             $0.channels.subscriberBufferEvents = 16
-            $0.channels.overflow = "drop-oldest"
+            $0.channels.overflow = .dropOldest
         }
         let publisher = try ChannelHTTP(port: server.port)
         let clock = ContinuousClock()

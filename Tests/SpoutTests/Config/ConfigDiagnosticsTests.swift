@@ -208,7 +208,7 @@ import Testing
         #expect(Set(ConfigKey.descriptions.keys) == Set(ConfigKey.all.map(\.name)))
     }
 
-    @Test func theShippedFileAndTheReadmeNameEveryKey() throws {
+    @Test func theShippedFileAndTheConfigurationReferenceNameEveryKey() throws {
         let file = try String(
             contentsOf: Self.repositoryRoot.appendingPathComponent("config/spout.json"),
             encoding: .utf8
@@ -226,10 +226,16 @@ import Testing
             }
         }
         #expect(names == Set(ConfigKey.all.map(\.name)))
-        let readme = try String(contentsOf: Self.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let reference = try String(
+            contentsOf: Self.repositoryRoot.appendingPathComponent("docs/CONFIGURATION.md"),
+            encoding: .utf8
+        )
         for key in ConfigKey.all {
             let last = String(key.name.split(separator: ".").last!)
-            #expect(readme.contains("`\(key.name)`") || readme.contains("`\(last)`"), "README lacks \(key.name)")
+            #expect(
+                reference.contains("`\(key.name)`") || reference.contains("`\(last)`"),
+                "docs/CONFIGURATION.md lacks \(key.name)"
+            )
         }
     }
 }

@@ -42,6 +42,28 @@ import Testing
         #expect(cache.upstream.cacheMaxBytes == 1_048_576)
     }
 
+    /// `channels.overflow` and `channels.redisReadiness` load into their enums, from a file and from the
+    /// environment, and a word outside them is refused with the words it may be.
+    @Test func choiceKeysLoadIntoTheirEnums() throws {
+        #expect(SpoutConfiguration().channels.overflow == .disconnect)
+        #expect(SpoutConfiguration().channels.redisReadiness == .report)
+        let fromEnvironment = try load(
+            [],
+            ["SPOUT_CHANNELS_OVERFLOW": "drop-oldest", "SPOUT_CHANNELS_REDIS_READINESS": "fail"]
+        )
+        #expect(fromEnvironment.channels.overflow == .dropOldest)
+        #expect(fromEnvironment.channels.redisReadiness == .fail)
+        var fromFile = SpoutConfiguration()
+        try fromFile.apply(json: Data(#"{"channels":{"overflow":"drop-oldest"}}"#.utf8), source: "test.json")
+        #expect(fromFile.channels.overflow == .dropOldest)
+        #expect {
+            try SpoutConfiguration.load(arguments: [], environment: ["SPOUT_CHANNELS_OVERFLOW": "drop_oldest"])
+        } throws: { error in
+            guard case .invalidValue(let key, _, let expected, _) = error as? ConfigError else { return false }
+            return key == "channels.overflow" && expected == "one of disconnect, drop-oldest"
+        }
+    }
+
     @Test func environmentNamesFollowTheDottedKeys() {
         let names = Set(ConfigKey.all.map(\.environmentName))
         #expect(names.contains("SPOUT_PORT"))

@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func aFailedNDJSONStreamEndsWithItsErrorLineOnly() {
-        // The error line is the stream's last; no end object follows it (README, "Formats").
+        // The error line is the stream's last; no end object follows it (docs/HTTP.md, "Formats").
         var buffer = OutboundBuffer()
         let problem = Problem(status: 502, type: "/problems/upstream-failed", title: "Upstream failed", detail: "down")
         NDJSONTermEncoder().appendFailure(problem, to: &buffer)

@@ -1,10 +1,9 @@
 import Foundation
 import Reactive
+import ReactiveNetworking
 import Synchronization
 import TestSupport
 import Testing
-
-@testable import Spout
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

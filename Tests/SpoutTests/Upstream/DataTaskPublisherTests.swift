@@ -1,9 +1,8 @@
 import Foundation
 import Reactive
+import ReactiveNetworking
 import TestSupport
 import Testing
-
-@testable import Spout
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -39,12 +39,12 @@ extension URLSessionTask {
     /// **So:** a task of a session without a `URLCache` is cancelled (a hanging or slow upstream is cut
     /// off at once); one with a `URLCache` (`URLSession.shared`, and `.default` and `.ephemeral`
     /// configurations unless `urlCache` is set to `nil`) is left to run to its end or its timeout, and
-    /// the caller drops its result. Spout's ``UpstreamClient`` creates its session without one.
+    /// the caller drops its result. (Spout's upstream client no longer uses `URLSession`: it runs libcurl itself.)
     ///
     /// - Parameter session: The session that created the task.
     /// - Returns: `true` if `cancel()` was called.
     @discardableResult
-    func cancelUnlessCached(in session: URLSession) -> Bool {
+    package func cancelUnlessCached(in session: URLSession) -> Bool {
         #if canImport(FoundationNetworking)
             guard session.configuration.urlCache == nil else { return false }
         #endif
