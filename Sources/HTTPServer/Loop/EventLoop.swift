@@ -9,7 +9,7 @@ import Glibc
 /// ready, another thread hands the loop work (``execute(_:)``) or a timer of the loop is due
 /// (``schedule(afterNanoseconds:_:)``), and then does all of it inside the queue, on that thread: one wake-up
 /// per batch, with no hand-off to a Dispatch worker. The loop also keeps the per-loop resources connections
-/// borrow instead of owning: the read buffer, a spare outbound storage, the `Date` cache.
+/// borrow instead of owning: the read buffer and a spare outbound storage.
 ///
 /// **Ownership:** Created and retained by an ``EventLoopGroup``; connections, responders and body
 /// writers keep a strong reference to their loop.
@@ -42,8 +42,6 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     @exclusivity(unchecked) private var spareIsReleased = false
     /// Whether the spare was lent or handed back since the last ``releaseIdleSpare()``. // Loop-confined.
     @exclusivity(unchecked) private var spareWasUsed = false
-    /// The cached `Date` header line. // Loop-confined.
-    @exclusivity(unchecked) package var dateCache = DateCache()
 
     /// Creates a loop on a new serial queue labelled `label`, and its thread (named `label`).
     ///
@@ -162,14 +160,14 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
 
     // MARK: Spare outbound storage (loop-confined)
 
-    /// Gives a buffer with no storage the loop's spare, if there is one.
+    /// Takes the loop's spare storage, if there is one: the caller owns it from now on, and hands it back with
+    /// ``reclaim(_:releasingPages:)`` (or deallocates it). Its contents are undefined.
     @inline(__always)
-    package func lendSpareStorage(to buffer: inout OutboundBuffer) {
-        if let spare = spareStorage, buffer.storageCapacity == 0 {
-            spareStorage = nil
-            spareWasUsed = true
-            buffer.adopt(spare)
-        }
+    package func takeSpareStorage() -> UnsafeMutableRawBufferPointer? {
+        guard let spare = spareStorage else { return nil }
+        spareStorage = nil
+        spareWasUsed = true
+        return spare
     }
 
     /// Takes back storage a connection no longer needs: kept as the spare if the slot is free and the
@@ -230,11 +228,5 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     private static func releasePages(of storage: UnsafeMutableRawBufferPointer) {
         guard let pages = wholePages(of: storage) else { return }
         _ = madvise(pages.baseAddress, pages.count, Int32(MADV_DONTNEED))
-    }
-
-    /// The current wall-clock second, for the `Date` header.
-    @inline(__always)
-    package func appendDateLine(to buffer: inout OutboundBuffer) {
-        dateCache.appendLine(to: &buffer, now: SystemEnvironment.wallClockSeconds())
     }
 }

@@ -47,7 +47,7 @@ extension ResponseHead {
         framing: BodyFraming,
         connection: ConnectionHeader,
         into buffer: inout OutboundBuffer,
-        loop: EventLoop,
+        dates: inout DateCache,
         appending extra: ExtraFields = ExtraFields()
     ) {
         writeStatusLine(status, into: &buffer)
@@ -79,7 +79,7 @@ extension ResponseHead {
         case .close:
             buffer.append("Connection: close\r\n" as StaticString)
         }
-        loop.appendDateLine(to: &buffer)
+        dates.appendLine(to: &buffer, now: SystemEnvironment.wallClockSeconds())
         buffer.append("\r\n" as StaticString)
     }
 
