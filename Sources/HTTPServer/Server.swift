@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// An HTTP/1.1 server: a listening socket and connections spread over a fixed set of event loops.
 ///

@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// Writing: fixed responses, the open stream's body (for its ``BodyWriter``), flushing to the socket, and
 /// what the poller watches. Everything is queued in ``OutboundBuffer`` and sent by one `send(2)` at the end

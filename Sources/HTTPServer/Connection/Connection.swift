@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// One accepted socket: reads requests into the parser, hands each to the handler, writes responses.
 ///

@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// A server's share of one event loop: the registry of its connections there and their coarse timer.
 ///

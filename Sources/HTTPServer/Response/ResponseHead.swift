@@ -1,3 +1,4 @@
+import EventLoops
 /// The status and header fields of a response, as the handler gives them.
 ///
 /// The server adds what it owns when it serialises the head: `Date`, the framing (`Content-Length` or

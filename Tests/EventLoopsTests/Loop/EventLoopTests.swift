@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-@testable import HTTPServer
+@testable import EventLoops
 
 @Suite(.offPool) struct EventLoopTests {
     @Test func executeRunsOnTheLoopQueue() {
