@@ -95,6 +95,8 @@ let package = Package(
             dependencies: ["HTTPServer", "EventLoops", "TestSupport"],
             swiftSettings: strictSettings
         ),
+        // The layering of docs/architecture.json, checked against Sources/ and this file (reads the checkout).
+        .testTarget(name: "ArchitectureTests", swiftSettings: strictSettings),
         .testTarget(
             name: "SpoutTests",
             dependencies: [
