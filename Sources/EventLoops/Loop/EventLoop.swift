@@ -48,16 +48,13 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// ``PollTarget/pollReady(_:)``: what a read put there is overwritten by the next connection's read, so parse or
     /// copy it before returning. Owned by the loop; never deallocate it. // Loop-confined.
     public let readBuffer: UnsafeMutableRawBufferPointer
-    // The loop-confined state below is `@exclusivity(unchecked)`, as in `Connection`: the loop's serial queue
-    // already rules out overlapping access, and each dynamic check costs a runtime call (with a thread-local
-    // lookup) on every readiness event and every response.
 
     /// Outbound storage a drained connection handed back, for the next one that needs some. // Loop-confined.
-    @exclusivity(unchecked) private(set) var spareStorage: UnsafeMutableRawBufferPointer?
+    private(set) var spareStorage: UnsafeMutableRawBufferPointer?
     /// Whether the spare's whole pages have been given back to the kernel since it was handed back. // Loop-confined.
-    @exclusivity(unchecked) private var spareIsReleased = false
+    private var spareIsReleased = false
     /// Whether the spare was lent or handed back since the last ``releaseIdleSpare()``. // Loop-confined.
-    @exclusivity(unchecked) private var spareWasUsed = false
+    private var spareWasUsed = false
 
     /// Creates a loop on a new serial queue labelled `label`, and its thread (named `label`).
     ///
@@ -74,9 +71,9 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// The thread that runs the loop. // Immutable.
     private let thread: LoopThread?
     /// The epoll set of this loop's sockets, created on first registration. // Loop-confined.
-    @exclusivity(unchecked) private var poller: Poller?
+    private var poller: Poller?
     /// Registered targets, indexed by descriptor. // Loop-confined.
-    @exclusivity(unchecked) private var targets: [(any PollTarget)?] = []
+    private var targets: [(any PollTarget)?] = []
 
     deinit {
         thread?.stop()
