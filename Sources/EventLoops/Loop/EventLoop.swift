@@ -105,7 +105,7 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     }
 
     /// Traps unless called on this loop's queue.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func preconditionInEventLoop() {
         dispatchPrecondition(condition: .onQueue(queue))
     }

@@ -6,6 +6,9 @@ import Glibc
 /// Every call goes through ``Syscall``; descriptors are plain `Int32`s owned by the caller
 /// (a listener by its server, an accepted socket by its connection).
 ///
+/// ``read(_:into:)`` and ``send(_:_:)`` (with ``Syscall`` and the clocks of ``SystemEnvironment``) are `@inlinable`:
+/// they are on every request's path of the protocols in the modules above.
+///
 /// **Ownership:** Stateless namespace.
 ///
 /// **Thread safety:** Safe to call from any thread; a descriptor must be used by one queue at a time.
@@ -80,13 +83,13 @@ public enum Socket {
     }
 
     /// Reads into `buffer`. `0` means the peer closed its side.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(IOError) -> IOResult<Int> {
         try Syscall.run("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// Sends `bytes` with `MSG_NOSIGNAL`, so a closed peer yields `EPIPE` rather than `SIGPIPE`.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
         try Syscall.run("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }

@@ -11,7 +11,7 @@ import Glibc
 public enum Syscall {
     /// Runs `body` (a call returning `-1` on failure) until it does not fail with `EINTR`.
     /// - Throws: ``IOError`` for every failure but `EINTR` and `EAGAIN`.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func run(_ call: StaticString, _ body: () -> Int) throws(IOError) -> IOResult<Int> {
         while true {
             let result = body()
@@ -24,7 +24,7 @@ public enum Syscall {
     }
 
     /// Like ``run(_:_:)`` for calls that can never block (`bind`, `setsockopt`, …).
-    @inline(__always)
+    @inlinable @inline(__always)
     @discardableResult
     public static func blocking(_ call: StaticString, _ body: () -> Int) throws(IOError) -> Int {
         switch try run(call, body) {

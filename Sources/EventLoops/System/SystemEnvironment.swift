@@ -35,27 +35,27 @@ public enum SystemEnvironment {
     }
 
     /// A monotonic clock in nanoseconds (`CLOCK_MONOTONIC_COARSE`, millisecond-ish resolution).
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func monotonicNanoseconds() -> UInt64 {
         nanoseconds(of: CLOCK_MONOTONIC_COARSE)
     }
 
     /// The same clock read precisely (`CLOCK_MONOTONIC`), for deadlines finer than the coarse clock's few
     /// milliseconds: the event loops' timers (a fan-out's spacing).
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func preciseMonotonicNanoseconds() -> UInt64 {
         nanoseconds(of: CLOCK_MONOTONIC)
     }
 
-    @inline(__always)
-    private static func nanoseconds(of clock: clockid_t) -> UInt64 {
+    @usableFromInline @inline(__always)
+    static func nanoseconds(of clock: clockid_t) -> UInt64 {
         var spec = timespec()
         clock_gettime(clock, &spec)
         return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
 
     /// Wall-clock seconds since the Unix epoch (`CLOCK_REALTIME_COARSE`).
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func wallClockSeconds() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &spec)
