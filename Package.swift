@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Reactive", targets: ["Reactive"]),
         .library(name: "ReactiveNetworking", targets: ["ReactiveNetworking"]),
         .library(name: "Sequences", targets: ["Sequences"]),
+        .library(name: "EventLoops", targets: ["EventLoops"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "RESP", targets: ["RESP"]),
         .library(name: "Redis", targets: ["Redis"]),
@@ -27,10 +28,19 @@ let package = Package(
         // Combine's URLSession integration; its own module so that `Reactive` does not link FoundationNetworking.
         .target(name: "ReactiveNetworking", dependencies: ["Reactive"], swiftSettings: strictSettings),
         .target(name: "Sequences", dependencies: ["Reactive"], swiftSettings: strictSettings),
-        .target(name: "HTTPServer", swiftSettings: strictSettings),
+        // EventLoops: the event loops on threads of their own, epoll, non-blocking sockets, timers and syscalls;
+        // what a protocol (HTTP/1.1, the Redis client, TLS next) builds on, as NIOPosix is to NIOHTTP1. Glibc and
+        // Dispatch only.
+        .target(name: "EventLoops", swiftSettings: strictSettings),
+        .testTarget(
+            name: "EventLoopsTests",
+            dependencies: ["EventLoops", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .target(name: "HTTPServer", dependencies: ["EventLoops"], swiftSettings: strictSettings),
         .target(
             name: "Spout",
-            dependencies: ["Reactive", "Sequences", "HTTPServer", "RESP", "Redis", "OpenSSL"],
+            dependencies: ["Reactive", "Sequences", "EventLoops", "HTTPServer", "RESP", "Redis", "OpenSSL"],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout", "Reactive"], swiftSettings: strictSettings),
@@ -44,12 +54,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // Redis: the RESP connection state machine on non-blocking sockets driven by HTTPServer's event loops, with a
-        // small typed API (streams, pub/sub) delivered as Reactive futures. Below the service, beside HTTPServer.
-        .target(name: "Redis", dependencies: ["RESP", "HTTPServer", "Reactive"], swiftSettings: strictSettings),
+        // Redis: the RESP connection state machine on non-blocking sockets driven by the event loops, with a small
+        // typed API (streams, pub/sub) delivered as Reactive futures. Below the service, beside HTTPServer.
+        .target(name: "Redis", dependencies: ["RESP", "EventLoops", "Reactive"], swiftSettings: strictSettings),
         .testTarget(
             name: "RedisTests",
-            dependencies: ["Redis", "RESP", "HTTPServer", "Reactive", "TestSupport"],
+            dependencies: ["Redis", "RESP", "EventLoops", "Reactive", "TestSupport"],
             swiftSettings: strictSettings
         ),
 
@@ -72,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReactiveNetworkingTests",
-            dependencies: ["ReactiveNetworking", "Reactive", "HTTPServer", "TestSupport"],
+            dependencies: ["ReactiveNetworking", "Reactive", "EventLoops", "HTTPServer", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -82,13 +92,16 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "TestSupport"],
+            dependencies: ["HTTPServer", "EventLoops", "TestSupport"],
             swiftSettings: strictSettings
         ),
+        // The layering of docs/architecture.json, checked against Sources/ and this file (reads the checkout).
+        .testTarget(name: "ArchitectureTests", swiftSettings: strictSettings),
         .testTarget(
             name: "SpoutTests",
             dependencies: [
-                "Spout", "HTTPServer", "Sequences", "Reactive", "ReactiveNetworking", "RESP", "Redis", "TestSupport",
+                "Spout", "EventLoops", "HTTPServer", "Sequences", "Reactive", "ReactiveNetworking", "RESP", "Redis",
+                "TestSupport",
             ],
             swiftSettings: strictSettings
         ),

@@ -26,7 +26,10 @@ let package = Package(
         // The server of bench/http_rps.sh: HTTPServer alone, no service layer.
         .executableTarget(
             name: "HTTPServerBench",
-            dependencies: [.product(name: "HTTPServer", package: "Spout")],
+            dependencies: [
+                .product(name: "EventLoops", package: "Spout"),
+                .product(name: "HTTPServer", package: "Spout"),
+            ],
             path: "HTTPServerBench",
             swiftSettings: strictSettings
         ),
@@ -63,7 +66,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Redis", package: "Spout"),
                 .product(name: "RESP", package: "Spout"),
-                .product(name: "HTTPServer", package: "Spout"),
+                .product(name: "EventLoops", package: "Spout"),
                 .product(name: "Reactive", package: "Spout"),
             ],
             path: "RedisBench",

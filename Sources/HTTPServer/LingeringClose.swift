@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// Connections the accept loop answered itself (`503`) and is waiting to close.
 ///

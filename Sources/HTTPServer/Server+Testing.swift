@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 extension Server {
     /// How many of the server's loops run their coarse timer now. Blocks on each loop's queue: for tests only,

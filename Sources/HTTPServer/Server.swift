@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// An HTTP/1.1 server: a listening socket and connections spread over a fixed set of event loops.
 ///
@@ -258,13 +259,14 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     /// Answers `503` with `Retry-After` without reading the request, and closes.
     private func reject(_ fd: Int32, body: String) {
         var buffer = OutboundBuffer()
+        var dates = DateCache()  // a rare answer: formatted afresh
         ResponseHead.write(
             status: .serviceUnavailable,
             headers: ["Content-Type": "text/plain; charset=utf-8", "Retry-After": "1"],
             framing: .contentLength(body.utf8.count),
             connection: .close,
             into: &buffer,
-            loop: acceptLoop
+            dates: &dates
         )
         buffer.append(body)
         _ = try? Socket.send(fd, buffer.readableBytes)

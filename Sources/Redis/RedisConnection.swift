@@ -1,6 +1,6 @@
 import Dispatch
+import EventLoops
 import Glibc
-import HTTPServer
 import RESP
 import Reactive
 import Synchronization
@@ -416,7 +416,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
             socket = fd
             socketConnecting = progress == .inProgress
             interest = progress == .inProgress ? PollInterest(writable: true) : readInterest
-            try loop.register(fd, self, interest: interest)
+            try loop.register(fd, SocketReadiness(self), interest: interest)
             if progress == .connected {
                 perform(machine.connected(now: now), now: now)
             }
@@ -517,8 +517,23 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     }
 }
 
-extension RedisConnection: PollTarget {
-    package func pollReady(_ event: PollEvent) {
+/// The socket's registration with the loop: hands readiness to its connection, so that the loop's callback is no part
+/// of ``RedisConnection``'s public API.
+///
+/// **Ownership:** Retained by the loop while the socket is registered; retains the connection meanwhile.
+///
+/// **Thread safety:** Called on the connection's loop only.
+private final class SocketReadiness: PollTarget {
+    let connection: RedisConnection
+
+    init(_ connection: RedisConnection) { self.connection = connection }
+
+    func pollReady(_ event: PollEvent) { connection.socketReady(event) }
+}
+
+extension RedisConnection {
+    /// The socket is ready (or failed), as the loop's poller reported it.
+    fileprivate func socketReady(_ event: PollEvent) {
         guard event.fd == socket else { return }
         handlingEvent = true
         let now = ContinuousClock.now

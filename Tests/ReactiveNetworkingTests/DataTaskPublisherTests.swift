@@ -1,3 +1,4 @@
+import EventLoops
 import Foundation
 import Glibc
 import HTTPServer

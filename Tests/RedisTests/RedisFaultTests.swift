@@ -1,4 +1,4 @@
-import HTTPServer
+import EventLoops
 import RESP
 import Reactive
 import Redis

@@ -1,5 +1,5 @@
 import Dispatch
-import HTTPServer
+import EventLoops
 import RESP
 import Reactive
 import Redis

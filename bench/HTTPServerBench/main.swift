@@ -8,6 +8,7 @@
 //
 // Port from the environment variable PORT (default 8080); binds 127.0.0.1.
 import Dispatch
+import EventLoops
 import Glibc
 import HTTPServer
 

@@ -1,6 +1,6 @@
 import Dispatch
+import EventLoops
 import Glibc
-import HTTPServer
 import RESP
 import Reactive
 import Redis

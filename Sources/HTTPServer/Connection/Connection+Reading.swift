@@ -1,3 +1,4 @@
+import EventLoops
 /// Reading: bytes from the socket into the parser, parser events into the machine, complete requests to
 /// the handler. Pipelined requests wait in the parser while a response is pending (reads pause then), and
 /// while more than ``Connection/pipelineBacklogBytes`` of the last one are still unsent.

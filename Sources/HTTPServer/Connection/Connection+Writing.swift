@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// Writing: fixed responses, the open stream's body (for its ``BodyWriter``), flushing to the socket, and
 /// what the poller watches. Everything is queued in ``OutboundBuffer`` and sent by one `send(2)` at the end
@@ -26,7 +27,7 @@ extension Connection {
             framing: .contentLength(body.count),
             connection: .close,
             into: &outbound,
-            loop: loop
+            dates: &context.dateCache
         )
         outbound.append(contentsOf: body)
     }
@@ -55,7 +56,7 @@ extension Connection {
             framing: hasBody ? .contentLength(body.count) : .none,
             connection: closes ? .close : (context.isHTTP1_0 ? .keepAlive : .omitted),
             into: &outbound,
-            loop: loop,
+            dates: &self.context.dateCache,
             appending: extra
         )
         if hasBody && !context.isHead { outbound.append(body) }
@@ -119,7 +120,7 @@ extension Connection {
             framing: framing,
             connection: closes ? .close : (request.isHTTP1_0 ? .keepAlive : .omitted),
             into: &outbound,
-            loop: loop
+            dates: &context.dateCache
         )
         markOutputPending()
         chunked.reset()
@@ -202,7 +203,7 @@ extension Connection {
     /// Makes sure the outbound buffer has storage (the loop's spare when there is one).
     @inline(__always)
     func prepareOutbound() {
-        if outbound.storageCapacity == 0 { loop.lendSpareStorage(to: &outbound) }
+        if outbound.storageCapacity == 0, let spare = loop.takeSpareStorage() { outbound.adopt(spare) }
     }
 
     /// Sizes the buffer for the open stream's next batch in one allocation (see ``AdaptiveWatermark``).

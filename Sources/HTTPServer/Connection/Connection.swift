@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// One accepted socket: reads requests into the parser, hands each to the handler, writes responses.
 ///
@@ -28,43 +29,104 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     /// `503` with `Retry-After`. // Immutable.
     let isReserve: Bool
     /// Whether the send buffer was capped for a streamed response (once per connection). // Loop-confined.
-    @exclusivity(unchecked) var sendBufferCapped = false
+    var sendBufferCapped = false
     /// The position in the loop's registry (maintained by the registry). // Loop-confined.
-    @exclusivity(unchecked) var registryIndex = -1
+    var registryIndex = -1
 
-    // The loop-confined state below is marked `@exclusivity(unchecked)`: the loop's serial queue already
-    // rules out overlapping access from other threads, and the dynamic checks, which the optimizer cannot
-    // drop for state that closures and other files touch, cost about 1,100 instructions a request. The
-    // outbound buffer keeps its checks: lending it to a producer is where a re-entrant access could happen.
+    // The loop-confined state that every request touches is `@exclusivity(unchecked)` (checked after all in a
+    // build with `-DSPOUT_CHECKED_EXCLUSIVITY`): the loop's serial queue already rules out overlapping access from
+    // other threads, and the dynamic checks, which the optimizer cannot drop for state that closures and other
+    // files touch, are a measurable share of a request's instructions. The outbound buffer keeps its checks:
+    // lending it to a producer is where a re-entrant access could happen. So does what only streams or the
+    // connection's start and end touch.
 
     /// The lifecycle, deadlines and open stream. // Loop-confined.
-    @exclusivity(unchecked) var machine: ConnectionStateMachine<BodyWriter>
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var machine: ConnectionStateMachine<BodyWriter>
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var machine: ConnectionStateMachine<BodyWriter>
+    #endif
 
     // Reading (Connection+Reading.swift).
-    @exclusivity(unchecked) var parser: RequestParser  // Loop-confined.
+    /// The request parser. // Loop-confined.
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var parser: RequestParser
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var parser: RequestParser
+    #endif
     /// The head of the request whose body is being read. // Loop-confined.
-    @exclusivity(unchecked) var requestHead: RequestHead?
-    @exclusivity(unchecked) var requestBody: [UInt8] = []  // Loop-confined.
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var requestHead: RequestHead?
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var requestHead: RequestHead?
+    #endif
+    /// The body read so far of the request being read. // Loop-confined.
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var requestBody: [UInt8] = []
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var requestBody: [UInt8] = []
+    #endif
     /// Increments per delivered request, so a responder for an old request is recognised. // Loop-confined.
-    @exclusivity(unchecked) var requestID: UInt64 = 0
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var requestID: UInt64 = 0
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var requestID: UInt64 = 0
+    #endif
     /// Called if the connection closes while the current request still awaits its answer; set through
     /// ``Responder/onAbandon(_:)``, dropped once the request is answered. // Loop-confined.
-    @exclusivity(unchecked) var abandonHandler: (() -> Void)?
-    /// The last request answered (fixed or streamed), to tell "closed before the answer" from "after". // Loop-confined.
-    @exclusivity(unchecked) var answeredRequestID: UInt64 = 0
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var abandonHandler: (() -> Void)?
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var abandonHandler: (() -> Void)?
+    #endif
+    /// The last request answered (fixed or streamed), to tell "closed before the answer" from "after".
+    /// // Loop-confined.
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var answeredRequestID: UInt64 = 0
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var answeredRequestID: UInt64 = 0
+    #endif
 
     // Writing (Connection+Writing.swift).
     var outbound = OutboundBuffer()  // Loop-confined.
-    @exclusivity(unchecked) var chunked = ChunkedEncoder()  // Loop-confined.
+    /// The chunked framing of a streamed response. // Loop-confined.
+    var chunked = ChunkedEncoder()
     /// What the loop's poller watches this socket for. // Loop-confined.
-    @exclusivity(unchecked) var interest = PollInterest(readable: true)
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var interest = PollInterest(readable: true)
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var interest = PollInterest(readable: true)
+    #endif
     /// Whether a send came back short, so the socket is watched for room. // Loop-confined.
-    @exclusivity(unchecked) var awaitsWritable = false
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var awaitsWritable = false
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var awaitsWritable = false
+    #endif
     /// Whether we are inside the parse loop (answers are flushed by it), or a flush is already scheduled
     /// for the end of this loop turn. // Loop-confined.
-    @exclusivity(unchecked) var phase = Phase.resting
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var phase = Phase.resting
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var phase = Phase.resting
+    #endif
     /// When the kernel last accepted a byte, or output became pending (monotonic ns). // Loop-confined.
-    @exclusivity(unchecked) var lastWriteProgress: UInt64
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var lastWriteProgress: UInt64
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): on every request's path.
+        @exclusivity(unchecked) var lastWriteProgress: UInt64
+    #endif
 
     /// Whether we are inside the parse loop, or have scheduled a flush; re-entrancy as a state.
     enum Phase {

@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 
 /// A server's share of one event loop: the registry of its connections there and their coarse timer.
 ///
@@ -34,6 +35,8 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     /// How many times a connection held back a pipelined request until its earlier answers were sent
     /// (``Connection/pipelineBacklogBytes``). For tests. // Loop-confined.
     var pipelineHolds = 0
+    /// The cached `Date` header line of the responses written on this loop. // Loop-confined.
+    var dateCache = DateCache()
 
     init(
         loop: EventLoop,

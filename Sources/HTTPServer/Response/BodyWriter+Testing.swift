@@ -1,3 +1,4 @@
+import EventLoops
 extension BodyWriter {
     /// The bytes of storage the connection's outbound buffer holds and the bytes queued in it (0, 0 once the
     /// stream ended). For tests of what a stream keeps in memory.

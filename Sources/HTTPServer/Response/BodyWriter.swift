@@ -1,3 +1,4 @@
+import EventLoops
 /// The producer's handle on a streaming response: buffered writes, a writability signal, and callbacks.
 ///
 /// The stream's state — open or closed, writable or not, finishing on shutdown — is held once, by the

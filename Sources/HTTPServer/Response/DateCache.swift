@@ -3,7 +3,7 @@
 /// Formatting is done by hand from the epoch seconds (civil-from-days), so the hot path never touches
 /// Foundation: a response copies 37 cached bytes.
 ///
-/// **Ownership:** One per ``EventLoop``, retained by it.
+/// **Ownership:** One per ``LoopContext`` (a server's share of a loop), retained by it.
 ///
 /// **Thread safety:** Value type; the loop's copy is confined to the loop's queue.
 package struct DateCache {

@@ -1,3 +1,4 @@
+import EventLoops
 /// The handle a handler answers one request with: a fixed response, or the start of a streamed one.
 ///
 /// Exactly one of ``respond(status:headers:body:)-(_,_,[UInt8])`` or ``startStreaming(status:headers:)``

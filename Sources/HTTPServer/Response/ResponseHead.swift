@@ -1,3 +1,4 @@
+import EventLoops
 /// The status and header fields of a response, as the handler gives them.
 ///
 /// The server adds what it owns when it serialises the head: `Date`, the framing (`Content-Length` or
@@ -47,7 +48,7 @@ extension ResponseHead {
         framing: BodyFraming,
         connection: ConnectionHeader,
         into buffer: inout OutboundBuffer,
-        loop: EventLoop,
+        dates: inout DateCache,
         appending extra: ExtraFields = ExtraFields()
     ) {
         writeStatusLine(status, into: &buffer)
@@ -79,7 +80,7 @@ extension ResponseHead {
         case .close:
             buffer.append("Connection: close\r\n" as StaticString)
         }
-        loop.appendDateLine(to: &buffer)
+        dates.appendLine(to: &buffer, now: SystemEnvironment.wallClockSeconds())
         buffer.append("\r\n" as StaticString)
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 import HTTPServer
 
 /// One timer per event loop that ticks every open stream on that loop, so that 10,000 idle

@@ -1,3 +1,4 @@
+import EventLoops
 import HTTPServer
 
 /// What the demand bridge needs of a streaming response: ``BodyWriter``, which the service uses, or a

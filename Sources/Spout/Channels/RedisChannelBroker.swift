@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 import Foundation
 import HTTPServer
 import RESP

@@ -6,15 +6,15 @@ import Testing
 @Suite struct ResponseHeadTests {
     /// The head `write` produces, without its `Date` line (the clock's).
     private func written(_ headers: Headers, _ extra: ExtraFields = ExtraFields()) -> String {
-        let loop = EventLoop(label: "test.head")
         var buffer = OutboundBuffer()
+        var dates = DateCache()
         ResponseHead.write(
             status: .ok,
             headers: headers,
             framing: .contentLength(2),
             connection: .omitted,
             into: &buffer,
-            loop: loop,
+            dates: &dates,
             appending: extra
         )
         let lines = String(decoding: buffer.readableBytes, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 import Glibc
 import TestSupport
 import Testing

@@ -1,3 +1,4 @@
+import EventLoops
 import Glibc
 import TestSupport
 import Testing

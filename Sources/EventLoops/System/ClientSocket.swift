@@ -1,17 +1,16 @@
 import Glibc
-import HTTPServer
 
 /// One address a client socket can connect to: the bytes of a `sockaddr_in` or `sockaddr_in6`.
 ///
 /// **Ownership:** A value.
 /// **Thread safety:** Value type; not shared.
-struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
+public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
     /// `AF_INET` or `AF_INET6`.
-    let family: Int32
+    public let family: Int32
     /// The socket address structure, as bytes.
-    let bytes: [UInt8]
+    public let bytes: [UInt8]
     /// The address as text, for errors.
-    let description: String
+    public let description: String
 }
 
 /// The client side of TCP on non-blocking sockets: parse or resolve an address, start a connection, see how it went.
@@ -21,9 +20,9 @@ struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
 ///
 /// **Ownership:** Stateless namespace; descriptors belong to the caller.
 /// **Thread safety:** Safe to call from any thread.
-enum ClientSocket {
+public enum ClientSocket {
     /// The address of a numeric IPv4 or IPv6 host (`127.0.0.1`, `::1`), or nil for a host name.
-    static func numericAddress(host: String, port: Int) -> SocketAddress? {
+    public static func numericAddress(host: String, port: Int) -> SocketAddress? {
         guard let port = UInt16(exactly: port) else { return nil }
         var v4 = sockaddr_in()
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
@@ -52,7 +51,7 @@ enum ClientSocket {
     ///
     /// - Returns: The addresses in the resolver's order (IPv4 and IPv6 TCP only), or a message saying why there are
     ///   none.
-    static func resolve(host: String, port: Int) -> Result<[SocketAddress], ResolutionFailure> {
+    public static func resolve(host: String, port: Int) -> Result<[SocketAddress], ResolutionFailure> {
         guard UInt16(exactly: port) != nil else { return .failure(ResolutionFailure("port \(port) is out of range")) }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -78,13 +77,14 @@ enum ClientSocket {
     }
 
     /// Why a host could not be resolved.
-    struct ResolutionFailure: Error, Sendable {
-        let message: String
+    public struct ResolutionFailure: Error, Sendable {
+        /// Why, for errors and logs.
+        public let message: String
         init(_ message: String) { self.message = message }
     }
 
     /// How ``connect(to:)`` went.
-    enum ConnectProgress {
+    public enum ConnectProgress {
         /// The socket is connected already.
         case connected
         /// The connection is in progress: wait until the socket is writable, then ask ``pendingError(_:)``.
@@ -95,7 +95,7 @@ enum ClientSocket {
     ///
     /// - Returns: The descriptor (the caller's to close) and how far the connection got.
     /// - Throws: ``IOError`` from `socket` or `connect` (the descriptor is closed then).
-    static func connect(to address: SocketAddress) throws(IOError) -> (fd: Int32, progress: ConnectProgress) {
+    public static func connect(to address: SocketAddress) throws(IOError) -> (fd: Int32, progress: ConnectProgress) {
         let fd = Int32(
             try Syscall.blocking("socket") {
                 Int(
@@ -131,7 +131,7 @@ enum ClientSocket {
 
     /// The outcome of a connection that was in progress, once the socket is writable or failed: 0 when connected,
     /// else the `errno` of the failure (`SO_ERROR`).
-    static func pendingError(_ fd: Int32) -> Int32 {
+    public static func pendingError(_ fd: Int32) -> Int32 {
         var code: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) == 0 else { return errno }

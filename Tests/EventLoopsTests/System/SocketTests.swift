@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HTTPServer
+@testable import EventLoops
 
 @Suite struct SocketTests {
     @Test(arguments: ["127.0.0.1", "0.0.0.0", "::", "::1"])

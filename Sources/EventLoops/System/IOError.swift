@@ -2,7 +2,8 @@ import Glibc
 
 /// A failed system call: the `errno` it set and the name of the call.
 ///
-/// **Ownership:** A value; thrown by the syscall wrapper and by ``Server/start(configuration:group:handler:)``.
+/// **Ownership:** A value; thrown by ``Syscall``, ``Socket``, ``EventLoop/register(_:_:interest:)`` and the servers
+/// and clients built on them.
 ///
 /// **Thread safety:** Value type; not shared.
 public struct IOError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -24,14 +25,14 @@ public struct IOError: Error, Equatable, Sendable, CustomStringConvertible {
 
 extension IOError {
     /// The process or the system has no descriptor left (`EMFILE`, `ENFILE`).
-    package var isOutOfDescriptors: Bool {
+    public var isOutOfDescriptors: Bool {
         errno == EMFILE || errno == ENFILE
     }
 
     /// `accept` failed for the one connection it was taking, not for the listener: the peer reset it while it
     /// waited (`ECONNABORTED`), or Linux passed on a network error pending on the new socket (accept(2), "Error
     /// handling"). The next connection may be accepted at once.
-    package var isAbortedConnection: Bool {
+    public var isAbortedConnection: Bool {
         switch errno {
         case ECONNABORTED, EPROTO, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETDOWN, ENETUNREACH,
             EPERM:

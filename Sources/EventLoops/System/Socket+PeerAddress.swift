@@ -4,7 +4,7 @@ extension Socket {
     /// The IP address of the peer of a connected socket, as text (`127.0.0.1`, `::1`; an IPv4 peer of an IPv6
     /// socket reads as `::ffff:127.0.0.1`), or `""` when it cannot be told (the peer is already gone, or the
     /// socket is not an IP socket). One `getpeername(2)`, no allocation for addresses of up to 15 characters.
-    package static func peerAddress(_ fd: Int32) -> String {
+    public static func peerAddress(_ fd: Int32) -> String {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let status = withUnsafeMutablePointer(to: &storage) { pointer in

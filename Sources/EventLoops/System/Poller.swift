@@ -20,16 +20,20 @@ private let EPOLL_CLOEXEC: Int32 = 0o2_000_000
     private let epollDataOffset = 8
 #endif
 
-/// What a registered descriptor is waiting for.
-package struct PollInterest: Equatable, Sendable {
+/// What a registered descriptor is waiting for (``EventLoop/register(_:_:interest:)``,
+/// ``EventLoop/updateInterest(_:_:)``). Errors and hang-ups are always reported.
+///
+/// **Thread safety:** Value type.
+public struct PollInterest: Equatable, Sendable {
     /// Bytes to read (or EOF).
-    package var readable: Bool
+    public var readable: Bool
     /// Room in the send buffer.
-    package var writable: Bool
+    public var writable: Bool
     /// The peer shut its sending side (reported even while not reading).
-    package var peerHalfClose: Bool
+    public var peerHalfClose: Bool
 
-    package init(readable: Bool = false, writable: Bool = false, peerHalfClose: Bool = false) {
+    /// Creates an interest; by default in nothing but errors and hang-ups.
+    public init(readable: Bool = false, writable: Bool = false, peerHalfClose: Bool = false) {
         self.readable = readable
         self.writable = writable
         self.peerHalfClose = peerHalfClose
@@ -44,18 +48,20 @@ package struct PollInterest: Equatable, Sendable {
     }
 }
 
-/// What `epoll_wait` reported for one descriptor.
-package struct PollEvent: Sendable {
+/// What `epoll_wait` reported for one descriptor, handed to its ``PollTarget``.
+///
+/// **Thread safety:** Value type.
+public struct PollEvent: Sendable {
     /// The descriptor.
-    package var fd: Int32
+    public var fd: Int32
     /// Readable, or the peer half-closed (a read returns 0).
-    package var readable: Bool
+    public var readable: Bool
     /// Writable.
-    package var writable: Bool
+    public var writable: Bool
     /// The peer shut its side (`EPOLLRDHUP`).
-    package var peerHalfClosed: Bool
+    public var peerHalfClosed: Bool
     /// An error or full hang-up (`EPOLLERR`, `EPOLLHUP`): the connection is gone.
-    package var failed: Bool
+    public var failed: Bool
 }
 
 /// A level-triggered `epoll` instance, polled without blocking.
@@ -67,16 +73,16 @@ package struct PollEvent: Sendable {
 /// **Ownership:** Owned by its ``EventLoop``; closes the epoll descriptor on deinit.
 ///
 /// **Thread safety:** Confined to its loop's queue.
-package final class Poller {
+final class Poller {
     /// The epoll descriptor. // Immutable.
-    package let fd: Int32
+    let fd: Int32
     private let events: UnsafeMutableRawBufferPointer  // Loop-confined: `batchSize` epoll_events.
 
     /// The most events one ``poll(_:)`` call returns.
-    package static let batchSize = 256
+    static let batchSize = 256
 
     /// - Throws: ``IOError`` from `epoll_create1`.
-    package init() throws(IOError) {
+    init() throws(IOError) {
         fd = Int32(try Syscall.blocking("epoll_create1") { Int(LinuxSymbols.epollCreate1(EPOLL_CLOEXEC)) })
         events = .allocate(byteCount: Poller.batchSize * epollEventStride, alignment: 8)
     }
@@ -87,24 +93,24 @@ package final class Poller {
     }
 
     /// Starts watching `descriptor`.
-    package func add(_ descriptor: Int32, _ interest: PollInterest) throws(IOError) {
+    func add(_ descriptor: Int32, _ interest: PollInterest) throws(IOError) {
         try control(EPOLL_CTL_ADD, descriptor, interest)
     }
 
     /// Changes what `descriptor` is watched for.
-    package func modify(_ descriptor: Int32, _ interest: PollInterest) throws(IOError) {
+    func modify(_ descriptor: Int32, _ interest: PollInterest) throws(IOError) {
         try control(EPOLL_CTL_MOD, descriptor, interest)
     }
 
     /// Stops watching `descriptor` (before it is closed).
-    package func remove(_ descriptor: Int32) {
+    func remove(_ descriptor: Int32) {
         var event: (UInt64, UInt64) = (0, 0)
         _ = LinuxSymbols.epollControl(fd, EPOLL_CTL_DEL, descriptor, &event)
     }
 
     /// Collects ready descriptors without blocking and calls `body` for each.
     /// - Returns: How many were ready (at most ``batchSize``).
-    package func poll(_ body: (PollEvent) -> Void) -> Int {
+    func poll(_ body: (PollEvent) -> Void) -> Int {
         let count: Int
         do {
             switch try Syscall.run(

@@ -1,7 +1,8 @@
 import Dispatch
 import Glibc
 
-/// One serial `DispatchQueue` that owns a share of the server's connections, and the thread that runs it.
+/// One serial `DispatchQueue` that owns a share of the process's connections (a server's, a Redis client's), and the
+/// thread that runs it.
 ///
 /// Every connection is pinned to one loop and all of its state is touched only on the loop's queue.
 /// Socket readiness reaches the loop through its ``Poller`` (a level-triggered epoll set holding every
@@ -9,13 +10,26 @@ import Glibc
 /// ready, another thread hands the loop work (``execute(_:)``) or a timer of the loop is due
 /// (``schedule(afterNanoseconds:_:)``), and then does all of it inside the queue, on that thread: one wake-up
 /// per batch, with no hand-off to a Dispatch worker. The loop also keeps the per-loop resources connections
-/// borrow instead of owning: the read buffer, a spare outbound storage, the `Date` cache.
+/// borrow instead of owning: the read buffer and a spare outbound storage.
 ///
-/// **Ownership:** Created and retained by an ``EventLoopGroup``; connections, responders and body
-/// writers keep a strong reference to their loop.
+/// What a protocol builds on it (HTTP/1.1 in HTTPServer, the Redis client, TLS next), all on the loop:
+///
+/// - **Readiness:** ``register(_:_:interest:)`` a non-blocking descriptor (from ``Socket`` or ``ClientSocket``)
+///   with a ``PollTarget``; the loop calls its ``PollTarget/pollReady(_:)`` when the descriptor is readable,
+///   writable, half-closed or failed (``PollEvent``), as ``PollInterest`` asks; ``updateInterest(_:_:)`` to watch
+///   for room only while a send came back short; ``deregister(_:)`` before ``Socket/close(_:)``.
+/// - **Bytes:** read into ``readBuffer`` (one per loop, shared by every connection on it: consume or copy what a
+///   read returned before the event handler returns) with ``Socket/read(_:into:)``; send from storage of your own
+///   with ``Socket/send(_:_:)``, borrowing the loop's spare outbound storage (``takeSpareStorage()``,
+///   ``reclaim(_:releasingPages:)``) rather than holding storage while idle.
+/// - **Time and work:** ``schedule(afterNanoseconds:_:)`` arms a one-shot timer (no cancelling: the work checks
+///   its own state when it runs); ``execute(_:)`` hands the loop work from any thread.
+///
+/// **Ownership:** Created and retained by an ``EventLoopGroup`` (or by whoever creates one alone); connections
+/// keep a strong reference to their loop; the loop retains its registered targets.
 ///
 /// **Thread safety:** ``execute(_:)``, ``schedule(afterNanoseconds:_:)``, ``queue`` and ``inEventLoop`` are safe
-/// to call from any thread; the resources are confined to ``queue``.
+/// to call from any thread; everything else is confined to ``queue`` (``preconditionInEventLoop()``).
 public final class EventLoop: @unchecked Sendable {  // Mutable state below is confined to `queue`.
     /// The serial queue all of this loop's work runs on. // Immutable.
     ///
@@ -25,25 +39,22 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     public let queue: DispatchQueue
 
     /// Bytes of the shared read buffer.
-    package static let readBufferBytes = 64 * 1024
+    public static let readBufferBytes = 64 * 1024
     /// Spare outbound storage larger than this is freed rather than kept.
-    package static let maximumSpareBytes = 1024 * 1024
+    public static let maximumSpareBytes = 1024 * 1024
 
     private let key: DispatchSpecificKey<ObjectIdentifier>  // Immutable.
-    /// The one read buffer every connection on this loop reads into. // Loop-confined.
-    package let readBuffer: UnsafeMutableRawBufferPointer
-    // The loop-confined state below is `@exclusivity(unchecked)`, as in `Connection`: the loop's serial queue
-    // already rules out overlapping access, and each dynamic check costs a runtime call (with a thread-local
-    // lookup) on every readiness event and every response.
+    /// The one read buffer (``readBufferBytes``) every connection on this loop reads into, inside its
+    /// ``PollTarget/pollReady(_:)``: what a read put there is overwritten by the next connection's read, so parse or
+    /// copy it before returning. Owned by the loop; never deallocate it. // Loop-confined.
+    public let readBuffer: UnsafeMutableRawBufferPointer
 
     /// Outbound storage a drained connection handed back, for the next one that needs some. // Loop-confined.
-    @exclusivity(unchecked) private(set) var spareStorage: UnsafeMutableRawBufferPointer?
+    private(set) var spareStorage: UnsafeMutableRawBufferPointer?
     /// Whether the spare's whole pages have been given back to the kernel since it was handed back. // Loop-confined.
-    @exclusivity(unchecked) private var spareIsReleased = false
+    private var spareIsReleased = false
     /// Whether the spare was lent or handed back since the last ``releaseIdleSpare()``. // Loop-confined.
-    @exclusivity(unchecked) private var spareWasUsed = false
-    /// The cached `Date` header line. // Loop-confined.
-    @exclusivity(unchecked) package var dateCache = DateCache()
+    private var spareWasUsed = false
 
     /// Creates a loop on a new serial queue labelled `label`, and its thread (named `label`).
     ///
@@ -60,9 +71,9 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// The thread that runs the loop. // Immutable.
     private let thread: LoopThread?
     /// The epoll set of this loop's sockets, created on first registration. // Loop-confined.
-    @exclusivity(unchecked) private var poller: Poller?
+    private var poller: Poller?
     /// Registered targets, indexed by descriptor. // Loop-confined.
-    @exclusivity(unchecked) private var targets: [(any PollTarget)?] = []
+    private var targets: [(any PollTarget)?] = []
 
     deinit {
         thread?.stop()
@@ -94,16 +105,18 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     }
 
     /// Traps unless called on this loop's queue.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func preconditionInEventLoop() {
         dispatchPrecondition(condition: .onQueue(queue))
     }
 
     // MARK: Readiness (loop-confined)
 
-    /// Starts delivering readiness of `fd` to `target` (on this loop).
-    /// - Throws: ``IOError`` if the epoll set cannot be created or the descriptor added.
-    package func register(_ fd: Int32, _ target: any PollTarget, interest: PollInterest) throws(IOError) {
+    /// Starts delivering readiness of `fd` to `target` (on this loop), as `interest` asks; the loop retains
+    /// `target` until ``deregister(_:)``. Call on the loop, with a non-blocking descriptor.
+    /// - Throws: ``IOError`` if the epoll set cannot be created (a loop without a thread, or out of descriptors)
+    ///   or the descriptor added.
+    public func register(_ fd: Int32, _ target: any PollTarget, interest: PollInterest) throws(IOError) {
         preconditionInEventLoop()
         let poller = try activePoller()
         let index = Int(fd)
@@ -114,13 +127,13 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
         targets[index] = target
     }
 
-    /// Changes what `fd` is watched for.
-    package func updateInterest(_ fd: Int32, _ interest: PollInterest) throws(IOError) {
+    /// Changes what `fd` (registered) is watched for. Call on the loop.
+    public func updateInterest(_ fd: Int32, _ interest: PollInterest) throws(IOError) {
         try poller?.modify(fd, interest)
     }
 
-    /// Stops delivering readiness of `fd`. Call before closing it.
-    package func deregister(_ fd: Int32) {
+    /// Stops delivering readiness of `fd` and lets go of its target. Call on the loop, before closing `fd`.
+    public func deregister(_ fd: Int32) {
         poller?.remove(fd)
         if Int(fd) < targets.count { targets[Int(fd)] = nil }
     }
@@ -128,7 +141,7 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// Creates the loop's epoll set now rather than at the first connection, so that a server holds every
     /// descriptor its loops need before it accepts: under a tight open-file limit, a loop that created its set
     /// late would fail to register the connection it was handed and could only reset it.
-    package func preparePoller() throws(IOError) {
+    public func preparePoller() throws(IOError) {
         preconditionInEventLoop()
         _ = try activePoller()
     }
@@ -162,14 +175,14 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
 
     // MARK: Spare outbound storage (loop-confined)
 
-    /// Gives a buffer with no storage the loop's spare, if there is one.
+    /// Takes the loop's spare storage, if there is one: the caller owns it from now on, and hands it back with
+    /// ``reclaim(_:releasingPages:)`` (or deallocates it). Its contents are undefined. Call on the loop.
     @inline(__always)
-    package func lendSpareStorage(to buffer: inout OutboundBuffer) {
-        if let spare = spareStorage, buffer.storageCapacity == 0 {
-            spareStorage = nil
-            spareWasUsed = true
-            buffer.adopt(spare)
-        }
+    public func takeSpareStorage() -> UnsafeMutableRawBufferPointer? {
+        guard let spare = spareStorage else { return nil }
+        spareStorage = nil
+        spareWasUsed = true
+        return spare
     }
 
     /// Takes back storage a connection no longer needs: kept as the spare if the slot is free and the
@@ -178,8 +191,9 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     ///   from a writer that cycles it batch after batch: its whole pages go back to the kernel first
     ///   (`MADV_DONTNEED`; the next user faults in fresh zero pages as it writes), so the batch a stall
     ///   leaves behind does not stay resident, whether kept as the spare or freed into the heap.
+    /// Call on the loop; `storage` (allocated with `UnsafeMutableRawBufferPointer.allocate`) is the loop's after.
     @inline(__always)
-    package func reclaim(_ storage: UnsafeMutableRawBufferPointer, releasingPages: Bool = false) {
+    public func reclaim(_ storage: UnsafeMutableRawBufferPointer, releasingPages: Bool = false) {
         if releasingPages { EventLoop.releasePages(of: storage) }
         if spareStorage == nil && storage.count <= EventLoop.maximumSpareBytes {
             spareStorage = storage
@@ -201,7 +215,7 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     /// - Returns: Whether nothing is left to release (no spare, or its pages are back with the kernel), so the
     ///   timer may stop until the loop is used again.
     @discardableResult
-    package func releaseIdleSpare() -> Bool {
+    public func releaseIdleSpare() -> Bool {
         preconditionInEventLoop()
         if spareWasUsed {
             spareWasUsed = false
@@ -230,11 +244,5 @@ public final class EventLoop: @unchecked Sendable {  // Mutable state below is c
     private static func releasePages(of storage: UnsafeMutableRawBufferPointer) {
         guard let pages = wholePages(of: storage) else { return }
         _ = madvise(pages.baseAddress, pages.count, Int32(MADV_DONTNEED))
-    }
-
-    /// The current wall-clock second, for the `Date` header.
-    @inline(__always)
-    package func appendDateLine(to buffer: inout OutboundBuffer) {
-        dateCache.appendLine(to: &buffer, now: SystemEnvironment.wallClockSeconds())
     }
 }

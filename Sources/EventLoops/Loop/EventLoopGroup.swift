@@ -3,7 +3,7 @@ import Glibc
 
 /// A fixed set of ``EventLoop``s, by default one per processor core; connections are spread round-robin.
 ///
-/// **Ownership:** Retained by whoever creates it (a ``Server`` creates its own when given none); the
+/// **Ownership:** Retained by whoever creates it (HTTPServer's `Server` creates its own when given none); the
 /// loops live as long as the group.
 ///
 /// **Thread safety:** Immutable; safe to use from any thread.

@@ -8,21 +8,22 @@ import Glibc
 /// number), answers and closes the connection, then opens the spare again. If the slot was taken in between
 /// (another thread opened a file), the spare stays closed and the loop backs off until it can be reopened.
 ///
-/// **Ownership:** Owned by the ``Server``; closed when the server stops.
+/// **Ownership:** Owned by a server's accept loop (HTTPServer's `Server`); closed when the server stops.
 ///
 /// **Thread safety:** Confined to the accept loop's queue.
-package struct SpareDescriptor {
+public struct SpareDescriptor {
     /// The open descriptor, or nil while it is released. // Accept-loop-confined.
-    package private(set) var descriptor: Int32?
+    public private(set) var descriptor: Int32?
 
-    package init() {}
+    /// Creates a spare that holds nothing until ``reopen()``.
+    public init() {}
 
     /// Whether the spare is held.
-    package var isHeld: Bool { descriptor != nil }
+    public var isHeld: Bool { descriptor != nil }
 
     /// Opens the spare if it is not held. - Returns: Whether it is held now.
     @discardableResult
-    package mutating func reopen() -> Bool {
+    public mutating func reopen() -> Bool {
         if descriptor != nil { return true }
         let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
@@ -31,7 +32,7 @@ package struct SpareDescriptor {
     }
 
     /// Closes the spare, freeing its slot. - Returns: Whether a spare was held (and so a slot was freed).
-    package mutating func release() -> Bool {
+    public mutating func release() -> Bool {
         guard let fd = descriptor else { return false }
         descriptor = nil
         Glibc.close(fd)

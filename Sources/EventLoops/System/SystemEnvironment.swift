@@ -1,13 +1,13 @@
 import Glibc
 
-/// Process-wide settings and clocks the server needs.
+/// Process-wide settings and the clocks of the event loops and the protocols on them.
 ///
 /// **Ownership:** Stateless namespace.
 ///
 /// **Thread safety:** Safe to call from any thread.
-package enum SystemEnvironment {
+public enum SystemEnvironment {
     /// Ignores `SIGPIPE` for the whole process: a peer that closes mid-write must not kill the server.
-    package static func ignoreBrokenPipeSignal() {
+    public static func ignoreBrokenPipeSignal() {
         _ = signal(SIGPIPE, SIG_IGN)
     }
 
@@ -18,7 +18,7 @@ package enum SystemEnvironment {
     /// servers do. The hard limit is the operator's: it is never raised.
     /// - Returns: The soft limit now in force.
     @discardableResult
-    package static func raiseOpenFileLimit() -> Int {
+    public static func raiseOpenFileLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
         if limit.rlim_cur < limit.rlim_max {
@@ -30,33 +30,33 @@ package enum SystemEnvironment {
     }
 
     /// The number of online processors (at least 1).
-    package static var processorCount: Int {
+    public static var processorCount: Int {
         max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
 
     /// A monotonic clock in nanoseconds (`CLOCK_MONOTONIC_COARSE`, millisecond-ish resolution).
-    @inline(__always)
-    package static func monotonicNanoseconds() -> UInt64 {
+    @inlinable @inline(__always)
+    public static func monotonicNanoseconds() -> UInt64 {
         nanoseconds(of: CLOCK_MONOTONIC_COARSE)
     }
 
     /// The same clock read precisely (`CLOCK_MONOTONIC`), for deadlines finer than the coarse clock's few
     /// milliseconds: the event loops' timers (a fan-out's spacing).
-    @inline(__always)
-    package static func preciseMonotonicNanoseconds() -> UInt64 {
+    @inlinable @inline(__always)
+    public static func preciseMonotonicNanoseconds() -> UInt64 {
         nanoseconds(of: CLOCK_MONOTONIC)
     }
 
-    @inline(__always)
-    private static func nanoseconds(of clock: clockid_t) -> UInt64 {
+    @usableFromInline @inline(__always)
+    static func nanoseconds(of clock: clockid_t) -> UInt64 {
         var spec = timespec()
         clock_gettime(clock, &spec)
         return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
 
     /// Wall-clock seconds since the Unix epoch (`CLOCK_REALTIME_COARSE`).
-    @inline(__always)
-    package static func wallClockSeconds() -> Int64 {
+    @inlinable @inline(__always)
+    public static func wallClockSeconds() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &spec)
         return Int64(spec.tv_sec)

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HTTPServer
+@testable import EventLoops
 
 @Suite struct LoopTimersTests {
     /// Timers come out earliest first, ties in the order they were added, and only once due.

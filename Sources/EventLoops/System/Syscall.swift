@@ -1,6 +1,6 @@
 import Glibc
 
-/// The one wrapper every system call in HTTPServer goes through.
+/// The one wrapper every socket call of the event loops and of the protocols on them goes through.
 ///
 /// It retries `EINTR`, reports `EAGAIN` as ``IOResult/wouldBlock`` and turns every other failure
 /// into an ``IOError``.
@@ -8,11 +8,11 @@ import Glibc
 /// **Ownership:** Stateless namespace.
 ///
 /// **Thread safety:** Safe to call from any thread.
-package enum Syscall {
+public enum Syscall {
     /// Runs `body` (a call returning `-1` on failure) until it does not fail with `EINTR`.
     /// - Throws: ``IOError`` for every failure but `EINTR` and `EAGAIN`.
-    @inline(__always)
-    package static func run(_ call: StaticString, _ body: () -> Int) throws(IOError) -> IOResult<Int> {
+    @inlinable @inline(__always)
+    public static func run(_ call: StaticString, _ body: () -> Int) throws(IOError) -> IOResult<Int> {
         while true {
             let result = body()
             if result >= 0 { return .processed(result) }
@@ -24,9 +24,9 @@ package enum Syscall {
     }
 
     /// Like ``run(_:_:)`` for calls that can never block (`bind`, `setsockopt`, …).
-    @inline(__always)
+    @inlinable @inline(__always)
     @discardableResult
-    package static func blocking(_ call: StaticString, _ body: () -> Int) throws(IOError) -> Int {
+    public static func blocking(_ call: StaticString, _ body: () -> Int) throws(IOError) -> Int {
         switch try run(call, body) {
         case .processed(let value):
             return value

@@ -1,14 +1,18 @@
 import Glibc
 
-/// Thin, typed wrappers over the socket calls the server makes.
+/// Thin, typed wrappers over the socket calls of servers and their connections: listen, accept, read, send,
+/// shut down, close, and the kernel's queue sizes. The client side (connect) is ``ClientSocket``.
 ///
 /// Every call goes through ``Syscall``; descriptors are plain `Int32`s owned by the caller
-/// (the listener by ``Server``, accepted sockets by their connection).
+/// (a listener by its server, an accepted socket by its connection).
+///
+/// ``read(_:into:)`` and ``send(_:_:)`` (with ``Syscall`` and the clocks of ``SystemEnvironment``) are `@inlinable`:
+/// they are on every request's path of the protocols in the modules above.
 ///
 /// **Ownership:** Stateless namespace.
 ///
 /// **Thread safety:** Safe to call from any thread; a descriptor must be used by one queue at a time.
-package enum Socket {
+public enum Socket {
     /// Creates a non-blocking listening TCP socket with `SO_REUSEADDR` on `host:port`.
     /// - Parameters:
     ///   - host: A numeric IPv4 or IPv6 address (`127.0.0.1`, `0.0.0.0`, `::`, `::1`) or a host name.
@@ -16,8 +20,7 @@ package enum Socket {
     ///   - backlog: The accept queue length passed to `listen(2)`.
     /// - Returns: The descriptor and the port actually bound.
     /// - Throws: ``IOError`` from `getaddrinfo`, `socket`, `bind` or `listen`.
-    package static func makeListener(host: String, port: Int, backlog: Int32) throws(IOError) -> (fd: Int32, port: Int)
-    {
+    public static func makeListener(host: String, port: Int, backlog: Int32) throws(IOError) -> (fd: Int32, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -46,7 +49,7 @@ package enum Socket {
     }
 
     /// The local port a socket is bound to.
-    package static func boundPort(_ fd: Int32) throws(IOError) -> Int {
+    public static func boundPort(_ fd: Int32) throws(IOError) -> Int {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = try withUnsafeMutablePointer(to: &storage) { (pointer) throws(IOError) in
@@ -66,7 +69,7 @@ package enum Socket {
 
     /// Accepts one pending connection as a non-blocking, close-on-exec socket with `TCP_NODELAY`.
     /// - Returns: The new descriptor, or ``IOResult/wouldBlock`` when the queue is empty.
-    package static func accept(_ listener: Int32) throws(IOError) -> IOResult<Int32> {
+    public static func accept(_ listener: Int32) throws(IOError) -> IOResult<Int32> {
         let flags = Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
         switch try Syscall.run("accept4", { Int(LinuxSymbols.accept4(listener, nil, nil, flags)) }) {
         case .processed(let fd):
@@ -80,35 +83,35 @@ package enum Socket {
     }
 
     /// Reads into `buffer`. `0` means the peer closed its side.
-    @inline(__always)
-    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(IOError) -> IOResult<Int> {
+    @inlinable @inline(__always)
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(IOError) -> IOResult<Int> {
         try Syscall.run("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// Sends `bytes` with `MSG_NOSIGNAL`, so a closed peer yields `EPIPE` rather than `SIGPIPE`.
-    @inline(__always)
-    package static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
+    @inlinable @inline(__always)
+    public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
         try Syscall.run("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Half-closes the sending side (`shutdown(SHUT_WR)`); errors are irrelevant at this point.
-    package static func shutdownWrite(_ fd: Int32) {
+    public static func shutdownWrite(_ fd: Int32) {
         _ = Glibc.shutdown(fd, Int32(SHUT_WR))
     }
 
     /// Closes a descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
-    package static func close(_ fd: Int32) {
+    public static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
 
     /// Bytes in the kernel send queue not yet sent at all (`SIOCOUTQNSD`): they wait for the peer's
     /// receive window, so a non-zero value means the reader is slower than we write.
-    package static func unsentByteCount(_ fd: Int32) -> Int? {
+    public static func unsentByteCount(_ fd: Int32) -> Int? {
         byteCount(fd, request: 0x894B)  // SIOCOUTQNSD, <linux/sockios.h>; not in Glibc's Swift module
     }
 
     /// Bytes in the kernel receive queue not read yet (`FIONREAD`); `nil` if the call failed.
-    package static func unreadByteCount(_ fd: Int32) -> Int? {
+    public static func unreadByteCount(_ fd: Int32) -> Int? {
         byteCount(fd, request: 0x541B)  // FIONREAD, <asm-generic/ioctls.h>; not in Glibc's Swift module
     }
 
@@ -121,12 +124,12 @@ package enum Socket {
 
     /// Caps the kernel send buffer (`SO_SNDBUF`; the kernel doubles the value for its bookkeeping and turns
     /// autotuning off for this socket). Best effort: a failure leaves the autotuned buffer.
-    package static func setSendBufferBytes(_ fd: Int32, _ bytes: Int) {
+    public static func setSendBufferBytes(_ fd: Int32, _ bytes: Int) {
         try? setOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: bytes))
     }
 
     /// The kernel send buffer's size as the kernel reports it (`SO_SNDBUF`, twice what was set).
-    package static func sendBufferBytes(_ fd: Int32) -> Int? {
+    public static func sendBufferBytes(_ fd: Int32) -> Int? {
         var value: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, &length) == 0 else { return nil }

@@ -3,7 +3,7 @@ import Glibc
 // Glibc's Swift module map leaves out <sys/epoll.h> and <sys/eventfd.h> (and accept4, ppoll and
 // pthread_setname_np, which need _GNU_SOURCE). The symbols are looked up once with dlsym and called through @convention(c)
 // pointers: the C calling convention, with no extra C target.
-package enum LinuxSymbols {
+enum LinuxSymbols {
     typealias EpollCreate1 = @convention(c) (Int32) -> Int32
     typealias EpollControl = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
     typealias EpollWait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32

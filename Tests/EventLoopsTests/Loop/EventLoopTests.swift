@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-@testable import HTTPServer
+@testable import EventLoops
 
 @Suite(.offPool) struct EventLoopTests {
     @Test func executeRunsOnTheLoopQueue() {
@@ -213,14 +213,14 @@ import Testing
         let loop = EventLoop(label: "test.spare")
         let done = TestSignal()
         loop.execute {
-            var buffer = OutboundBuffer()
-            buffer.append("abc" as String)
-            buffer.consume(3)
-            loop.reclaim(buffer.takeStorageIfEmpty()!)
-            var other = OutboundBuffer()
-            loop.lendSpareStorage(to: &other)
-            let lent = other.storageCapacity
-            #expect(lent >= OutboundBuffer.minimumAllocation)
+            #expect(loop.takeSpareStorage() == nil)
+            let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 16)
+            loop.reclaim(storage)
+            let lent = loop.takeSpareStorage()
+            #expect(lent?.baseAddress == storage.baseAddress)
+            #expect(lent?.count == 1024)
+            #expect(loop.takeSpareStorage() == nil)  // lent once: the slot is empty until handed back
+            lent?.deallocate()
             done.signal()
         }
         #expect(done.wait())
@@ -237,9 +237,7 @@ import Testing
             let before = loop.spareStorageBytes
             #expect(before.capacity == bytes)
             #expect(before.resident >= bytes - 8 * 1024)  // all but the (uncounted) partial end pages
-            var borrower = OutboundBuffer()
-            loop.lendSpareStorage(to: &borrower)
-            let storage = borrower.takeStorageIfEmpty()!
+            let storage = loop.takeSpareStorage()!
             loop.reclaim(storage, releasingPages: true)
             let after = loop.spareStorageBytes
             #expect(after.capacity == bytes)
@@ -262,11 +260,9 @@ import Testing
             loop.reclaim(storage)
             loop.releaseIdleSpare()  // handed back since the last check: kept resident
             #expect(loop.spareStorageBytes.resident >= bytes - 8 * 1024)
-            var borrower = OutboundBuffer()
-            loop.lendSpareStorage(to: &borrower)
-            borrower.append(UInt8(1))
-            borrower.consume(1)
-            loop.reclaim(borrower.takeStorageIfEmpty()!)
+            let borrowed = loop.takeSpareStorage()!
+            borrowed[0] = 1
+            loop.reclaim(borrowed)
             loop.releaseIdleSpare()  // lent and handed back again: still in use
             #expect(loop.spareStorageBytes.resident >= bytes - 8 * 1024)
             loop.releaseIdleSpare()  // untouched for a whole interval: released
