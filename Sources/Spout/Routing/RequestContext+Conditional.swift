@@ -1,3 +1,4 @@
+import EventLoops
 import HTTPServer
 
 // Conditional requests: `If-None-Match` against a validator, answered `304`.

@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 import HTTPServer
 
 // The request log line and the route's metrics of each response.

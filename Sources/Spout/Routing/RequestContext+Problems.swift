@@ -1,3 +1,4 @@
+import EventLoops
 import HTTPServer
 
 // Problems: RFC 9457 answers, with this request as their instance.

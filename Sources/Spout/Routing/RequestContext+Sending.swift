@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 import HTTPServer
 
 // The way out: `gzip`, the `ETag` of what this client gets, and the head handed to the server.

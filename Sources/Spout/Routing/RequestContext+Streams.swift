@@ -1,3 +1,4 @@
+import EventLoops
 import HTTPServer
 
 // Streamed responses: their head, and the record of their end.
