@@ -168,9 +168,6 @@ enum ChannelMultiRoutes {
                         ?? .unreadable
                 } ?? .none
             )
-            guard case .inProcess(let local) = broker.backend else {
-                throw .unavailable("multi-channel subscriptions over Redis are not available yet")
-            }
             let multi = ChannelMultiSubscription(
                 loop: context.loop,
                 maxLegs: settings.maxChannelsPerSubscription,
@@ -192,7 +189,7 @@ enum ChannelMultiRoutes {
                 let (resume, position) = start.resume(name, later: false)
                 var refusal: ChannelBroker.Refusal?
                 multi.addLeg(name, position: position, fromJoin: resume == .live) { _ in
-                    switch local.subscribe(to: name, resume: resume, make: make) {
+                    switch join(broker.backend, name, resume, make) {
                     case .success(let subscription): return subscription
                     case .failure(let failure):
                         refusal = failure
@@ -206,7 +203,7 @@ enum ChannelMultiRoutes {
                 }
             }
             if !query.prefixes.isEmpty {
-                follow(query.prefixes, broker: local, multi: multi, start: start, make: make)
+                follow(query.prefixes, backend: broker.backend, multi: multi, start: start, make: make)
             }
             switch format {
             case .ndjson:
@@ -220,11 +217,26 @@ enum ChannelMultiRoutes {
         }
     }
 
-    /// Follows the channels `prefixes` match: those that exist now, and each one created until `multi` ends.
-    /// Never creates a channel. On `multi`'s loop.
+    /// Joins channel `name` (created if need be in process; over Redis, this replica's copy of it, loaded if need
+    /// be: the subscription's stream is open meanwhile) with the subscription `make` builds.
+    static func join(
+        _ backend: ChannelService.Backend,
+        _ name: String,
+        _ resume: Channel.Resume,
+        _ make: (Channel) -> ChannelSubscription
+    ) -> Result<ChannelSubscription, ChannelBroker.Refusal> {
+        switch backend {
+        case .inProcess(let local): local.subscribe(to: name, resume: resume, make: make)
+        case .redis(let redis): redis.subscribe(to: name, resume: resume, make: make)
+        }
+    }
+
+    /// Follows the channels `prefixes` match: those that exist now, and each one created until `multi` ends (in
+    /// process, by a publish here; over Redis, by the first publish of its generation on any replica). Never
+    /// creates a channel in process. On `multi`'s loop.
     static func follow(
         _ prefixes: [String],
-        broker: ChannelBroker,
+        backend: ChannelService.Backend,
         multi: ChannelMultiSubscription,
         start: Start,
         make: @escaping (Channel) -> ChannelSubscription
@@ -232,14 +244,18 @@ enum ChannelMultiRoutes {
         let loop = multi.loop
         nonisolated(unsafe) let make = make
         let pick = { (name: String, later: Bool) in
-            guard !multi.follows(name), multi.hasRoom, multi.mayFollow(name),
-                let channel = broker.existingChannel(named: name)
-            else { return }
+            guard !multi.follows(name), multi.hasRoom, multi.mayFollow(name) else { return }
             let (resume, position) = start.resume(name, later: later)
             multi.addLeg(name, position: position, fromJoin: resume == .live) { _ in
-                let subscription = make(channel)
-                // A channel retired meanwhile (idle) or full is not followed; the next one created is.
-                return subscription.join(resume: resume, now: ChannelBroker.now) == nil ? subscription : nil
+                switch backend {
+                case .inProcess(let local):
+                    guard let channel = local.existingChannel(named: name) else { return nil }
+                    let subscription = make(channel)
+                    // A channel retired meanwhile (idle) or full is not followed; the next one created is.
+                    return subscription.join(resume: resume, now: ChannelBroker.now) == nil ? subscription : nil
+                case .redis(let redis):
+                    return try? redis.subscribe(to: name, resume: resume, make: make).get()
+                }
             }
         }
         nonisolated(unsafe) let later = pick
@@ -248,9 +264,18 @@ enum ChannelMultiRoutes {
         let watch = ChannelWatch(prefixes: prefixes) { name in
             loop.execute { later(name, true) }
         }
-        broker.watch(watch)
-        multi.whenEnded { broker.unwatch(watch) }
-        for name in broker.channelNames(matching: watch) { pick(name, false) }
+        switch backend {
+        case .inProcess(let local):
+            local.watch(watch)
+            multi.whenEnded { local.unwatch(watch) }
+            for name in local.channelNames(matching: watch) { pick(name, false) }
+        case .redis(let redis):
+            redis.watch(watch)
+            multi.whenEnded { redis.unwatch(watch) }
+            redis.channelNames(matching: watch, loop: loop) { names in
+                for name in names { later(name, false) }
+            }
+        }
     }
 
     /// Starts the response and bridges the subscription into it.

@@ -56,6 +56,9 @@ final class RedisChannelBroker: @unchecked Sendable {
     private var loggedUp: [Int: Bool] = [:]
     /// Announcements that could not be read (never expected from our own scripts; counted, not trusted).
     private(set) var malformedAnnouncements = 0
+    /// The multi-channel subscriptions' patterns, told of each channel created in Redis (by any replica) that
+    /// matches.
+    private var watches: [ObjectIdentifier: ChannelWatch] = [:]
 
     /// Follower connections per process.
     static let followerCount = 2
@@ -608,6 +611,10 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     /// An announcement on a follower.
     private func announced(channel: [UInt8], payload: [UInt8]) {
+        if channel.elementsEqual(store.creationChannel.utf8) {
+            created(String(decoding: payload, as: UTF8.self))
+            return
+        }
         guard let name = store.channelName(pubsub: channel) else { return }
         guard let announcement = RedisChannelStore.announcement(payload) else {
             lock.withLock { malformedAnnouncements &+= 1 }
@@ -665,8 +672,55 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     /// A follower became ready (first, or after being lost): every copy on it reads what it missed.
     private func followerConnected(_ index: Int) {
-        let mine = lock.withLock { copies.values.filter { $0.follower == index && !$0.retired } }
+        let (mine, watching) = lock.withLock {
+            (copies.values.filter { $0.follower == index && !$0.retired }, !watches.isEmpty)
+        }
+        if index == Self.creationFollower, watching {
+            followers[index].send(RESPCommand("SUBSCRIBE", store.creationChannel)) { _ in }
+        }
         for copy in mine { sync(copy) }
+    }
+
+    // MARK: Patterns
+
+    /// The follower that listens for channels being created (for the patterns).
+    static let creationFollower = 0
+
+    /// Tells `watch` of every channel created in Redis from now on that its patterns match, until
+    /// ``unwatch(_:)``. The first watch subscribes the creation follower to the announcements of new channels
+    /// (``RedisChannelStore/creationChannel``); it stays subscribed (one message per channel created).
+    func watch(_ watch: ChannelWatch) {
+        let first = lock.withLock {
+            defer { watches[ObjectIdentifier(watch)] = watch }
+            return watches.isEmpty
+        }
+        if first {
+            followers[Self.creationFollower].send(RESPCommand("SUBSCRIBE", store.creationChannel)) { _ in }
+        }
+    }
+
+    func unwatch(_ watch: ChannelWatch) {
+        _ = lock.withLock { watches.removeValue(forKey: ObjectIdentifier(watch)) }
+    }
+
+    /// A channel was created (a new generation) in Redis: the watches that match are told, after the lock.
+    private func created(_ name: String) {
+        guard ChannelRoutes.isValidName(name) else { return }
+        let told = lock.withLock { watches.values.filter { $0.matches(name) } }
+        for watch in told { watch.created(name) }
+    }
+
+    /// The names of the channels Redis holds that `watch` matches; `completion` on `loop` (empty when Redis
+    /// could not be read).
+    func channelNames(
+        matching watch: ChannelWatch,
+        loop: EventLoop,
+        completion: @escaping @Sendable ([String]) -> Void
+    ) {
+        summaries(loop: loop) { result in
+            let names = (try? result.get())?.map(\.name).filter { watch.matches($0) } ?? []
+            completion(names.sorted())
+        }
     }
 
     /// Drops copies without subscribers for ``idleGraceSeconds``; retries copies whose read failed.
