@@ -30,7 +30,7 @@ struct ChannelSubscriberRights: Sendable {
 /// (``ChannelMultiSubscription``), resumed as a whole by the cursor each event carries (``ChannelCursor``).
 enum ChannelMultiRoutes {
     /// The query parameters `/subscribe` understands; `channel` may repeat.
-    static let parameters: [String] = ["channel", "lastEventId", "token", "format"]
+    static let parameters: [String] = ["channel", "lastEventId", "token", "format", "conflate"]
 
     /// A subscription's query, checked.
     struct Query: Equatable {
@@ -176,7 +176,8 @@ enum ChannelMultiRoutes {
             let limits = ChannelSubscription.Limits(
                 events: settings.subscriberBufferEvents,
                 bytes: settings.subscriberBufferBytes,
-                overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect
+                overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect,
+                conflate: try ChannelRoutes.flag("conflate", query.single["conflate"])
             )
             let usesSSE = format == .sse
             let loop = context.loop

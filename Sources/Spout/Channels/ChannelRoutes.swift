@@ -7,7 +7,7 @@ import Reactive
 /// `channels.redisURL` is set; the routes answer the same either way.
 enum ChannelRoutes {
     /// The query parameters a subscription understands.
-    static let subscribeParameters: [String] = ["lastEventId", "token", "format"]
+    static let subscribeParameters: [String] = ["lastEventId", "token", "format", "conflate"]
 
     /// Seconds a client is told to wait when the broker is at a limit.
     static let retryAfterSeconds = "1"
@@ -127,7 +127,8 @@ enum ChannelRoutes {
             let limits = ChannelSubscription.Limits(
                 events: settings.subscriberBufferEvents,
                 bytes: settings.subscriberBufferBytes,
-                overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect
+                overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect,
+                conflate: try flag("conflate", query["conflate"])
             )
             let make = { (channel: Channel) in
                 ChannelSubscription(
@@ -277,6 +278,16 @@ enum ChannelRoutes {
     }
 
     // MARK: Helpers
+
+    /// A boolean query parameter: `true` or `false` (absent: false); anything else is a `400`.
+    static func flag(_ name: String, _ value: String?) throws(Problem) -> Bool {
+        switch value {
+        case nil, "false": return false
+        case "true": return true
+        case let other?:
+            throw .invalidParameter(name, "\(name) must be true or false, got \"\(Routes.clip(other))\"")
+        }
+    }
 
     /// The `{name}` segment, checked: 1–128 characters of `[A-Za-z0-9._~-]`, not `.` or `..` (dot segments, which
     /// clients and proxies resolve away: `/channels/..` is `/` to them).

@@ -24,6 +24,10 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
         var events: Int
         var bytes: Int
         var overflow: Overflow
+        /// `?conflate=true`: a live event that arrives while another of the same `event` type waits replaces it
+        /// (the replaced one counts in the next `event: gap`), so a reader that is behind gets the newest value
+        /// of each type rather than every value.
+        var conflate = false
     }
 
     /// What happens to a subscriber past its bound (`channels.overflow`).
@@ -146,6 +150,7 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
                 liveAfter = event.sequence
             }
             guard !ended else { return }
+            if limits.conflate, !event.isControl, liveWaiting > 0 { conflate(with: event) }
             queue.append(event)
             liveWaiting &+= 1
             liveWaitingBytes &+= size(of: event)
@@ -213,6 +218,25 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
             head = 0
         }
         return event
+    }
+
+    /// Drops the waiting live event of `event`'s type, if any (at most one waits per type, so the scan is short):
+    /// `event` takes its place at the end, and the next delivery is preceded by `event: gap` counting it.
+    private func conflate(with event: ChannelEvent) {
+        let firstLive = head &+ replayWaiting
+        var index = queue.count &- 1
+        while index >= firstLive {
+            let waiting = queue[index]
+            if !waiting.isControl, waiting.eventType == event.eventType {
+                queue.remove(at: index)
+                liveWaiting &-= 1
+                liveWaitingBytes &-= size(of: waiting)
+                missed &+= 1
+                metrics.dropped.increment()
+                return
+            }
+            index &-= 1
+        }
     }
 
     private func overflowed() {

@@ -75,6 +75,14 @@ extension SpoutAPI {
                         "`sse` or `ndjson`; wins over Accept.",
                         ["type": "string", "enum": ["sse", "ndjson"]]
                     ),
+                    .query(
+                        "conflate",
+                        """
+                        `true`: while the reader is behind, only the newest waiting event of each `event` type is \
+                        kept; the ones it replaced count in the next `event: gap`.
+                        """,
+                        ["type": "boolean"]
+                    ),
                 ],
                 security: subscribeSecurity,
                 responses: [

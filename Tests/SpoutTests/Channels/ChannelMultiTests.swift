@@ -443,3 +443,84 @@ extension StreamClient {
         await server.stop()
     }
 }
+
+/// `?conflate=true`: a reader that is behind gets the newest event of each type, and gaps counting the others.
+@Suite(.offPool) struct ChannelConflationTests {
+    /// A server whose subscribers' buffers are large (so nothing overflows) and whose sockets are small (so a
+    /// reader that does not read is behind at once).
+    private func server() throws -> SpoutTestServer {
+        try SpoutTestServer {
+            $0.channels.subscriberBufferEvents = 100_000
+            $0.channels.subscriberBufferBytes = 64 << 20
+            $0.limits.streamSendBufferBytes = 4096
+        }
+    }
+
+    /// Publishes 200 events alternately of types `cpu` and `mem` (n = 0…199, ~4 KB each) while `stream` reads
+    /// nothing, then reads until the last of each type; returns what came: (type, n) per event, and the gaps'
+    /// `missed` counts.
+    private func publishWhileBehind(
+        _ channel: String,
+        _ stream: StreamClient,
+        _ server: SpoutTestServer
+    ) throws -> (events: [(type: String, n: Int)], missed: [Int]) {
+        #expect(eventually { (try? server.channelList()[channel]?.subscribers) == 1 })
+        let publisher = try ChannelHTTP(port: server.port)
+        defer { publisher.close() }
+        let pad = String(repeating: "x", count: 4000)
+        for n in 0..<200 {
+            let type = n % 2 == 0 ? "cpu" : "mem"
+            _ = try publisher.publishIDs(channel, #"{"data":{"n":\#(n),"pad":"\#(pad)"},"event":"\#(type)"}"#)
+        }
+        var events: [(type: String, n: Int)] = []
+        var missed: [Int] = []
+        var lastSeen: Set<Int> = []
+        while lastSeen.count < 2 {
+            let frame = try #require(try stream.nextEvents(1).first, "the stream ended")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(frame.data.utf8)) as? [String: Any])
+            if frame.type == "gap" {
+                missed.append(try #require(object["missed"] as? Int))
+                continue
+            }
+            let data = try #require((object["data"] as? [String: Any]) ?? object)
+            let n = try #require(data["n"] as? Int)
+            events.append((frame.type, n))
+            if n >= 198 { lastSeen.insert(n) }
+        }
+        return (events, missed)
+    }
+
+    @Test(arguments: [true, false])
+    func aReaderBehindGetsTheNewestOfEachTypeAndGapsCountingTheRest(multi: Bool) async throws {
+        let server = try server()
+        let stream =
+            multi
+            ? try StreamClient.multi(["dash"], port: server.port, query: "&conflate=true", receiveBufferBytes: 4096)
+            : try StreamClient.channel("dash", port: server.port, query: "?conflate=true", receiveBufferBytes: 4096)
+        defer { stream.close() }
+        let (events, missed) = try publishWhileBehind("dash", stream, server)
+        #expect(events.count + missed.reduce(0, +) == 200, "every event delivered or counted in a gap")
+        // What the sockets held went out; what waited behind them was conflated.
+        #expect(!missed.isEmpty && events.count < 200, "\(events.count) delivered")
+        for type in ["cpu", "mem"] {
+            let numbers = events.filter { $0.type == type }.map(\.n)
+            #expect(numbers == numbers.sorted(), "\(type) in order")
+            #expect(numbers.allSatisfy { ($0 % 2 == 0) == (type == "cpu") })
+        }
+        #expect(events.last(where: { $0.type == "cpu" })?.n == 198, "the newest cpu")
+        #expect(events.last(where: { $0.type == "mem" })?.n == 199, "the newest mem")
+        #expect(try server.get("/subscribe?channel=a&conflate=yes").status == 400)
+        #expect(try server.get("/channels/a?conflate=1").status == 400)
+        await server.stop()
+    }
+
+    @Test func withoutConflationAReaderBehindGetsEveryEvent() async throws {
+        let server = try server()
+        let stream = try StreamClient.multi(["dash"], port: server.port, receiveBufferBytes: 4096)
+        defer { stream.close() }
+        let (events, missed) = try publishWhileBehind("dash", stream, server)
+        #expect(missed.isEmpty)
+        #expect(events.map(\.n) == Array(0..<200))
+        await server.stop()
+    }
+}
