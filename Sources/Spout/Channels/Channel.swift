@@ -45,6 +45,8 @@ final class Channel: @unchecked Sendable {
         var followsOn = false
         var subscribers = 0
         var fanouts: [ObjectIdentifier: ChannelLoopFanout] = [:]
+        /// The named subscribers (`?client=`), with how many subscriptions each has here.
+        var clients: [String: Int] = [:]
         /// Set once the broker dropped the channel; nothing joins or publishes after.
         var retired = false
     }
@@ -223,6 +225,11 @@ final class Channel: @unchecked Sendable {
     /// Subscribers joined now.
     var subscriberCount: Int { lock.withLock { state.subscribers } }
 
+    /// Who is here: the subscribers joined, and the names the named ones gave, sorted.
+    var presence: (count: Int, clients: [String]) {
+        lock.withLock { (state.subscribers, state.clients.keys.sorted()) }
+    }
+
     // MARK: Subscribing (on the subscriber's loop)
 
     /// Joins `subscription` on `loop`, resuming as `resume` says (after `Last-Event-ID`, from the start, or live).
@@ -256,6 +263,12 @@ final class Channel: @unchecked Sendable {
             }
             fanout.add(subscription)
             state.subscribers &+= 1
+            if let client = subscription.client {
+                let held = state.clients[client] ?? 0
+                state.clients[client] = held &+ 1
+                // Before the join's control serial is read: the joining subscription does not get its own join.
+                if held == 0 { events.send(ChannelEvent.presence("join", channel: name, client: client)) }
+            }
             return .success(
                 Join(
                     epoch: state.epoch,
@@ -274,6 +287,14 @@ final class Channel: @unchecked Sendable {
         let emptied: ChannelLoopFanout? = lock.withLock {
             guard fanout.remove(subscription) else { return nil }
             state.subscribers &-= 1
+            if let client = subscription.client, let held = state.clients[client] {
+                if held <= 1 {
+                    state.clients[client] = nil
+                    events.send(ChannelEvent.presence("leave", channel: name, client: client))
+                } else {
+                    state.clients[client] = held &- 1
+                }
+            }
             guard fanout.isEmpty, state.fanouts[ObjectIdentifier(fanout.loop)] === fanout else { return nil }
             state.fanouts[ObjectIdentifier(fanout.loop)] = nil
             return fanout

@@ -43,6 +43,9 @@ final class ChannelEvent: Sendable {
         case gap
         /// The history is gone; sequences start over.
         case restart
+        /// A client joined or left the channel (`event: join` / `event: leave`): only for the subscriptions that
+        /// asked for presence events.
+        case presence
     }
 
     /// Bytes this event accounts for in a history or a subscriber's buffer: both encodings.
@@ -127,6 +130,15 @@ final class ChannelEvent: Sendable {
         object.add("reason", reason.rawValue)
         if let oldest { object.add("oldest", oldest) } else { object.addNull("oldest") }
         return control(name: "reset", json: object.finish(), live: live)
+    }
+
+    /// `event: join` or `event: leave` (`kind`) with `{"channel":…,"client":…}`: the first subscription of `client`
+    /// joined the channel, or its last one left.
+    static func presence(_ kind: String, channel: String, client: String) -> ChannelEvent {
+        var object = JSONObjectWriter()
+        object.add("channel", channel)
+        object.add("client", client)
+        return control(name: kind, json: object.finish(), live: .presence)
     }
 
     /// `event: gap` with `{"missed":n,"after":"<id>"}` (policy `drop-oldest`): `n` events after `after` were

@@ -99,6 +99,11 @@ struct ChannelMultiNDJSONEncoder: StreamEncoder {
 enum ChannelMultiEncoding {
     /// A control frame's object with the channel first: `{"channel":"a","reason":…}`.
     static func appendControlObject(_ event: ChannelEvent, channel: ChannelTag, to buffer: inout OutboundBuffer) {
+        // A presence frame names its channel already.
+        if event.live == .presence {
+            buffer.append(contentsOf: event.payload)
+            return
+        }
         buffer.append("{\"channel\":")
         buffer.append(contentsOf: channel.json)
         let object = event.payload

@@ -30,7 +30,9 @@ struct ChannelSubscriberRights: Sendable {
 /// (``ChannelMultiSubscription``), resumed as a whole by the cursor each event carries (``ChannelCursor``).
 enum ChannelMultiRoutes {
     /// The query parameters `/subscribe` understands; `channel` may repeat.
-    static let parameters: [String] = ["channel", "lastEventId", "token", "format", "conflate"]
+    static let parameters: [String] = [
+        "channel", "lastEventId", "token", "format", "conflate", "client", "presence",
+    ]
 
     /// A subscription's query, checked.
     struct Query: Equatable {
@@ -182,8 +184,18 @@ enum ChannelMultiRoutes {
             let usesSSE = format == .sse
             let loop = context.loop
             let metrics = broker.metrics
+            let client = try ChannelRoutes.clientName(query.single["client"])
+            let wantsPresence = try ChannelRoutes.flag("presence", query.single["presence"])
             let make = { (channel: Channel) in
-                ChannelSubscription(loop: loop, channel: channel, limits: limits, usesSSE: usesSSE, metrics: metrics)
+                ChannelSubscription(
+                    loop: loop,
+                    channel: channel,
+                    limits: limits,
+                    usesSSE: usesSSE,
+                    metrics: metrics,
+                    client: client,
+                    wantsPresence: wantsPresence
+                )
             }
             // The channels named: created if need be, as on /channels/{name}.
             for name in query.channels {

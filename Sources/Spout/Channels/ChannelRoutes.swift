@@ -7,7 +7,7 @@ import Reactive
 /// `channels.redisURL` is set; the routes answer the same either way.
 enum ChannelRoutes {
     /// The query parameters a subscription understands.
-    static let subscribeParameters: [String] = ["lastEventId", "token", "format", "conflate"]
+    static let subscribeParameters: [String] = ["lastEventId", "token", "format", "conflate", "client", "presence"]
 
     /// Seconds a client is told to wait when the broker is at a limit.
     static let retryAfterSeconds = "1"
@@ -130,13 +130,17 @@ enum ChannelRoutes {
                 overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect,
                 conflate: try flag("conflate", query["conflate"])
             )
+            let client = try clientName(query["client"])
+            let wantsPresence = try flag("presence", query["presence"])
             let make = { (channel: Channel) in
                 ChannelSubscription(
                     loop: context.loop,
                     channel: channel,
                     limits: limits,
                     usesSSE: format == .sse,
-                    metrics: broker.metrics
+                    metrics: broker.metrics,
+                    client: client,
+                    wantsPresence: wantsPresence
                 )
             }
             let joined =
@@ -277,7 +281,70 @@ enum ChannelRoutes {
         }
     }
 
+    /// `GET /channels/{name}/presence`: `{"channel":…,"count":n,"clients":[…]}`, who is subscribed here (over
+    /// Redis: to this replica), the named ones (`?client=`) by name.
+    static let presence: Routes.Handler = { context in
+        do throws(Problem) {
+            let name = try channelName(context)
+            let query = try QueryParameters(query: context.request, known: ["token"])
+            let broker = context.service.channels
+            let rights = ChannelSubscriberRights(
+                access: broker.access,
+                authorization: try authorization(context),
+                queryToken: query["token"]
+            )
+            if let refusal = rights.mayFollow(name) { throw refusal }
+            let channel: Channel? =
+                switch broker.backend {
+                case .inProcess(let local): local.existingChannel(named: name)
+                case .redis(let redis): redis.copy(named: name)
+                }
+            let (count, clients) = channel?.presence ?? (0, [])
+            var object = JSONObjectWriter()
+            object.add("channel", name)
+            object.add("count", count)
+            var list: [UInt8] = [UInt8(ascii: "[")]
+            for (position, client) in clients.enumerated() {
+                if position > 0 { list.append(UInt8(ascii: ",")) }
+                JSONText.appendString(client, to: &list)
+            }
+            list.append(UInt8(ascii: "]"))
+            object.addRaw("clients", json: list)
+            context.respond(json: object.finish())
+        } catch {
+            respond(error, context)
+        }
+    }
+
     // MARK: Helpers
+
+    /// The longest `client` name.
+    static let maxClientBytes = 64
+
+    /// A subscriber's `client` name: 1–64 characters of `A–Z a–z 0–9 . _ ~ - @`; absent: anonymous.
+    static func clientName(_ value: String?) throws(Problem) -> String? {
+        guard let value else { return nil }
+        let bytes = value.utf8
+        let valid =
+            !bytes.isEmpty && bytes.count <= maxClientBytes
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                    UInt8(ascii: "-"), UInt8(ascii: "@"):
+                    true
+                default: false
+                }
+            }
+        guard valid else {
+            throw .invalidParameter(
+                "client",
+                "a client name is 1–\(maxClientBytes) characters of A–Z, a–z, 0–9, '.', '_', '~', '-' and '@'; got \""
+                    + Routes.clip(value) + "\""
+            )
+        }
+        return value
+    }
 
     /// A boolean query parameter: `true` or `false` (absent: false); anything else is a `400`.
     static func flag(_ name: String, _ value: String?) throws(Problem) -> Bool {

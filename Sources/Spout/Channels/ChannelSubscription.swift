@@ -84,7 +84,22 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     /// ``ended``, readable from any thread.
     private let endedFlag = Atomic<Bool>(false)
 
-    init(loop: EventLoop, channel: Channel, limits: Limits, usesSSE: Bool, metrics: ChannelMetrics) {
+    /// The name the subscriber gave (`?client=`), for the channel's presence; nil when anonymous.
+    let client: String?
+    /// Whether the subscriber asked for presence events (`?presence=true`).
+    let wantsPresence: Bool
+
+    init(
+        loop: EventLoop,
+        channel: Channel,
+        limits: Limits,
+        usesSSE: Bool,
+        metrics: ChannelMetrics,
+        client: String? = nil,
+        wantsPresence: Bool = false
+    ) {
+        self.client = client
+        self.wantsPresence = wantsPresence
         self.loop = loop
         self.channel = channel
         self.limits = limits
@@ -155,6 +170,7 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
                 guard event.controlSerial > feed.lastLiveControl else { continue }
                 feed.lastLiveControl = event.controlSerial
                 if live == .restart { feed.liveAfter = 0 }
+                if live == .presence, !wantsPresence { continue }
             } else {
                 guard event.sequence > feed.liveAfter else { continue }
                 feed.liveAfter = event.sequence

@@ -403,6 +403,11 @@ final class RedisChannelBroker: @unchecked Sendable {
         return .failure(.tooManyChannels)
     }
 
+    /// This replica's copy of channel `name`, if it has one.
+    func copy(named name: String) -> Channel? {
+        lock.withLock { copies[name].flatMap { $0.retired ? nil : $0.channel } }
+    }
+
     /// The follower of channel `name`: a stable hash (FNV-1a) of the name, so every replica picks the same.
     static func follower(for name: String, count: Int) -> Int {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -83,6 +83,22 @@ extension SpoutAPI {
                         """,
                         ["type": "boolean"]
                     ),
+                    .query(
+                        "client",
+                        """
+                        The subscriber's name in the channel's presence (GET /channels/{name}/presence, `join` and \
+                        `leave` events): 1–64 characters of A–Z a–z 0–9 . _ ~ - @.
+                        """,
+                        ["type": "string", "pattern": "^[A-Za-z0-9._~@-]{1,64}$", "minLength": 1, "maxLength": 64]
+                    ),
+                    .query(
+                        "presence",
+                        """
+                        `true`: the stream also carries `event: join` and `event: leave` (no id; data \
+                        {"channel":…,"client":…}) when a named client's first subscription joins or its last leaves.
+                        """,
+                        ["type": "boolean"]
+                    ),
                 ],
                 security: subscribeSecurity,
                 responses: [
@@ -124,7 +140,45 @@ extension SpoutAPI {
                     .problem(406, .notAcceptable),
                     channelCapacity("too many channels, or too many subscribers on one of them"),
                 ]
-            )
+            ),
+            APIOperation(
+                "GET",
+                "/channels/{name}/presence",
+                id: "getChannelPresence",
+                tag: "channels",
+                summary: "Who is subscribed to a channel",
+                description: """
+                    The subscribers of the channel (over Redis: those of this replica) and the names of those that \
+                    gave one (`client`), each once, sorted; a channel nobody subscribes to has count 0. \
+                    \(subscribeRule)
+                    """,
+                parameters: [
+                    channelName,
+                    .query(
+                        "token",
+                        "A subscribe token (`Authorization: Bearer` wins when both are sent).",
+                        ["type": "string"]
+                    ),
+                ],
+                security: subscribeSecurity,
+                responses: [
+                    .json(
+                        200,
+                        "Who is here.",
+                        [
+                            "type": "object",
+                            "required": ["channel", "count", "clients"],
+                            "properties": [
+                                "channel": ["type": "string"],
+                                "count": ["type": "integer", "minimum": 0],
+                                "clients": ["type": "array", "items": ["type": "string"]],
+                            ],
+                            "additionalProperties": false,
+                        ]
+                    ),
+                    .problem(400, .invalidParameter),
+                ] + channelAuthFailures("subscribe tokens are configured")
+            ),
         ]
     }
 }

@@ -714,6 +714,22 @@ enum SpoutAPI {
                         """,
                         ["type": "boolean"]
                     ),
+                    .query(
+                        "client",
+                        """
+                        The subscriber's name in the channel's presence (GET /channels/{name}/presence, `join` and \
+                        `leave` events): 1–64 characters of A–Z a–z 0–9 . _ ~ - @.
+                        """,
+                        ["type": "string", "pattern": "^[A-Za-z0-9._~@-]{1,64}$", "minLength": 1, "maxLength": 64]
+                    ),
+                    .query(
+                        "presence",
+                        """
+                        `true`: the stream also carries `event: join` and `event: leave` (no id; data \
+                        {"channel":…,"client":…}) when a named client's first subscription joins or its last leaves.
+                        """,
+                        ["type": "boolean"]
+                    ),
                 ],
                 security: subscribeSecurity,
                 responses: [

@@ -524,3 +524,67 @@ extension StreamClient {
         await server.stop()
     }
 }
+
+/// Presence: `GET /channels/{name}/presence`, `?client=`, and `join` / `leave` frames for `?presence=true`.
+@Suite(.offPool) struct ChannelPresenceTests {
+    /// `GET /channels/{name}/presence` as (count, clients).
+    private func presence(_ server: SpoutTestServer, _ name: String) throws -> (count: Int, clients: [String]) {
+        let response = try server.get("/channels/\(name)/presence")
+        try #require(response.status == 200, "\(response)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        #expect(object["channel"] as? String == name)
+        return (try #require(object["count"] as? Int), try #require(object["clients"] as? [String]))
+    }
+
+    @Test func namedClientsJoinAndLeaveOnceWhateverTheirTabsAndWatchersSeeIt() async throws {
+        let server = try SpoutTestServer()
+        #expect(try presence(server, "room") == (0, []))
+        // A watcher on /subscribe that asked for presence frames, and one on /channels/{name} that did not.
+        let watcher = try StreamClient.multi(["room"], port: server.port, query: "&presence=true")
+        defer { watcher.close() }
+        let plain = try StreamClient.channel("room", port: server.port)
+        defer { plain.close() }
+        #expect(eventually { (try? self.presence(server, "room").count) == 2 })
+
+        let alice1 = try StreamClient.channel("room", port: server.port, query: "?client=alice")
+        let alice2 = try StreamClient.multi(["room", "other"], port: server.port, query: "&client=alice")
+        let bob = try StreamClient.channel("room", port: server.port, query: "?client=bob&format=ndjson")
+        #expect(eventually { (try? self.presence(server, "room").count) == 5 })
+        #expect(try presence(server, "room").clients == ["alice", "bob"])
+        #expect(try presence(server, "other").clients == ["alice"])
+
+        bob.close()
+        #expect(eventually { (try? self.presence(server, "room").clients) == ["alice"] })
+        alice1.close()
+        #expect(eventually { (try? self.presence(server, "room").count) == 3 })
+        #expect(try presence(server, "room").clients == ["alice"], "alice still has a tab")
+        alice2.close()
+        #expect(eventually { (try? self.presence(server, "room").clients) == [] })
+
+        let frames = try watcher.multiFrames(4)
+        #expect(frames.map(\.type) == ["join", "join", "leave", "leave"])
+        #expect(frames.map { $0.object["client"] as? String } == ["alice", "bob", "bob", "alice"])
+        #expect(frames.allSatisfy { $0.channel == "room" && $0.object.count == 2 })
+        #expect(!String(decoding: watcher.bodyBytes, as: UTF8.self).contains("id: "), "presence frames have no id")
+
+        // The subscriber that did not ask gets none of them: its first frame is the next event.
+        let publisher = try ChannelHTTP(port: server.port)
+        _ = try publisher.publishIDs("room", channelBody([1]))
+        #expect(numbers(try plain.frames(1)) == [1])
+        await server.stop()
+    }
+
+    @Test func aClientNameIsChecked() async throws {
+        let server = try SpoutTestServer()
+        for bad in ["", "a%20b", String(repeating: "x", count: 65), "%C3%A9"] {
+            #expect(try server.get("/channels/room?client=\(bad)").status == 400, "\(bad)")
+            #expect(try server.get("/subscribe?channel=room&client=\(bad)").status == 400, "\(bad)")
+        }
+        #expect(try server.get("/channels/room?presence=maybe").status == 400)
+        #expect(try server.get("/channels/bad%20name/presence").status == 400)
+        let fine = try StreamClient.channel("room", port: server.port, query: "?client=a.b_c~d-e@f")
+        #expect(fine.status == 200)
+        fine.close()
+        await server.stop()
+    }
+}
