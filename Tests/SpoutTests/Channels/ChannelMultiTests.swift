@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import HTTPServer
 import TestSupport
 import Testing
 
@@ -585,6 +587,62 @@ extension StreamClient {
         let fine = try StreamClient.channel("room", port: server.port, query: "?client=a.b_c~d-e@f")
         #expect(fine.status == 200)
         fine.close()
+        await server.stop()
+    }
+}
+
+/// `channels.deadPeerSeconds`: the socket of a subscriber's stream (accepted by the server in this process) is
+/// armed with keepalive and `TCP_USER_TIMEOUT`, so a peer gone without a FIN is noticed within the bound.
+@Suite(.offPool) struct ChannelDeadPeerTests {
+    /// The local and remote ports of socket `fd` (nil when it is not an IPv4 TCP socket).
+    private static func ports(_ fd: Int32) -> (local: Int, remote: Int)? {
+        func port(_ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> Int? {
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let result = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, &length) }
+            }
+            guard result == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+        guard let local = port(getsockname), let remote = port(getpeername) else { return nil }
+        return (local, remote)
+    }
+
+    /// The server's end of the connection whose client end is `client`: the descriptor of this process whose
+    /// local port is the server's and whose peer is the client's port.
+    private static func serverEnd(of client: Int32, serverPort: Int) -> Int32? {
+        guard let clientPorts = ports(client) else { return nil }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for entry in entries {
+            guard let fd = Int32(entry), fd != client, let found = ports(fd) else { continue }
+            if found.local == serverPort, found.remote == clientPorts.local { return fd }
+        }
+        return nil
+    }
+
+    @Test func aSubscribersSocketIsArmedWithKeepaliveAndAUserTimeout() async throws {
+        let server = try SpoutTestServer { $0.channels.deadPeerSeconds = 9 }
+        let stream = try StreamClient.multi(["room"], port: server.port, query: "&client=alice")
+        defer { stream.close() }
+        #expect(stream.status == 200)
+        let fd = try #require(Self.serverEnd(of: stream.client.fd, serverPort: server.port))
+        let tcp = Int32(IPPROTO_TCP)
+        #expect(DeadPeerDetection.option(fd, SOL_SOCKET, SO_KEEPALIVE) == 1)
+        #expect(DeadPeerDetection.option(fd, tcp, TCP_KEEPIDLE) == 3)
+        #expect(DeadPeerDetection.option(fd, tcp, TCP_KEEPINTVL) == 1)
+        #expect(DeadPeerDetection.option(fd, tcp, TCP_KEEPCNT) == 3)
+        #expect(DeadPeerDetection.option(fd, tcp, DeadPeerDetection.tcpUserTimeout) == 9000)
+        await server.stop()
+    }
+
+    @Test func withZeroTheKernelDefaultsStay() async throws {
+        let server = try SpoutTestServer { $0.channels.deadPeerSeconds = 0 }
+        let stream = try StreamClient.channel("room", port: server.port)
+        defer { stream.close() }
+        let fd = try #require(Self.serverEnd(of: stream.client.fd, serverPort: server.port))
+        #expect(DeadPeerDetection.option(fd, SOL_SOCKET, SO_KEEPALIVE) == 0)
+        #expect(DeadPeerDetection.option(fd, Int32(IPPROTO_TCP), DeadPeerDetection.tcpUserTimeout) == 0)
         await server.stop()
     }
 }
