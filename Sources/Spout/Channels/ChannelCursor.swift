@@ -38,11 +38,15 @@ struct ChannelCursor: Equatable {
         entries[Self.key(of: name)]
     }
 
-    /// The longest cursor text for `maxEntries` channels: an entry is at most 8 + 2 + 1 + 13 characters and a
+    /// Base-36 digits of an epoch index, at most (46,655 epochs, past `channels.maxChannelsPerSubscription`'s
+    /// largest value).
+    static let maxIndexDigits = 3
+
+    /// The longest cursor text for `maxEntries` channels: an entry is at most 8 + 3 + 1 + 13 characters and a
     /// separator, an epoch at most 16 and a separator.
     static func maxLength(entries maxEntries: Int) -> Int {
         let entries = max(1, maxEntries)
-        return 4 &+ entries.multipliedReportingOverflow(by: 25 &+ 17).partialValue
+        return 4 &+ entries.multipliedReportingOverflow(by: 26 &+ 17).partialValue
     }
 
     // MARK: Writing
@@ -141,7 +145,7 @@ struct ChannelCursor: Equatable {
                 guard let key = Self.readKey(part[..<keyEnd]) else { return nil }
                 let tail = part[keyEnd...]
                 guard let dash = tail.firstIndex(of: UInt8(ascii: "-")),
-                    let index = Self.readBase36(tail[..<dash], maxDigits: 2),
+                    let index = Self.readBase36(tail[..<dash], maxDigits: Self.maxIndexDigits),
                     let sequence = Self.readBase36(tail[(dash + 1)...], maxDigits: Self.maxSequenceDigits),
                     index < UInt64(epochs.count)
                 else { return nil }

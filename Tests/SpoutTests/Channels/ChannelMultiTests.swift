@@ -362,6 +362,18 @@ extension StreamClient {
         #expect(ChannelCursor(String(repeating: "1", count: 1_000_000), maxEntries: 100) == nil)
     }
 
+    /// Over Redis each channel has its own epoch: 2,000 of them need three-digit indexes, and read back.
+    @Test func manyEpochsReadBack() throws {
+        let positions = (0..<2_000).map {
+            (key: ChannelCursor.key(of: "c\($0)"), position: ChannelCursor.Position(epoch: "g\($0)", sequence: 7))
+        }
+        var bytes: [UInt8] = []
+        ChannelCursor.append(positions, to: &bytes)
+        #expect(bytes.count <= ChannelCursor.maxLength(entries: 2_000))
+        let cursor = try #require(ChannelCursor(String(decoding: bytes, as: UTF8.self), maxEntries: 2_000))
+        #expect(cursor.position(of: "c1999") == .some(.init(epoch: "g1999", sequence: 7)))
+    }
+
     @Test func twoEntriesWithOneKeyAreAmbiguousNotEachOthers() throws {
         var bytes: [UInt8] = []
         let key = ChannelCursor.key(of: "a")
