@@ -85,6 +85,10 @@ extension Server {
         /// reader pins its connection's send buffer for ``writeStallTimeout``, so the cap bounds kernel memory
         /// per stalled reader; the kernel doubles the value for its bookkeeping. Default 128 KiB.
         public var streamSendBufferBytes: Int? = 128 * 1024
+        /// The bound, in seconds (at least 3), within which a connection that started a streamed response notices
+        /// a peer that vanished without a FIN: TCP keepalive and `TCP_USER_TIMEOUT` on its socket (see
+        /// ``DeadPeerDetection``); `nil` leaves the kernel's defaults (hours). Default `nil`.
+        public var streamDeadPeerSeconds: Int?
         /// How long a closing connection keeps reading and discarding input after its last response,
         /// so the peer sees the response rather than a reset. Default 2 s.
         public var lingerTimeout: Duration = .seconds(2)

@@ -272,6 +272,8 @@ extension Server.Configuration {
         }
         streamSendBufferBytes =
             configuration.limits.streamSendBufferBytes > 0 ? configuration.limits.streamSendBufferBytes : nil
+        streamDeadPeerSeconds =
+            configuration.channels.deadPeerSeconds > 0 ? configuration.channels.deadPeerSeconds : nil
         parser.maxHeaderBytes = configuration.limits.maxHeaderBytes
         parser.maxHeaderCount = configuration.limits.maxHeaderCount
         parser.maxBodyBytes = configuration.limits.maxBodyBytes

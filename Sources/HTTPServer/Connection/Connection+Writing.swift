@@ -110,6 +110,7 @@ extension Connection {
             sendBufferCapped = true
             Socket.setSendBufferBytes(fd, cap)
         }
+        if let seconds = context.configuration.streamDeadPeerSeconds { DeadPeerDetection.arm(fd, seconds: seconds) }
         prepareOutbound()
         // The head and the first batch in one allocation, rather than a small one for the head that the
         // first batch then outgrows.

@@ -8,7 +8,7 @@ import Reactive
 /// `channels.redisURL` is set; the routes answer the same either way.
 enum ChannelRoutes {
     /// The query parameters a subscription understands.
-    static let subscribeParameters: [String] = ["lastEventId", "token", "format"]
+    static let subscribeParameters: [String] = ["lastEventId", "token", "format", "conflate", "client", "presence"]
 
     /// Seconds a client is told to wait when the broker is at a limit.
     static let retryAfterSeconds = "1"
@@ -123,25 +123,31 @@ enum ChannelRoutes {
             let lastEventID = (context.request.headers["Last-Event-ID"] ?? query["lastEventId"])
                 .map { $0.trimmingCharacters(in: .whitespaces) }
                 .flatMap { $0.isEmpty ? nil : $0 }
+            let resume = lastEventID.map(Channel.Resume.after) ?? .live
             let settings = context.service.configuration.channels
             let limits = ChannelSubscription.Limits(
                 events: settings.subscriberBufferEvents,
                 bytes: settings.subscriberBufferBytes,
-                overflow: settings.overflow
+                overflow: settings.overflow,
+                conflate: try flag("conflate", query["conflate"])
             )
+            let client = try clientName(query["client"])
+            let wantsPresence = try flag("presence", query["presence"])
             let make = { (channel: Channel) in
                 ChannelSubscription(
                     loop: context.loop,
                     channel: channel,
                     limits: limits,
                     usesSSE: format == .sse,
-                    metrics: broker.metrics
+                    metrics: broker.metrics,
+                    client: client,
+                    wantsPresence: wantsPresence
                 )
             }
             let joined =
                 switch broker.backend {
-                case .redis(let redis): redis.subscribe(to: name, after: lastEventID, make: make)
-                case .inProcess(let local): local.subscribe(to: name, after: lastEventID, make: make)
+                case .redis(let redis): redis.subscribe(to: name, resume: resume, make: make)
+                case .inProcess(let local): local.subscribe(to: name, resume: resume, make: make)
                 }
             switch joined {
             case .failure(let refusal):
@@ -276,7 +282,80 @@ enum ChannelRoutes {
         }
     }
 
+    /// `GET /channels/{name}/presence`: `{"channel":…,"count":n,"clients":[…]}`, who is subscribed here (over
+    /// Redis: to this replica), the named ones (`?client=`) by name.
+    static let presence: Routes.Handler = { context in
+        do throws(Problem) {
+            let name = try channelName(context)
+            let query = try QueryParameters(query: context.request, known: ["token"])
+            let broker = context.service.channels
+            let rights = ChannelSubscriberRights(
+                access: broker.access,
+                authorization: try authorization(context),
+                queryToken: query["token"]
+            )
+            if let refusal = rights.mayFollow(name) { throw refusal }
+            let channel: Channel? =
+                switch broker.backend {
+                case .inProcess(let local): local.existingChannel(named: name)
+                case .redis(let redis): redis.copy(named: name)
+                }
+            let (count, clients) = channel?.presence ?? (0, [])
+            var object = JSONObjectWriter()
+            object.add("channel", name)
+            object.add("count", count)
+            var list: [UInt8] = [UInt8(ascii: "[")]
+            for (position, client) in clients.enumerated() {
+                if position > 0 { list.append(UInt8(ascii: ",")) }
+                JSONText.appendString(client, to: &list)
+            }
+            list.append(UInt8(ascii: "]"))
+            object.addRaw("clients", json: list)
+            context.respond(json: object.finish())
+        } catch {
+            respond(error, context)
+        }
+    }
+
     // MARK: Helpers
+
+    /// The longest `client` name.
+    static let maxClientBytes = 64
+
+    /// A subscriber's `client` name: 1–64 characters of `A–Z a–z 0–9 . _ ~ - @`; absent: anonymous.
+    static func clientName(_ value: String?) throws(Problem) -> String? {
+        guard let value else { return nil }
+        let bytes = value.utf8
+        let valid =
+            !bytes.isEmpty && bytes.count <= maxClientBytes
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                    UInt8(ascii: "-"), UInt8(ascii: "@"):
+                    true
+                default: false
+                }
+            }
+        guard valid else {
+            throw .invalidParameter(
+                "client",
+                "a client name is 1–\(maxClientBytes) characters of A–Z, a–z, 0–9, '.', '_', '~', '-' and '@'; got \""
+                    + Routes.clip(value) + "\""
+            )
+        }
+        return value
+    }
+
+    /// A boolean query parameter: `true` or `false` (absent: false); anything else is a `400`.
+    static func flag(_ name: String, _ value: String?) throws(Problem) -> Bool {
+        switch value {
+        case nil, "false": return false
+        case "true": return true
+        case let other?:
+            throw .invalidParameter(name, "\(name) must be true or false, got \"\(Routes.clip(other))\"")
+        }
+    }
 
     /// The `{name}` segment, checked: 1–128 characters of `[A-Za-z0-9._~-]`, not `.` or `..` (dot segments, which
     /// clients and proxies resolve away: `/channels/..` is `/` to them).
@@ -341,17 +420,17 @@ enum ChannelRoutes {
 
     /// The one `Authorization` header, if any; `400` when it is repeated (taking the first let a valid token carry
     /// an invalid one through).
-    private static func authorization(_ context: RequestContext) throws(Problem) -> String? {
+    static func authorization(_ context: RequestContext) throws(Problem) -> String? {
         try Routes.singleHeader("Authorization", in: context.request.headers)
     }
 
     /// Answers `problem`; a `401` carries the `WWW-Authenticate` challenge.
-    private static func respond(_ problem: Problem, _ context: RequestContext) {
+    static func respond(_ problem: Problem, _ context: RequestContext) {
         let headers: Headers = problem.status == 401 ? ["WWW-Authenticate": #"Bearer realm="spout""#] : [:]
         context.respond(problem: problem, headers: headers)
     }
 
-    private static func respond(_ refusal: ChannelBroker.Refusal, _ context: RequestContext) {
+    static func respond(_ refusal: ChannelBroker.Refusal, _ context: RequestContext) {
         let detail =
             switch refusal {
             case .tooManyChannels:

@@ -25,6 +25,10 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
         var events: Int
         var bytes: Int
         var overflow: Overflow
+        /// `?conflate=true`: a live event that arrives while another of the same `event` type waits replaces it
+        /// (the replaced one counts in the next `event: gap`), so a reader that is behind gets the newest value
+        /// of each type rather than every value.
+        var conflate = false
     }
 
     /// What happens to a subscriber past its bound: the configuration's `channels.overflow`.
@@ -36,36 +40,64 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     private let metrics: ChannelMetrics
     /// Whether the stream is SSE (else NDJSON): which encoding's size counts against the byte bound.
     private let usesSSE: Bool
-    // The loop-confined state below is `@exclusivity(unchecked)`, as in `Connection`: the loop's serial queue
-    // rules out overlapping access, every access here is instantaneous (none is held across a call out to the
-    // subscriber, so a re-entrant `request` cannot overlap one), and the dynamic checks, a runtime call each,
-    // were about 4 % of a fan-out's CPU (`perf` over `fanout -subs 1000`).
+    /// The position in the fan-out's list, kept by the fan-out. Loop-confined.
+    var fanoutIndex = -1
+    private var fanout: ChannelLoopFanout?
 
-    /// The position in the fan-out's list, kept by the fan-out. // Loop-confined.
-    @exclusivity(unchecked) var fanoutIndex = -1
+    /// What every event goes through (``deliver(_:)``, ``drain()``), in one place. Loop-confined.
+    private struct Feed {
+        var subscriber: (any Subscriber<ChannelEvent, ChannelStreamEnd>)?
+        /// Waiting events, oldest first from `head`: the replay's, then live ones.
+        var queue: [ChannelEvent] = []
+        var head = 0
+        var replayWaiting = 0
+        var liveWaiting = 0
+        var liveWaitingBytes = 0
+        /// Live events up to this sequence were replayed, published before the subscription joined, or
+        /// delivered.
+        var liveAfter: UInt64 = 0
+        /// The serial of the last live control frame taken, or the last made before the subscription joined.
+        var lastLiveControl: UInt64 = 0
+        var demand = 0
+        /// Events dropped (`dropOldest`, conflation) since the last delivery.
+        var missed = 0
+        var lastDeliveredID: String?
+        var draining = false
+        var ended = false
+    }
 
-    @exclusivity(unchecked) private var subscriber: (any Subscriber<ChannelEvent, ChannelStreamEnd>)?
-    @exclusivity(unchecked) private var fanout: ChannelLoopFanout?
-    /// Waiting events, oldest first from `head`: the replay's, then live ones.
-    @exclusivity(unchecked) private var queue: [ChannelEvent] = []
-    @exclusivity(unchecked) private var head = 0
-    @exclusivity(unchecked) private var replayWaiting = 0
-    @exclusivity(unchecked) private var liveWaiting = 0
-    @exclusivity(unchecked) private var liveWaitingBytes = 0
-    /// Live events up to this sequence were replayed, published before the subscription joined, or delivered.
-    @exclusivity(unchecked) private var liveAfter: UInt64 = 0
-    /// The serial of the last live control frame taken, or the last made before the subscription joined.
-    @exclusivity(unchecked) private var lastLiveControl: UInt64 = 0
-    @exclusivity(unchecked) private var demand = 0
-    /// Events dropped (`dropOldest`) since the last delivery.
-    @exclusivity(unchecked) private var missed = 0
-    @exclusivity(unchecked) private var lastDeliveredID: String?
-    @exclusivity(unchecked) private var draining = false
-    @exclusivity(unchecked) private var ended = false
+    // The loop's serial queue rules out overlapping access, and every access to `feed` is instantaneous (none is
+    // held across a call out to the subscriber, so a re-entrant `request` cannot overlap one).
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        private var feed = Feed()
+    #else
+        // Unchecked: bench/channels.sh `throughput` (fanout -subs 1000: the dynamic checks, a runtime call on
+        // every access of every event to every subscriber, were a visible share of the fan-out's CPU).
+        @exclusivity(unchecked) private var feed = Feed()
+    #endif
+
+    /// Where the channel was when the subscription joined: its epoch and the sequence the live part starts
+    /// after (nil until it joins). Loop-confined.
+    private(set) var joinedAt: (epoch: String, sequence: UInt64)?
     /// ``ended``, readable from any thread.
     private let endedFlag = Atomic<Bool>(false)
 
-    init(loop: EventLoop, channel: Channel, limits: Limits, usesSSE: Bool, metrics: ChannelMetrics) {
+    /// The name the subscriber gave (`?client=`), for the channel's presence; nil when anonymous.
+    let client: String?
+    /// Whether the subscriber asked for presence events (`?presence=true`).
+    let wantsPresence: Bool
+
+    init(
+        loop: EventLoop,
+        channel: Channel,
+        limits: Limits,
+        usesSSE: Bool,
+        metrics: ChannelMetrics,
+        client: String? = nil,
+        wantsPresence: Bool = false
+    ) {
+        self.client = client
+        self.wantsPresence = wantsPresence
         self.loop = loop
         self.channel = channel
         self.limits = limits
@@ -73,21 +105,22 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
         self.metrics = metrics
     }
 
-    /// Joins the channel (see ``Channel/join(_:on:after:now:)``); on the loop. On success the replay waits for
+    /// Joins the channel (see ``Channel/join(_:on:resume:now:)``); on the loop. On success the replay waits for
     /// the subscriber's demand and live events arrive from now on.
-    func join(after lastEventID: String?, now: UInt64) -> Channel.Refusal? {
+    func join(resume: Channel.Resume, now: UInt64) -> Channel.Refusal? {
         loop.preconditionInEventLoop()
         // Gone before a deferred join (channels over Redis join once the channel is loaded): nothing to join.
-        guard !ended else { return nil }
-        switch channel.join(self, on: loop, after: lastEventID, now: now) {
+        guard !feed.ended else { return nil }
+        switch channel.join(self, on: loop, resume: resume, now: now) {
         case .failure(let refusal):
             return refusal
         case .success(let join):
             fanout = join.fanout
-            liveAfter = join.liveAfter
-            lastLiveControl = join.lastControlSerial
-            queue = join.replay
-            replayWaiting = join.replay.count
+            joinedAt = (join.epoch, join.liveAfter)
+            feed.liveAfter = join.liveAfter
+            feed.lastLiveControl = join.lastControlSerial
+            feed.queue = join.replay
+            feed.replayWaiting = join.replay.count
             metrics.subscribers.add(1)
             metrics.replayed.increment(by: join.replay.lazy.filter { !$0.isControl }.count)
             // A deferred join comes after the bridge asked for events.
@@ -99,8 +132,8 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     /// Hands the subscription to `subscriber` (the stream's bridge), which then asks for events.
     func start(_ subscriber: some Subscriber<ChannelEvent, ChannelStreamEnd>) {
         loop.preconditionInEventLoop()
-        guard !ended else { return }
-        self.subscriber = subscriber
+        guard !feed.ended else { return }
+        feed.subscriber = subscriber
         subscriber.receive(subscription: self)
     }
 
@@ -111,7 +144,7 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
 
     func request(_ more: Subscribers.Demand) {
         loop.preconditionInEventLoop()
-        guard !ended else { return }
+        guard !feed.ended else { return }
         addDemand(more)
         drain()
     }
@@ -132,19 +165,21 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     func deliver(_ batch: [ChannelEvent]) {
         for event in batch {
             if let live = event.live {
-                guard event.controlSerial > lastLiveControl else { continue }
-                lastLiveControl = event.controlSerial
-                if live == .restart { liveAfter = 0 }
+                guard event.controlSerial > feed.lastLiveControl else { continue }
+                feed.lastLiveControl = event.controlSerial
+                if live == .restart { feed.liveAfter = 0 }
+                if live == .presence, !wantsPresence { continue }
             } else {
-                guard event.sequence > liveAfter else { continue }
-                liveAfter = event.sequence
+                guard event.sequence > feed.liveAfter else { continue }
+                feed.liveAfter = event.sequence
             }
-            guard !ended else { return }
-            queue.append(event)
-            liveWaiting &+= 1
-            liveWaitingBytes &+= size(of: event)
+            guard !feed.ended else { return }
+            if limits.conflate, !event.isControl, feed.liveWaiting > 0 { conflate(with: event) }
+            feed.queue.append(event)
+            feed.liveWaiting &+= 1
+            feed.liveWaitingBytes &+= size(of: event)
             drain()
-            if liveWaiting > limits.events || liveWaitingBytes > limits.bytes { overflowed() }
+            if feed.liveWaiting > limits.events || feed.liveWaitingBytes > limits.bytes { overflowed() }
         }
     }
 
@@ -156,69 +191,88 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
 
     private func addDemand(_ more: Subscribers.Demand) {
         if let count = more.max {
-            demand = demand.addingReportingOverflow(count).overflow ? Int.max : demand &+ count
+            feed.demand = feed.demand.addingReportingOverflow(count).overflow ? Int.max : feed.demand &+ count
         } else {
-            demand = Int.max
+            feed.demand = Int.max
         }
     }
 
     /// Sends waiting events while there is demand. Re-entrant calls (the bridge asking for more from inside a
     /// delivery) only add demand; the outer loop goes on.
     private func drain() {
-        guard !draining, !ended else { return }
-        draining = true
-        defer { draining = false }
+        guard !feed.draining, !feed.ended else { return }
+        feed.draining = true
+        defer { feed.draining = false }
         var delivered = 0
-        while demand > 0, !ended {
+        while feed.demand > 0, !feed.ended {
             let next: ChannelEvent
-            if missed > 0 {
-                next = ChannelEvent.gap(missed: missed, after: lastDeliveredID)
-                missed = 0
+            if feed.missed > 0 {
+                next = ChannelEvent.gap(missed: feed.missed, after: feed.lastDeliveredID)
+                feed.missed = 0
             } else if let event = popOldest() {
                 next = event
             } else {
                 break
             }
-            if demand != Int.max { demand &-= 1 }
+            if feed.demand != Int.max { feed.demand &-= 1 }
             if !next.isControl {
-                lastDeliveredID = next.id
+                feed.lastDeliveredID = next.id
                 delivered &+= 1
             }
-            if let subscriber { addDemand(subscriber.receive(next)) }
+            if let subscriber = feed.subscriber { addDemand(subscriber.receive(next)) }
         }
         if delivered > 0 { metrics.delivered.increment(by: delivered) }
     }
 
     private func popOldest() -> ChannelEvent? {
-        guard head < queue.count else { return nil }
-        let event = queue[head]
-        head &+= 1
-        if replayWaiting > 0 {
-            replayWaiting &-= 1
+        guard feed.head < feed.queue.count else { return nil }
+        let event = feed.queue[feed.head]
+        feed.head &+= 1
+        if feed.replayWaiting > 0 {
+            feed.replayWaiting &-= 1
         } else {
-            liveWaiting &-= 1
-            liveWaitingBytes &-= size(of: event)
+            feed.liveWaiting &-= 1
+            feed.liveWaitingBytes &-= size(of: event)
         }
-        if head == queue.count {
-            queue.removeAll(keepingCapacity: queue.capacity <= 16)
-            head = 0
-        } else if head >= 32, head &* 2 >= queue.count {
-            queue.removeFirst(head)
-            head = 0
+        if feed.head == feed.queue.count {
+            feed.queue.removeAll(keepingCapacity: feed.queue.capacity <= 16)
+            feed.head = 0
+        } else if feed.head >= 32, feed.head &* 2 >= feed.queue.count {
+            feed.queue.removeFirst(feed.head)
+            feed.head = 0
         }
         return event
+    }
+
+    /// Drops the waiting live event of `event`'s type, if any (at most one waits per type, so the scan is short):
+    /// `event` takes its place at the end, and the next delivery is preceded by `event: gap` counting it.
+    private func conflate(with event: ChannelEvent) {
+        let firstLive = feed.head &+ feed.replayWaiting
+        var index = feed.queue.count &- 1
+        while index >= firstLive {
+            let waiting = feed.queue[index]
+            if !waiting.isControl, waiting.eventType == event.eventType {
+                feed.queue.remove(at: index)
+                feed.liveWaiting &-= 1
+                feed.liveWaitingBytes &-= size(of: waiting)
+                feed.missed &+= 1
+                metrics.dropped.increment()
+                return
+            }
+            index &-= 1
+        }
     }
 
     private func overflowed() {
         switch limits.overflow {
         case .disconnect:
             metrics.overflowDisconnects.increment()
-            let subscriber = subscriber
+            let subscriber = feed.subscriber
             end()
             subscriber?.receive(completion: .failure(.overflow))
         case .dropOldest:
-            while liveWaiting > limits.events || liveWaitingBytes > limits.bytes, popOldest() != nil {
-                missed &+= 1
+            while feed.liveWaiting > limits.events || feed.liveWaitingBytes > limits.bytes, popOldest() != nil {
+                feed.missed &+= 1
                 metrics.dropped.increment()
             }
         }
@@ -226,12 +280,12 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
 
     /// Leaves the channel and lets go of everything; once.
     private func end() {
-        guard !ended else { return }
-        ended = true
+        guard !feed.ended else { return }
+        feed.ended = true
         endedFlag.store(true, ordering: .releasing)
-        queue = []
-        head = 0
-        subscriber = nil
+        feed.queue = []
+        feed.head = 0
+        feed.subscriber = nil
         if let fanout {
             self.fanout = nil
             channel.leave(self, from: fanout)

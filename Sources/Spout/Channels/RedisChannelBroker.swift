@@ -57,6 +57,9 @@ final class RedisChannelBroker: @unchecked Sendable {
     private var loggedUp: [Int: Bool] = [:]
     /// Announcements that could not be read (never expected from our own scripts; counted, not trusted).
     private(set) var malformedAnnouncements = 0
+    /// The multi-channel subscriptions' patterns, told of each channel created in Redis (by any replica) that
+    /// matches.
+    private var watches: [ObjectIdentifier: ChannelWatch] = [:]
 
     /// Follower connections per process.
     static let followerCount = 2
@@ -79,7 +82,7 @@ final class RedisChannelBroker: @unchecked Sendable {
         /// Whether announcements were dropped past the limits while held: read again after the load.
         var droppedHeld = false
         /// Subscriptions waiting for the copy to load, with the id each resumes after.
-        var pending: [(subscription: ChannelSubscription, lastEventID: String?)] = []
+        var pending: [(subscription: ChannelSubscription, resume: Channel.Resume)] = []
         var idleSince: UInt64?
         var retired = false
         /// A join waits with an id of a generation the copy does not know: the read under way may predate it, so
@@ -337,7 +340,7 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// On the subscriber's loop.
     func subscribe(
         to name: String,
-        after lastEventID: String?,
+        resume: Channel.Resume,
         make: (Channel) -> ChannelSubscription
     ) -> Result<ChannelSubscription, ChannelBroker.Refusal> {
         for _ in 0..<2 {
@@ -370,14 +373,16 @@ final class RedisChannelBroker: @unchecked Sendable {
                     // An id of another generation than the copy's: the copy may not have heard of it yet (a client
                     // that saw the first events of a new generation on another replica). Only Redis can tell
                     // whether it is newer or gone, so the join waits for a read that starts after it.
-                    let stranger = lastEventID.flatMap { ChannelEventID($0) }.map {
+                    var resumesAfter: String?
+                    if case .after(let id) = resume { resumesAfter = id }
+                    let stranger = resumesAfter.flatMap { ChannelEventID($0) }.map {
                         $0.epoch != copy.channel.position.epoch
                     }
                     let joinNow: Bool
                     if case .live = copy.phase, stranger != true {
                         joinNow = true
                     } else {
-                        copy.pending.append((subscription, lastEventID))
+                        copy.pending.append((subscription, resume))
                         if stranger == true, case .syncing = copy.phase { copy.readAgain = true }
                         joinNow = false
                     }
@@ -389,7 +394,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             case .success(let (subscription, copy, joinNow, needsRead)):
                 if needsRead { sync(copy) }
                 guard joinNow else { return .success(subscription) }
-                switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
+                switch subscription.join(resume: resume, now: ChannelBroker.now) {
                 case nil: return .success(subscription)
                 case .full?: return .failure(.tooManySubscribers)
                 case .retired?: continue
@@ -397,6 +402,11 @@ final class RedisChannelBroker: @unchecked Sendable {
             }
         }
         return .failure(.tooManyChannels)
+    }
+
+    /// This replica's copy of channel `name`, if it has one.
+    func copy(named name: String) -> Channel? {
+        lock.withLock { copies[name].flatMap { $0.retired ? nil : $0.channel } }
     }
 
     /// The follower of channel `name`: a stable hash (FNV-1a) of the name, so every replica picks the same.
@@ -572,7 +582,8 @@ final class RedisChannelBroker: @unchecked Sendable {
             }
         }
         typealias Ending = (
-            held: [RedisChannelStore.Announcement], joins: [(subscription: ChannelSubscription, lastEventID: String?)],
+            held: [RedisChannelStore.Announcement],
+            joins: [(subscription: ChannelSubscription, resume: Channel.Resume)],
             dropped: Bool, readAgain: Bool
         )
         let (held, joins, dropped, readAgain): Ending = lock.withLock {
@@ -594,9 +605,9 @@ final class RedisChannelBroker: @unchecked Sendable {
         // a read that started after them get it here too (or from the read the gap started).
         if dropped || readAgain, followedOn { sync(copy) }
         if readAgain { return }
-        for (subscription, lastEventID) in joins {
+        for (subscription, resume) in joins {
             subscription.loop.execute {
-                switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
+                switch subscription.join(resume: resume, now: ChannelBroker.now) {
                 case nil: break
                 case .full?, .retired?: subscription.cancel()
                 }
@@ -606,6 +617,10 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     /// An announcement on a follower.
     private func announced(channel: [UInt8], payload: [UInt8]) {
+        if channel.elementsEqual(store.creationChannel.utf8) {
+            created(String(decoding: payload, as: UTF8.self))
+            return
+        }
         guard let name = store.channelName(pubsub: channel) else { return }
         guard let announcement = RedisChannelStore.announcement(payload) else {
             lock.withLock { malformedAnnouncements &+= 1 }
@@ -663,8 +678,55 @@ final class RedisChannelBroker: @unchecked Sendable {
 
     /// A follower became ready (first, or after being lost): every copy on it reads what it missed.
     private func followerConnected(_ index: Int) {
-        let mine = lock.withLock { copies.values.filter { $0.follower == index && !$0.retired } }
+        let (mine, watching) = lock.withLock {
+            (copies.values.filter { $0.follower == index && !$0.retired }, !watches.isEmpty)
+        }
+        if index == Self.creationFollower, watching {
+            followers[index].send(RESPCommand("SUBSCRIBE", store.creationChannel)) { _ in }
+        }
         for copy in mine { sync(copy) }
+    }
+
+    // MARK: Patterns
+
+    /// The follower that listens for channels being created (for the patterns).
+    static let creationFollower = 0
+
+    /// Tells `watch` of every channel created in Redis from now on that its patterns match, until
+    /// ``unwatch(_:)``. The first watch subscribes the creation follower to the announcements of new channels
+    /// (``RedisChannelStore/creationChannel``); it stays subscribed (one message per channel created).
+    func watch(_ watch: ChannelWatch) {
+        let first = lock.withLock {
+            defer { watches[ObjectIdentifier(watch)] = watch }
+            return watches.isEmpty
+        }
+        if first {
+            followers[Self.creationFollower].send(RESPCommand("SUBSCRIBE", store.creationChannel)) { _ in }
+        }
+    }
+
+    func unwatch(_ watch: ChannelWatch) {
+        _ = lock.withLock { watches.removeValue(forKey: ObjectIdentifier(watch)) }
+    }
+
+    /// A channel was created (a new generation) in Redis: the watches that match are told, after the lock.
+    private func created(_ name: String) {
+        guard ChannelRoutes.isValidName(name) else { return }
+        let told = lock.withLock { watches.values.filter { $0.matches(name) } }
+        for watch in told { watch.created(name) }
+    }
+
+    /// The names of the channels Redis holds that `watch` matches; `completion` on `loop` (empty when Redis
+    /// could not be read).
+    func channelNames(
+        matching watch: ChannelWatch,
+        loop: EventLoop,
+        completion: @escaping @Sendable ([String]) -> Void
+    ) {
+        summaries(loop: loop) { result in
+            let names = (try? result.get())?.map(\.name).filter { watch.matches($0) } ?? []
+            completion(names.sorted())
+        }
     }
 
     /// Drops copies without subscribers for ``idleGraceSeconds``; retries copies whose read failed.

@@ -10,7 +10,9 @@ import Redis
 /// - `ch:{name}:events`, a stream holding the history: entry id `0-<seq>`, fields `at` (Redis's clock, ms), `d`
 ///   (the data, compact JSON) and `t` (the event type, when given); trimmed to about `channels.historyEvents`;
 /// - `ch:{name}`, the pub/sub channel each publish announces its events on;
-/// - `channels`, a sorted set of channel names by last publish time (for listing and `channels.maxChannels`);
+/// - `channels`, a sorted set of channel names by last publish time (for listing and `channels.maxChannels`), and the
+///   pub/sub channel on which the publish that makes a channel's generation announces its name (for the patterns
+///   of `GET /subscribe`);
 /// - `idem:{name}:{key}`, a string per `Idempotency-Key` used on the channel: `<fingerprint>\n<gen>\n<first>\n<count>`,
 ///   stored by the publish script with the events and expiring `channels.idempotencyWindowSeconds` later, so a
 ///   retry on any replica (or on one started later) finds it.
@@ -33,6 +35,9 @@ struct RedisChannelStore: Sendable {
     func streamKey(_ name: String) -> String { channelPrefix + name + ":events" }
     func pubsubChannel(_ name: String) -> String { channelPrefix + name }
     var indexKey: String { prefix + "channels" }
+    /// The pub/sub channel the publish script announces each new channel (a new generation) on, its name as the
+    /// message: the index key's name (pub/sub channels and keys are apart in Redis).
+    var creationChannel: String { indexKey }
     func idempotencyKey(_ name: String, key: String) -> String { prefix + "idem:" + name + ":" + key }
 
     /// The channel name of a pub/sub channel of this store, or nil.
@@ -295,6 +300,7 @@ struct RedisChannelStore: Sendable {
           gen = ARGV[1]
           redis.call('HSET', KEYS[1], 'gen', gen, 'seq', 0)
           redis.call('DEL', KEYS[2])
+          redis.call('PUBLISH', KEYS[3], ARGV[5])
         end
         local n = tonumber(ARGV[7])
         local last = redis.call('HINCRBY', KEYS[1], 'seq', ARGV[7])

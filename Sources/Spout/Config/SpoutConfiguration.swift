@@ -167,6 +167,12 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var maxEventBytes = 65_536
         /// Subscribers one channel may have at once (`503` beyond).
         public var maxSubscribersPerChannel = 10_000
+        /// Channels and patterns one `GET /subscribe` may name (`400` beyond), and channels it follows at once.
+        public var maxChannelsPerSubscription = 100
+        /// Seconds within which a streaming connection (a subscriber) whose peer vanished without a FIN is
+        /// noticed and closed (TCP keepalive and `TCP_USER_TIMEOUT` on its socket), so it leaves its channels'
+        /// presence; 0 leaves the kernel's defaults.
+        public var deadPeerSeconds = 30
         /// Live events one subscriber may have waiting for its socket; past this its overflow policy applies.
         public var subscriberBufferEvents = 1_024
         /// Bytes of live events one subscriber may have waiting; past this its overflow policy applies.

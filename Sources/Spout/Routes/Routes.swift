@@ -41,6 +41,8 @@ enum Routes {
         add("/channels", .noStore, ChannelRoutes.list)
         add("/channels/{name}", .negotiated, ChannelRoutes.subscribe)
         add("/channels/{name}/latest", .noStore, ChannelRoutes.latest)
+        add("/subscribe", .negotiated, ChannelMultiRoutes.subscribe)
+        add("/channels/{name}/presence", .noStore, ChannelRoutes.presence)
         router.add(
             "POST",
             "/channels/{name}/events",
