@@ -6,7 +6,7 @@ They only swap one valid value for another, so the generated request keeps what 
   and an NDJSON sequence stream without `count` never ends: such a request gets a `count`.
 - Last-Event-ID is read by the SSE representation only (it names an event id); with it, an NDJSON or JSON
   request of the three stream routes asks for SSE instead, so the header is actually checked.
-- A channel subscription (GET /channels/{name}) never ends by itself. As SSE, schemathesis stops reading it after
+- A channel subscription (GET /channels/{name}, GET /subscribe) never ends by itself. As SSE, schemathesis stops reading it after
   its request timeout (2 s for that operation, schemathesis.toml) or 20 events; as NDJSON it would wait for an end
   that never comes, so a request that would get NDJSON (`format=ndjson`, or an Accept that prefers it) asks for
   SSE instead: the same subscription, parameters and checks, in the representation schemathesis can cut short.
@@ -23,12 +23,12 @@ import schemathesis
 STREAM_ROUTES = {"/sequences/{name}", "/articles/stream", "/workflow/{userId}"}
 
 
-CHANNEL_SUBSCRIPTION = "/channels/{name}"
+CHANNEL_SUBSCRIPTIONS = {"/channels/{name}", "/subscribe"}
 
 
 @schemathesis.hook
 def map_case(context, case):
-    if case.operation.path == CHANNEL_SUBSCRIPTION and case.operation.method.upper() == "GET":
+    if case.operation.path in CHANNEL_SUBSCRIPTIONS and case.operation.method.upper() == "GET":
         query = dict(case.query or {})
         accept = next((value for name, value in (case.headers or {}).items() if name.lower() == "accept"), "")
         # `format` wins over Accept. Any other value of `format` is left alone: it is a negative case.

@@ -57,7 +57,7 @@ SPOUT_CHANNELS_PUBLISH_TOKENS=$TOKEN SPOUT_CHANNELS_SUBSCRIBE_TOKENS=$TOKEN SPOU
     SPOUT_LOG_REQUESTS=false start_spout "$BIN" "$OUT/server-tokens.log"
 (cd "$OUT" && PYTHONPATH="$HERE" SCHEMATHESIS_HOOKS=hooks timeout $((CHANNELS_MAX_TIME + 120)) \
     schemathesis --config-file "$HERE/schemathesis.toml" run \
-    "http://127.0.0.1:$PORT/openapi.json" --include-path-regex '^/channels' -H "Authorization: Bearer $TOKEN" \
+    "http://127.0.0.1:$PORT/openapi.json" --include-path-regex '^/(channels|subscribe)' -H "Authorization: Bearer $TOKEN" \
     --max-examples "$EXAMPLES" --seed "$SEED" --max-time "$CHANNELS_MAX_TIME" --request-timeout 10 --workers 2 \
     --no-color --report junit --report-junit-path "$OUT/junit-tokens.xml") || status=$?
 if ! curl -fsS --max-time 2 "http://127.0.0.1:$PORT/health" >/dev/null; then

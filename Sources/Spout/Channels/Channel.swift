@@ -37,6 +37,9 @@ final class Channel: @unchecked Sendable {
         var epoch: String
         var history: ChannelHistory
         var lastSequence: UInt64 = 0
+        /// The sequence the channel counted from when it was made (its first event has the next one); 0 for a
+        /// Redis copy, whose generations count from 1. Where ``Resume/fromStart`` starts.
+        var originSequence: UInt64 = 0
         /// A Redis copy: whether the next event must follow ``lastSequence`` directly (false until the copy
         /// holds an event, and again after its history broke: then it starts from whatever comes).
         var followsOn = false
@@ -46,8 +49,25 @@ final class Channel: @unchecked Sendable {
         var retired = false
     }
 
+    /// Where a joining subscriber starts.
+    enum Resume: Equatable, Sendable {
+        /// Live events only (a first subscription).
+        case live
+        /// After the id the client last had (`Last-Event-ID`): the history's events after it, then live.
+        case after(String)
+        /// Every event the channel has had, as far as the history still holds them (`reset`
+        /// `history-truncated` first when it no longer holds the first), then live: a channel a multi-channel
+        /// subscription picks up after it began, or one its cursor says nothing of.
+        case fromStart
+        /// A resume point that cannot be read (a multi-channel cursor that is not one, or ambiguous for this
+        /// channel): `reset` (`unknown-id`), the whole history, then live, as for an id that is not one.
+        case unknown
+    }
+
     /// What one subscriber gets when it joins.
     struct Join {
+        /// The history's epoch when it joined (empty for a Redis copy of a channel that has no generation yet).
+        let epoch: String
         /// Events (and a leading `reset` when the client missed some) to send before the live ones.
         let replay: [ChannelEvent]
         /// The live part starts after this sequence.
@@ -79,7 +99,12 @@ final class Channel: @unchecked Sendable {
         self.name = name
         self.maxSubscribers = maxSubscribers
         self.mirrorsRedis = mirrorsRedis
-        self.state = State(epoch: epoch, history: ChannelHistory(limits: history), lastSequence: firstSequence)
+        self.state = State(
+            epoch: epoch,
+            history: ChannelHistory(limits: history),
+            lastSequence: firstSequence,
+            originSequence: firstSequence
+        )
     }
 
     /// A fan-out of this channel's events on `loop`, paced for where they come from.
@@ -200,8 +225,10 @@ final class Channel: @unchecked Sendable {
 
     // MARK: Subscribing (on the subscriber's loop)
 
-    /// Joins `subscription` on `loop`, resuming after `lastEventID` (the client's `Last-Event-ID`) when given.
+    /// Joins `subscription` on `loop`, resuming as `resume` says (after `Last-Event-ID`, from the start, or live).
     ///
+    /// - From the start: the whole history, then live; `reset` (`history-truncated`) first when the history no
+    ///   longer holds the channel's first event.
     /// - An id of this history whose successors are all held: those successors, then live.
     /// - An id older than the history: `reset` (`history-truncated`), the whole history, then live.
     /// - An id from an earlier run, one from the future, or not an id: `reset` (`unknown-id`), the whole
@@ -209,7 +236,7 @@ final class Channel: @unchecked Sendable {
     func join(
         _ subscription: ChannelSubscription,
         on loop: EventLoop,
-        after lastEventID: String?,
+        resume: Resume,
         now: UInt64
     ) -> Result<Join, Refusal> {
         loop.preconditionInEventLoop()
@@ -217,7 +244,7 @@ final class Channel: @unchecked Sendable {
             guard !state.retired else { return .failure(.retired) }
             guard state.subscribers < maxSubscribers else { return .failure(.full) }
             state.history.expire(now: now)
-            let (replay, ahead) = replay(after: lastEventID)
+            let (replay, ahead) = replay(resume)
             let key = ObjectIdentifier(loop)
             let fanout: ChannelLoopFanout
             if let existing = state.fanouts[key] {
@@ -231,6 +258,7 @@ final class Channel: @unchecked Sendable {
             state.subscribers &+= 1
             return .success(
                 Join(
+                    epoch: state.epoch,
                     replay: replay,
                     liveAfter: ahead ?? state.lastSequence,
                     fanout: fanout,
@@ -253,11 +281,27 @@ final class Channel: @unchecked Sendable {
         emptied?.detach()
     }
 
-    /// The replay for a client resuming after `lastEventID`, and the sequence its live part starts after when
+    /// The replay for a client resuming as `resume` says, and the sequence its live part starts after when
     /// that is not the channel's last (a Redis copy behind the client). Must be called under the lock.
-    private func replay(after lastEventID: String?) -> (events: [ChannelEvent], liveAfter: UInt64?) {
-        guard let lastEventID else { return ([], nil) }
+    private func replay(_ resume: Resume) -> (events: [ChannelEvent], liveAfter: UInt64?) {
         let history = state.history
+        let lastEventID: String
+        switch resume {
+        case .live:
+            return ([], nil)
+        case .after(let id):
+            lastEventID = id
+        case .unknown:
+            return ([ChannelEvent.reset(reason: .unknownID, oldest: history.oldest?.id)] + history.all, nil)
+        case .fromStart:
+            // A Redis copy without a generation has had nothing yet.
+            if mirrorsRedis, state.epoch.isEmpty { return ([], nil) }
+            let complete =
+                history.oldest.map { $0.sequence == state.originSequence &+ 1 }
+                ?? (state.lastSequence == state.originSequence)
+            if complete { return (history.all, nil) }
+            return ([ChannelEvent.reset(reason: .historyTruncated, oldest: history.oldest?.id)] + history.all, nil)
+        }
         let parsed = ChannelEventID(lastEventID).flatMap { $0.epoch == state.epoch ? $0 : nil }
         if mirrorsRedis, let parsed, parsed.sequence > state.lastSequence {
             // Delivered by another replica before this copy heard of it (the client moved here): everything up to

@@ -26,6 +26,8 @@ final class ChannelBroker: @unchecked Sendable {
     /// from here, so an id from a channel that was dropped and then created again is never read as one of the
     /// new channel's: a client resuming with it gets every event of the new one (or a reset), none skipped.
     private var sequenceFloor: UInt64 = 0
+    /// The multi-channel subscriptions' patterns, told of each channel created that matches.
+    private var watches: [ObjectIdentifier: ChannelWatch] = [:]
 
     /// Why a channel could not be had.
     enum Refusal: Error, Equatable {
@@ -82,11 +84,14 @@ final class ChannelBroker: @unchecked Sendable {
     /// Monotonic nanoseconds, the clock of history ages.
     static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// The channel called `name`, created if it does not exist and there is room.
+    /// The channel called `name`, created if it does not exist and there is room. The watches whose patterns
+    /// match a channel created are told, after the lock.
     func channel(named name: String) -> Result<Channel, Refusal> {
-        lock.withLock {
+        var told: [ChannelWatch] = []
+        let result: Result<Channel, Refusal> = lock.withLock {
             if let channel = channels[name] { return .success(channel) }
             guard channels.count < configuration.maxChannels else { return .failure(.tooManyChannels) }
+            told = watches.values.filter { $0.matches(name) }
             let channel = Channel(
                 name: name,
                 epoch: epoch,
@@ -98,6 +103,22 @@ final class ChannelBroker: @unchecked Sendable {
             metrics.channels.add(1)
             return .success(channel)
         }
+        for watch in told { watch.created(name) }
+        return result
+    }
+
+    /// Tells `watch` of every channel created from now on that its patterns match, until ``unwatch(_:)``.
+    func watch(_ watch: ChannelWatch) {
+        lock.withLock { watches[ObjectIdentifier(watch)] = watch }
+    }
+
+    func unwatch(_ watch: ChannelWatch) {
+        _ = lock.withLock { watches.removeValue(forKey: ObjectIdentifier(watch)) }
+    }
+
+    /// The names of the channels that exist and `watch`'s patterns match, by name.
+    func channelNames(matching watch: ChannelWatch) -> [String] {
+        lock.withLock { channels.keys.filter { watch.matches($0) } }.sorted()
     }
 
     /// The channel called `name` if it exists; never creates one.
@@ -127,7 +148,7 @@ final class ChannelBroker: @unchecked Sendable {
     /// found; retries over a retirement as ``publish(_:on:)`` does. On the subscriber's loop.
     func subscribe(
         to name: String,
-        after lastEventID: String?,
+        resume: Channel.Resume,
         make: (Channel) -> ChannelSubscription
     ) -> Result<ChannelSubscription, Refusal> {
         for _ in 0..<3 {
@@ -136,7 +157,7 @@ final class ChannelBroker: @unchecked Sendable {
                 return .failure(refusal)
             case .success(let channel):
                 let subscription = make(channel)
-                switch subscription.join(after: lastEventID, now: Self.now) {
+                switch subscription.join(resume: resume, now: Self.now) {
                 case nil: return .success(subscription)
                 case .full?: return .failure(.tooManySubscribers)
                 case .retired?: continue
@@ -167,4 +188,25 @@ final class ChannelBroker: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A multi-channel subscription's patterns (`news.*`: the names that start with `news.`), and what to do when a
+/// channel they match is created.
+///
+/// **Thread safety:** immutable; ``created(_:)`` is called on the creating thread, after the broker's lock.
+final class ChannelWatch: Sendable {
+    /// The patterns' prefixes.
+    let prefixes: [String]
+    private let handler: @Sendable (String) -> Void
+
+    init(prefixes: [String], created handler: @escaping @Sendable (String) -> Void) {
+        self.prefixes = prefixes
+        self.handler = handler
+    }
+
+    func matches(_ name: String) -> Bool {
+        prefixes.contains { name.utf8.starts(with: $0.utf8) }
+    }
+
+    func created(_ name: String) { handler(name) }
 }

@@ -14,12 +14,15 @@ final class ChannelEvent: Sendable {
     let sequence: UInt64
     /// The id sent to clients (empty for a control frame).
     let id: String
-    /// The `event` type given by the publisher, if any.
+    /// The `event` type given by the publisher, if any; for a control frame, its name (`reset`, `gap`).
     let eventType: String?
     /// `id: …`, `event: …` when typed, `data: …` and the blank line.
     let sse: [UInt8]
     /// `{"id":"…","event":"…","data":…}` and a newline.
     let ndjson: [UInt8]
+    /// Where in ``ndjson`` the event's data (for a control frame: its JSON object) starts; it ends two bytes
+    /// before the line does (`}` and the newline). The multi-channel streams re-wrap it (``payload``).
+    let payloadStart: Int
     /// When it was published, in monotonic nanoseconds (for the history's age limit).
     let publishedAt: UInt64
     /// For a control frame sent to subscribers already live (channels over Redis, when the channel's history
@@ -78,15 +81,18 @@ final class ChannelEvent: Sendable {
             JSONText.appendString(type, to: &line)
         }
         line.append(contentsOf: #","data":"#.utf8)
+        self.payloadStart = line.count
         line.append(contentsOf: data)
         line.append(contentsOf: "}\n".utf8)
         self.ndjson = line
     }
 
-    private init(controlSSE: [UInt8], ndjson: [UInt8], live: LiveControl? = nil) {
+    private init(name: String, controlSSE: [UInt8], ndjson: [UInt8], live: LiveControl? = nil) {
         self.sequence = 0
         self.id = ""
-        self.eventType = nil
+        self.eventType = name
+        // `{"<name>":` then the object.
+        self.payloadStart = name.utf8.count &+ 4
         self.sse = controlSSE
         self.ndjson = ndjson
         self.publishedAt = 0
@@ -97,6 +103,10 @@ final class ChannelEvent: Sendable {
 
     /// Whether this is a control frame (`reset`, `gap`) rather than an event of the channel.
     var isControl: Bool { sequence == 0 }
+
+    /// The event's data as the publisher gave it (compact JSON), or a control frame's JSON object; a slice of
+    /// ``ndjson``, not a copy.
+    var payload: ArraySlice<UInt8> { ndjson[payloadStart..<(ndjson.count &- 2)] }
 
     /// The event as the JSON object of `GET /channels/{name}/latest`: the NDJSON line without its newline.
     var jsonObject: [UInt8] { Array(ndjson.dropLast()) }
@@ -137,6 +147,6 @@ final class ChannelEvent: Sendable {
         line.append(contentsOf: #"":"#.utf8)
         line.append(contentsOf: json)
         line.append(contentsOf: "}\n".utf8)
-        return ChannelEvent(controlSSE: sse, ndjson: line, live: live)
+        return ChannelEvent(name: name, controlSSE: sse, ndjson: line, live: live)
     }
 }

@@ -122,6 +122,7 @@ enum ChannelRoutes {
             let lastEventID = (context.request.headers["Last-Event-ID"] ?? query["lastEventId"])
                 .map { $0.trimmingCharacters(in: .whitespaces) }
                 .flatMap { $0.isEmpty ? nil : $0 }
+            let resume = lastEventID.map(Channel.Resume.after) ?? .live
             let settings = context.service.configuration.channels
             let limits = ChannelSubscription.Limits(
                 events: settings.subscriberBufferEvents,
@@ -139,8 +140,8 @@ enum ChannelRoutes {
             }
             let joined =
                 switch broker.backend {
-                case .redis(let redis): redis.subscribe(to: name, after: lastEventID, make: make)
-                case .inProcess(let local): local.subscribe(to: name, after: lastEventID, make: make)
+                case .redis(let redis): redis.subscribe(to: name, resume: resume, make: make)
+                case .inProcess(let local): local.subscribe(to: name, resume: resume, make: make)
                 }
             switch joined {
             case .failure(let refusal):
@@ -340,17 +341,17 @@ enum ChannelRoutes {
 
     /// The one `Authorization` header, if any; `400` when it is repeated (taking the first let a valid token carry
     /// an invalid one through).
-    private static func authorization(_ context: RequestContext) throws(Problem) -> String? {
+    static func authorization(_ context: RequestContext) throws(Problem) -> String? {
         try Routes.singleHeader("Authorization", in: context.request.headers)
     }
 
     /// Answers `problem`; a `401` carries the `WWW-Authenticate` challenge.
-    private static func respond(_ problem: Problem, _ context: RequestContext) {
+    static func respond(_ problem: Problem, _ context: RequestContext) {
         let headers: Headers = problem.status == 401 ? ["WWW-Authenticate": #"Bearer realm="spout""#] : [:]
         context.respond(problem: problem, headers: headers)
     }
 
-    private static func respond(_ refusal: ChannelBroker.Refusal, _ context: RequestContext) {
+    static func respond(_ refusal: ChannelBroker.Refusal, _ context: RequestContext) {
         let detail =
             switch refusal {
             case .tooManyChannels:

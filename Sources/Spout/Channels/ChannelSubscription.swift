@@ -64,6 +64,9 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     @exclusivity(unchecked) private var lastDeliveredID: String?
     @exclusivity(unchecked) private var draining = false
     @exclusivity(unchecked) private var ended = false
+    /// Where the channel was when the subscription joined: its epoch and the sequence the live part starts
+    /// after (nil until it joins). Loop-confined.
+    private(set) var joinedAt: (epoch: String, sequence: UInt64)?
     /// ``ended``, readable from any thread.
     private let endedFlag = Atomic<Bool>(false)
 
@@ -75,17 +78,18 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
         self.metrics = metrics
     }
 
-    /// Joins the channel (see ``Channel/join(_:on:after:now:)``); on the loop. On success the replay waits for
+    /// Joins the channel (see ``Channel/join(_:on:resume:now:)``); on the loop. On success the replay waits for
     /// the subscriber's demand and live events arrive from now on.
-    func join(after lastEventID: String?, now: UInt64) -> Channel.Refusal? {
+    func join(resume: Channel.Resume, now: UInt64) -> Channel.Refusal? {
         loop.preconditionInEventLoop()
         // Gone before a deferred join (channels over Redis join once the channel is loaded): nothing to join.
         guard !ended else { return nil }
-        switch channel.join(self, on: loop, after: lastEventID, now: now) {
+        switch channel.join(self, on: loop, resume: resume, now: now) {
         case .failure(let refusal):
             return refusal
         case .success(let join):
             fanout = join.fanout
+            joinedAt = (join.epoch, join.liveAfter)
             liveAfter = join.liveAfter
             lastLiveControl = join.lastControlSerial
             queue = join.replay

@@ -78,7 +78,7 @@ final class RedisChannelBroker: @unchecked Sendable {
         /// Whether announcements were dropped past the limits while held: read again after the load.
         var droppedHeld = false
         /// Subscriptions waiting for the copy to load, with the id each resumes after.
-        var pending: [(subscription: ChannelSubscription, lastEventID: String?)] = []
+        var pending: [(subscription: ChannelSubscription, resume: Channel.Resume)] = []
         var idleSince: UInt64?
         var retired = false
         /// A join waits with an id of a generation the copy does not know: the read under way may predate it, so
@@ -336,7 +336,7 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// On the subscriber's loop.
     func subscribe(
         to name: String,
-        after lastEventID: String?,
+        resume: Channel.Resume,
         make: (Channel) -> ChannelSubscription
     ) -> Result<ChannelSubscription, ChannelBroker.Refusal> {
         for _ in 0..<2 {
@@ -369,14 +369,16 @@ final class RedisChannelBroker: @unchecked Sendable {
                     // An id of another generation than the copy's: the copy may not have heard of it yet (a client
                     // that saw the first events of a new generation on another replica). Only Redis can tell
                     // whether it is newer or gone, so the join waits for a read that starts after it.
-                    let stranger = lastEventID.flatMap { ChannelEventID($0) }.map {
+                    var resumesAfter: String?
+                    if case .after(let id) = resume { resumesAfter = id }
+                    let stranger = resumesAfter.flatMap { ChannelEventID($0) }.map {
                         $0.epoch != copy.channel.position.epoch
                     }
                     let joinNow: Bool
                     if case .live = copy.phase, stranger != true {
                         joinNow = true
                     } else {
-                        copy.pending.append((subscription, lastEventID))
+                        copy.pending.append((subscription, resume))
                         if stranger == true, case .syncing = copy.phase { copy.readAgain = true }
                         joinNow = false
                     }
@@ -388,7 +390,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             case .success(let (subscription, copy, joinNow, needsRead)):
                 if needsRead { sync(copy) }
                 guard joinNow else { return .success(subscription) }
-                switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
+                switch subscription.join(resume: resume, now: ChannelBroker.now) {
                 case nil: return .success(subscription)
                 case .full?: return .failure(.tooManySubscribers)
                 case .retired?: continue
@@ -571,7 +573,8 @@ final class RedisChannelBroker: @unchecked Sendable {
             }
         }
         typealias Ending = (
-            held: [RedisChannelStore.Announcement], joins: [(subscription: ChannelSubscription, lastEventID: String?)],
+            held: [RedisChannelStore.Announcement],
+            joins: [(subscription: ChannelSubscription, resume: Channel.Resume)],
             dropped: Bool, readAgain: Bool
         )
         let (held, joins, dropped, readAgain): Ending = lock.withLock {
@@ -593,9 +596,9 @@ final class RedisChannelBroker: @unchecked Sendable {
         // a read that started after them get it here too (or from the read the gap started).
         if dropped || readAgain, followedOn { sync(copy) }
         if readAgain { return }
-        for (subscription, lastEventID) in joins {
+        for (subscription, resume) in joins {
             subscription.loop.execute {
-                switch subscription.join(after: lastEventID, now: ChannelBroker.now) {
+                switch subscription.join(resume: resume, now: ChannelBroker.now) {
                 case nil: break
                 case .full?, .retired?: subscription.cancel()
                 }

@@ -47,6 +47,8 @@ extension ConfigKey {
         "channels.historySeconds": "how long an event stays in a channel's history",
         "channels.maxEventBytes": "largest event data, compact JSON bytes (413 beyond)",
         "channels.maxSubscribersPerChannel": "subscribers one channel may have (503 beyond)",
+        "channels.maxChannelsPerSubscription":
+            "channels and patterns one GET /subscribe may name (400 beyond), and channels it follows at once",
         "channels.subscriberBufferEvents": "live events a subscriber may have unsent before channels.overflow applies",
         "channels.subscriberBufferBytes": "bytes of live events a subscriber may have unsent before channels.overflow",
         "channels.overflow": "a subscriber past its buffer: disconnect (it resumes from history) or drop-oldest (gap)",

@@ -133,6 +133,10 @@ struct ConfigKey: @unchecked Sendable {
             kind: .integer(\.channels.maxSubscribersPerChannel, 1...10_000_000)
         ),
         ConfigKey(
+            name: "channels.maxChannelsPerSubscription",
+            kind: .integer(\.channels.maxChannelsPerSubscription, 1...10_000)
+        ),
+        ConfigKey(
             name: "channels.subscriberBufferEvents",
             kind: .integer(\.channels.subscriberBufferEvents, 1...10_000_000)
         ),

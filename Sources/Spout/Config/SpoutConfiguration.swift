@@ -167,6 +167,8 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var maxEventBytes = 65_536
         /// Subscribers one channel may have at once (`503` beyond).
         public var maxSubscribersPerChannel = 10_000
+        /// Channels and patterns one `GET /subscribe` may name (`400` beyond), and channels it follows at once.
+        public var maxChannelsPerSubscription = 100
         /// Live events one subscriber may have waiting for its socket; past this its overflow policy applies.
         public var subscriberBufferEvents = 1_024
         /// Bytes of live events one subscriber may have waiting; past this its overflow policy applies.

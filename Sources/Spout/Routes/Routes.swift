@@ -44,6 +44,7 @@ enum Routes {
         add("/channels", .noStore, ChannelRoutes.list)
         add("/channels/{name}", .negotiated, ChannelRoutes.subscribe)
         add("/channels/{name}/latest", .noStore, ChannelRoutes.latest)
+        add("/subscribe", .negotiated, ChannelMultiRoutes.subscribe)
         router.add(
             "POST",
             "/channels/{name}/events",

@@ -1,0 +1,281 @@
+import Foundation
+import HTTPServer
+import Reactive
+
+/// What a subscriber may follow.
+///
+/// ``mayFollow(_:)`` is the one check of a channel (or a pattern such as `news.*`) against the subscriber's
+/// rights, made for every channel and pattern a subscription names and for every channel a pattern picks up
+/// later. Today the rights are the static `channels.subscribeTokens`, the same answer for every channel; per-channel
+/// claims replace the body of that one function.
+///
+/// **Thread safety:** immutable; shared freely.
+struct ChannelSubscriberRights: Sendable {
+    /// The static tokens' answer: nil when the request may subscribe.
+    private let refusal: Problem?
+
+    /// The rights of a request with `authorization` (its one `Authorization` header) and `queryToken` (`?token=`).
+    init(access: ChannelAccess, authorization: String?, queryToken: String?) {
+        refusal = access.checkSubscribe(authorization: authorization, queryToken: queryToken)
+    }
+
+    /// Nil when the subscriber may follow `channel` (a name, or a pattern `prefix*`); else the problem to
+    /// answer (`401`, `403`).
+    func mayFollow(_ channel: String) -> Problem? {
+        refusal
+    }
+}
+
+/// `GET /subscribe?channel=a&channel=b&channel=news.*`: many channels, and patterns, on one stream
+/// (``ChannelMultiSubscription``), resumed as a whole by the cursor each event carries (``ChannelCursor``).
+enum ChannelMultiRoutes {
+    /// The query parameters `/subscribe` understands; `channel` may repeat.
+    static let parameters: [String] = ["channel", "lastEventId", "token", "format"]
+
+    /// A subscription's query, checked.
+    struct Query: Equatable {
+        /// The channels named, in order, each once.
+        var channels: [String] = []
+        /// The patterns' prefixes (`news.` for `news.*`), in order, each once.
+        var prefixes: [String] = []
+        /// The other parameters, each given at most once.
+        var single: [String: String] = [:]
+
+        /// The channels and patterns as the client wrote them, for the rights check.
+        var named: [String] { channels + prefixes.map { $0 + "*" } }
+    }
+
+    /// Reads the query: `channel` one or more times (a name, or a pattern: a name's characters then `*`), at
+    /// most `maxChannels` of them; each other parameter at most once; nothing else.
+    static func parse(_ items: [(name: String, value: String)], maxChannels: Int) throws(Problem) -> Query {
+        var query = Query()
+        var named = 0
+        for (name, value) in items {
+            guard parameters.contains(name) else {
+                throw .invalidParameter(
+                    name,
+                    "unknown parameter \"\(Routes.clip(name))\"; known parameters: \(parameters.sorted().joined(separator: ", "))"
+                )
+            }
+            guard name == "channel" else {
+                guard query.single[name] == nil else {
+                    throw .invalidParameter(name, "\(name) must be given at most once")
+                }
+                query.single[name] = value
+                continue
+            }
+            named += 1
+            guard named <= maxChannels else {
+                throw .invalidParameter(
+                    "channel",
+                    "a subscription names at most \(maxChannels) channels and patterns "
+                        + "(channels.maxChannelsPerSubscription); got more"
+                )
+            }
+            if value.utf8.last == UInt8(ascii: "*") {
+                let prefix = String(value.dropLast())
+                guard isValidPrefix(prefix) else {
+                    throw .invalidParameter(
+                        "channel",
+                        "a pattern is 1–127 characters of A–Z, a–z, 0–9, '.', '_', '~' and '-' followed by '*'; got \""
+                            + Routes.clip(value) + "\""
+                    )
+                }
+                if !query.prefixes.contains(prefix) { query.prefixes.append(prefix) }
+            } else {
+                guard ChannelRoutes.isValidName(value) else {
+                    throw .invalidParameter(
+                        "channel",
+                        "a channel name is 1–128 characters of A–Z, a–z, 0–9, '.', '_', '~' and '-', and not '.' or "
+                            + "'..' (or a pattern: such characters then '*'); got \"\(Routes.clip(value))\""
+                    )
+                }
+                if !query.channels.contains(value) { query.channels.append(value) }
+            }
+        }
+        guard named > 0 else {
+            throw .invalidParameter(
+                "channel",
+                "name at least one channel or pattern: /subscribe?channel=a&channel=news.*"
+            )
+        }
+        return query
+    }
+
+    /// A pattern's prefix: 1–127 characters a channel name may have.
+    static func isValidPrefix(_ prefix: String) -> Bool {
+        let count = prefix.utf8.count
+        return count >= 1 && count <= 127 && (ChannelRoutes.isValidName(prefix) || prefix == "." || prefix == "..")
+    }
+
+    /// Where each channel of a subscription starts, from the client's cursor (if any).
+    struct Start {
+        /// What the client sent.
+        enum Given {
+            /// No cursor.
+            case none
+            /// A cursor that is not one.
+            case unreadable
+            case cursor(ChannelCursor)
+        }
+        let given: Given
+
+        /// How channel `name` joins, and the position the client has in it. A channel a pattern picks up after
+        /// the subscription began (`later`) starts from its beginning.
+        func resume(_ name: String, later: Bool) -> (resume: Channel.Resume, position: ChannelCursor.Position?) {
+            if later { return (.fromStart, nil) }
+            switch given {
+            case .none:
+                return (.live, nil)
+            case .unreadable:
+                return (.unknown, nil)
+            case .cursor(let cursor):
+                switch cursor.position(of: name) {
+                case nil: return (.fromStart, nil)
+                case .some(nil): return (.unknown, nil)
+                case .some(.some(let position)): return (.after(position.id), position)
+                }
+            }
+        }
+    }
+
+    /// `GET /subscribe`.
+    static let subscribe: Routes.Handler = { context in
+        do throws(Problem) {
+            let settings = context.service.configuration.channels
+            let query = try parse(context.request.queryItems, maxChannels: settings.maxChannelsPerSubscription)
+            let format = try StreamFormat.negotiate(
+                format: query.single["format"],
+                accept: context.request.headers["Accept"],
+                allowed: [.sse, .ndjson]
+            )
+            let broker = context.service.channels
+            let rights = ChannelSubscriberRights(
+                access: broker.access,
+                authorization: try ChannelRoutes.authorization(context),
+                queryToken: query.single["token"]
+            )
+            for name in query.named {
+                if let refusal = rights.mayFollow(name) { throw refusal }
+            }
+            // The header wins, as on /channels/{name}; an empty one is no cursor.
+            let text = (context.request.headers["Last-Event-ID"] ?? query.single["lastEventId"])
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+                .flatMap { $0.isEmpty ? nil : $0 }
+            let start = Start(
+                given: text.map { text in
+                    ChannelCursor(text, maxEntries: settings.maxChannelsPerSubscription).map { .cursor($0) }
+                        ?? .unreadable
+                } ?? .none
+            )
+            guard case .inProcess(let local) = broker.backend else {
+                throw .unavailable("multi-channel subscriptions over Redis are not available yet")
+            }
+            let multi = ChannelMultiSubscription(
+                loop: context.loop,
+                maxLegs: settings.maxChannelsPerSubscription,
+                mayFollow: { rights.mayFollow($0) == nil }
+            )
+            let limits = ChannelSubscription.Limits(
+                events: settings.subscriberBufferEvents,
+                bytes: settings.subscriberBufferBytes,
+                overflow: ChannelSubscription.Overflow(rawValue: settings.overflow) ?? .disconnect
+            )
+            let usesSSE = format == .sse
+            let loop = context.loop
+            let metrics = broker.metrics
+            let make = { (channel: Channel) in
+                ChannelSubscription(loop: loop, channel: channel, limits: limits, usesSSE: usesSSE, metrics: metrics)
+            }
+            // The channels named: created if need be, as on /channels/{name}.
+            for name in query.channels {
+                let (resume, position) = start.resume(name, later: false)
+                var refusal: ChannelBroker.Refusal?
+                multi.addLeg(name, position: position, fromJoin: resume == .live) { _ in
+                    switch local.subscribe(to: name, resume: resume, make: make) {
+                    case .success(let subscription): return subscription
+                    case .failure(let failure):
+                        refusal = failure
+                        return nil
+                    }
+                }
+                if let refusal {
+                    multi.cancel()
+                    ChannelRoutes.respond(refusal, context)
+                    return
+                }
+            }
+            if !query.prefixes.isEmpty {
+                follow(query.prefixes, broker: local, multi: multi, start: start, make: make)
+            }
+            switch format {
+            case .ndjson:
+                stream(multi, context, format: format, encoder: ChannelMultiNDJSONEncoder())
+            default:
+                let retry = context.service.configuration.sse.retryMilliseconds
+                stream(multi, context, format: format, encoder: ChannelMultiSSEEncoder(retryMilliseconds: retry))
+            }
+        } catch {
+            ChannelRoutes.respond(error, context)
+        }
+    }
+
+    /// Follows the channels `prefixes` match: those that exist now, and each one created until `multi` ends.
+    /// Never creates a channel. On `multi`'s loop.
+    static func follow(
+        _ prefixes: [String],
+        broker: ChannelBroker,
+        multi: ChannelMultiSubscription,
+        start: Start,
+        make: @escaping (Channel) -> ChannelSubscription
+    ) {
+        let loop = multi.loop
+        nonisolated(unsafe) let make = make
+        let pick = { (name: String, later: Bool) in
+            guard !multi.follows(name), multi.hasRoom, multi.mayFollow(name),
+                let channel = broker.existingChannel(named: name)
+            else { return }
+            let (resume, position) = start.resume(name, later: later)
+            multi.addLeg(name, position: position, fromJoin: resume == .live) { _ in
+                let subscription = make(channel)
+                // A channel retired meanwhile (idle) or full is not followed; the next one created is.
+                return subscription.join(resume: resume, now: ChannelBroker.now) == nil ? subscription : nil
+            }
+        }
+        nonisolated(unsafe) let later = pick
+        // Watched before the channels that exist are listed, so none created in between is missed (one listed
+        // and told of is followed once).
+        let watch = ChannelWatch(prefixes: prefixes) { name in
+            loop.execute { later(name, true) }
+        }
+        broker.watch(watch)
+        multi.whenEnded { broker.unwatch(watch) }
+        for name in broker.channelNames(matching: watch) { pick(name, false) }
+    }
+
+    /// Starts the response and bridges the subscription into it.
+    private static func stream<E: StreamEncoder>(
+        _ multi: ChannelMultiSubscription,
+        _ context: RequestContext,
+        format: StreamFormat,
+        encoder: E
+    ) where E.Element == ChannelStreamItem {
+        guard let writer = context.startEventStream(mediaType: format.mediaType) else {
+            multi.cancel()  // HEAD: the head alone
+            return
+        }
+        let bridge = DemandBridge<E, ChannelStreamEnd>(
+            writer: writer,
+            encoder: encoder,
+            heartbeats: context.service.heartbeats(on: context.loop),
+            failureProblem: { _ in .unavailable("the subscriber fell behind") },
+            failureEnd: { end in
+                switch end {
+                case .overflow: .overflow
+                }
+            },
+            onEnd: { summary in context.streamEnded(summary) }
+        )
+        multi.start(bridge)
+    }
+}

@@ -1,0 +1,445 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Spout
+
+/// One multi-channel frame (SSE), parsed: its type, the cursor in effect after it, and its data object.
+struct MultiFrame: CustomStringConvertible {
+    var type: String
+    var cursor: String
+    var object: [String: Any]
+
+    var channel: String? { object["channel"] as? String }
+    var id: String? { object["id"] as? String }
+    /// `data.n` of an event published with ``channelBody(_:padding:)``.
+    var number: Int? { (object["data"] as? [String: Any])?["n"] as? Int }
+
+    var description: String { "\(type)@\(channel ?? "-"):\(number.map(String.init) ?? "\(object)")" }
+}
+
+extension StreamClient {
+    /// Opens `GET /subscribe?channel=…` for `channels` (SSE unless the query or headers say otherwise).
+    static func multi(
+        _ channels: [String],
+        port: Int,
+        query: String = "",
+        headers: [String] = [],
+        receiveBufferBytes: Int? = nil
+    ) throws -> StreamClient {
+        let names = channels.map { "channel=\($0)" }.joined(separator: "&")
+        return try StreamClient(
+            port: port,
+            path: "/subscribe?\(names)\(query)",
+            headers: headers,
+            receiveBufferBytes: receiveBufferBytes
+        )
+    }
+
+    /// The next `count` frames, parsed.
+    func multiFrames(_ count: Int, timeout: Duration = .seconds(10)) throws -> [MultiFrame] {
+        try nextEvents(count, timeout: timeout).map { event in
+            let object = (try? JSONSerialization.jsonObject(with: Data(event.data.utf8))) as? [String: Any]
+            return MultiFrame(type: event.type, cursor: event.lastEventID, object: object ?? [:])
+        }
+    }
+}
+
+/// `GET /subscribe`: many channels on one stream, the cursor, patterns, the frames and the refusals, over real
+/// loopback sockets.
+@Suite(.offPool) struct ChannelMultiTests {
+    @Test func oneStreamCarriesEveryChannelsEventsNamedAndEachWithTheCursor() async throws {
+        let server = try SpoutTestServer()
+        let stream = try StreamClient.multi(["a", "b"], port: server.port)
+        defer { stream.close() }
+        #expect(stream.status == 200)
+        #expect(stream.header("Content-Type")?.hasPrefix("text/event-stream") == true)
+        let publisher = try ChannelHTTP(port: server.port)
+        let a1 = try publisher.publishIDs("a", #"{"data":{"n":1},"event":"note"}"#)[0]
+        let b1 = try publisher.publishIDs("b", channelBody([2]))[0]
+        let a2 = try publisher.publishIDs("a", channelBody([3]))[0]
+        _ = try publisher.publishIDs("c", channelBody([99]))
+
+        // In order within each channel (channels are not ordered against each other).
+        let frames = try stream.multiFrames(3)
+        #expect(frames.filter { $0.channel == "a" }.map(\.id) == [a1, a2])
+        #expect(frames.filter { $0.channel == "a" }.map(\.number) == [1, 3])
+        #expect(frames.filter { $0.channel == "a" }.map(\.type) == ["note", "message"])
+        #expect(frames.filter { $0.channel == "b" }.map(\.id) == [b1])
+        #expect(frames.filter { $0.channel == "b" }.map(\.number) == [2])
+        #expect(frames.allSatisfy { $0.cursor.hasPrefix("1.") && $0.cursor != $0.id })
+        #expect(Set(frames.map(\.cursor)).count == 3, "each event moves the cursor")
+        // The exact frame: the cursor as its id, the channel and the event's own id in its data.
+        let text = String(decoding: stream.bodyBytes, as: UTF8.self)
+        #expect(
+            text.contains(
+                "id: \(try #require(frames.first { $0.id == a1 }).cursor)\nevent: note\ndata: {\"channel\":\"a\",\"id\":\"\(a1)\",\"data\":{\"n\":1}}\n\n"
+            )
+        )
+        #expect(try server.channelList()["a"]?.subscribers == 1)
+        #expect(try server.channelList()["b"]?.subscribers == 1)
+        await server.stop()
+    }
+
+    @Test func theCursorResumesEveryChannelWithNoGapAndNoDuplicate() async throws {
+        let server = try SpoutTestServer()
+        let publisher = try ChannelHTTP(port: server.port)
+        var cursor = ""
+        do {
+            let first = try StreamClient.multi(["a", "b", "quiet"], port: server.port)
+            _ = try publisher.publishIDs("a", channelBody([1]))
+            _ = try publisher.publishIDs("b", channelBody([2]))
+            let frames = try first.multiFrames(2)
+            #expect(frames.map(\.number) == [1, 2])
+            cursor = try #require(frames.last?.cursor)
+            first.close()
+        }
+        // While it is away: each channel gets events, the quiet one too (it had none when the cursor was made).
+        #expect(eventually { (try? server.channelList()["a"]?.subscribers) == 0 })
+        _ = try publisher.publishIDs("a", channelBody([3]))
+        _ = try publisher.publishIDs("b", channelBody([4, 5]))
+        _ = try publisher.publishIDs("quiet", channelBody([6]))
+        _ = try publisher.publishIDs("a", channelBody([7]))
+
+        let resumed = try StreamClient.multi(
+            ["a", "b", "quiet"],
+            port: server.port,
+            headers: ["Last-Event-ID: \(cursor)"]
+        )
+        defer { resumed.close() }
+        let replayed = try resumed.multiFrames(5)
+        #expect(replayed.allSatisfy { $0.type == "message" }, "no reset: the history covers everything")
+        #expect(replayed.filter { $0.channel == "a" }.map(\.number) == [3, 7])
+        #expect(replayed.filter { $0.channel == "b" }.map(\.number) == [4, 5])
+        #expect(replayed.filter { $0.channel == "quiet" }.map(\.number) == [6])
+        // Then live, nothing replayed twice.
+        _ = try publisher.publishIDs("b", channelBody([8]))
+        let live = try resumed.multiFrames(1)
+        #expect(live.map(\.number) == [8])
+
+        // The query parameter resumes the same way (and the cursor of the last event covers all three channels).
+        let again = try StreamClient.multi(
+            ["a", "b", "quiet"],
+            port: server.port,
+            query: "&lastEventId=\(try #require(live.last?.cursor))"
+        )
+        defer { again.close() }
+        _ = try publisher.publishIDs("quiet", channelBody([9]))
+        #expect(try again.multiFrames(1).map(\.number) == [9], "nothing before 9 came again")
+        await server.stop()
+    }
+
+    @Test func aCursorThatIsNotOneGetsAResetPerChannelThenTheirHistory() async throws {
+        let server = try SpoutTestServer()
+        let publisher = try ChannelHTTP(port: server.port)
+        _ = try publisher.publishIDs("a", channelBody([1, 2]))
+        _ = try publisher.publishIDs("b", channelBody([3]))
+        for garbage in ["garbage", "1.zz.AAAAAAAA0-1~", "1..", String(repeating: "x", count: 10_000)] {
+            let stream = try StreamClient.multi(["a", "b"], port: server.port, headers: ["Last-Event-ID: \(garbage)"])
+            // Two resets (none for the empty cursor), then the three events of the history.
+            let frames = try stream.multiFrames(garbage == "1.." ? 3 : 5)
+            let resets = frames.filter { $0.type == "reset" }
+            if garbage == "1.." {
+                // A valid, empty cursor: it says nothing of either channel, so both start from their first event.
+                #expect(resets.isEmpty)
+            } else {
+                #expect(Set(resets.compactMap(\.channel)) == ["a", "b"], "\(garbage.prefix(20))")
+                #expect(resets.allSatisfy { $0.object["reason"] as? String == "unknown-id" })
+            }
+            #expect(frames.filter { $0.channel == "a" && $0.type == "message" }.map(\.number) == [1, 2])
+            #expect(frames.filter { $0.channel == "b" && $0.type == "message" }.map(\.number) == [3])
+            stream.close()
+        }
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    @Test func aPatternFollowsMatchingChannelsIncludingOnesCreatedLater() async throws {
+        let server = try SpoutTestServer()
+        let publisher = try ChannelHTTP(port: server.port)
+        _ = try publisher.publishIDs("news.old", channelBody([1]))
+        let stream = try StreamClient.multi(["news.*", "direct"], port: server.port)
+        defer { stream.close() }
+        #expect(eventually { (try? server.channelList()["news.old"]?.subscribers) == 1 })
+        _ = try publisher.publishIDs("news.old", channelBody([2]))
+        // Created by this publish, after the subscription began: its first event is not missed.
+        _ = try publisher.publishIDs("news.new", channelBody([3, 4]))
+        _ = try publisher.publishIDs("sports.x", channelBody([50]))
+        _ = try publisher.publishIDs("newsy", channelBody([51]))
+        _ = try publisher.publishIDs("direct", channelBody([5]))
+        let frames = try stream.multiFrames(4)
+        #expect(frames.filter { $0.channel == "news.old" }.map(\.number) == [2], "an existing one: live")
+        #expect(frames.filter { $0.channel == "news.new" }.map(\.number) == [3, 4], "a new one: from its start")
+        #expect(frames.filter { $0.channel == "direct" }.map(\.number) == [5])
+        #expect(try server.channelList()["news.new"]?.subscribers == 1)
+        #expect(try server.channelList()["sports.x"]?.subscribers == 0)
+        #expect(try server.channelList()["newsy"]?.subscribers == 0)
+
+        // The cursor covers the channel picked up later: a resume after news.new's first event gets its second.
+        let cursor = try #require(frames.first { $0.channel == "news.new" }?.cursor)
+        stream.close()
+        let resumed = try StreamClient.multi(
+            ["news.*", "direct"],
+            port: server.port,
+            headers: ["Last-Event-ID: \(cursor)"]
+        )
+        defer { resumed.close() }
+        let replayed = try resumed.multiFrames(2)
+        #expect(
+            replayed.map(\.channel) == ["news.new", "direct"] || replayed.map(\.channel) == ["direct", "news.new"]
+        )
+        #expect(replayed.compactMap(\.number).sorted() == [4, 5])
+        await server.stop()
+    }
+
+    @Test func ndjsonLinesNameTheChannelAndCarryTheCursor() async throws {
+        let server = try SpoutTestServer()
+        let stream = try StreamClient.multi(["a"], port: server.port, headers: ["Accept: application/x-ndjson"])
+        defer { stream.close() }
+        #expect(stream.header("Content-Type")?.hasPrefix("application/x-ndjson") == true)
+        let publisher = try ChannelHTTP(port: server.port)
+        let id = try publisher.publishIDs("a", #"{"data":[1,{"x":"y"}],"event":"note"}"#)[0]
+        let untyped = try publisher.publishIDs("a", #"{"data":2}"#)[0]
+        while String(decoding: stream.bodyBytes, as: UTF8.self).split(separator: "\n").count < 2 {
+            try stream.pump()
+        }
+        let lines = String(decoding: stream.bodyBytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        let first = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        let cursor = try #require(first["cursor"] as? String)
+        #expect(lines[0] == #"{"channel":"a","id":"\#(id)","cursor":"\#(cursor)","event":"note","data":[1,{"x":"y"}]}"#)
+        #expect(lines[1].hasPrefix(#"{"channel":"a","id":"\#(untyped)","cursor":"1."#))
+        #expect(lines[1].hasSuffix(#"","data":2}"#))
+
+        // A cursor that is not one: a reset line naming the channel.
+        let reset = try StreamClient.multi(["a"], port: server.port, query: "&format=ndjson&lastEventId=nope")
+        defer { reset.close() }
+        while !String(decoding: reset.bodyBytes, as: UTF8.self).contains("\n") { try reset.pump() }
+        let line = String(decoding: reset.bodyBytes, as: UTF8.self).split(separator: "\n")[0]
+        #expect(line == #"{"reset":{"channel":"a","reason":"unknown-id","oldest":"\#(id)"}}"#)
+        await server.stop()
+    }
+
+    @Test func theStreamEndsForEveryChannelWithEndShutdown() async throws {
+        let server = try SpoutTestServer()
+        let stream = try StreamClient.multi(["a", "b"], port: server.port)
+        defer { stream.close() }
+        #expect(eventually { (try? server.channelList()["b"]?.subscribers) == 1 })
+        await server.stop()
+        let rest = try stream.remainingEvents()
+        #expect(rest.last?.type == "end")
+        #expect(rest.last?.data == #"{"reason":"shutdown"}"#)
+    }
+
+    @Test func aSlowReaderPastItsBoundIsEndedWithEndOverflow() async throws {
+        let server = try SpoutTestServer {
+            $0.channels.subscriberBufferEvents = 8
+            $0.limits.streamSendBufferBytes = 4096
+        }
+        let stream = try StreamClient.multi(["fast", "slow"], port: server.port, receiveBufferBytes: 4096)
+        defer { stream.close() }
+        #expect(eventually { (try? server.channelList()["fast"]?.subscribers) == 1 })
+        let publisher = try ChannelHTTP(port: server.port)
+        // The reader reads nothing while ~2 MB are published: the socket fills, then the leg's bound.
+        for batch in 0..<40 {
+            _ = try publisher.publishIDs("fast", channelBody((batch * 10)..<(batch * 10 + 10), padding: 4000))
+        }
+        #expect(eventually { (try? server.channelList()["fast"]?.subscribers) == 0 }, "both legs left")
+        // Gone from the list once the idle sweep drops it (no subscriber, no history).
+        #expect(eventually { ((try? server.channelList()["slow"]?.subscribers) ?? 0) == 0 })
+        let rest = try stream.remainingEvents()
+        #expect(rest.last?.type == "end")
+        #expect(rest.last?.data == #"{"reason":"overflow"}"#)
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    @Test func refusalsAreProblems() async throws {
+        let server = try SpoutTestServer { $0.channels.maxChannelsPerSubscription = 3 }
+        let cases: [(String, String)] = [
+            ("/subscribe", "at least one"),
+            ("/subscribe?format=sse", "at least one"),
+            ("/subscribe?channel=a&channel=b%2Fc", "channel name"),
+            ("/subscribe?channel=", "channel name"),
+            ("/subscribe?channel=..", "channel name"),
+            ("/subscribe?channel=*", "pattern"),
+            ("/subscribe?channel=a*b*", "pattern"),
+            ("/subscribe?channel=a&channel=b&channel=c&channel=d", "at most 3"),
+            ("/subscribe?channel=a&other=1", "unknown parameter"),
+            ("/subscribe?channel=a&format=sse&format=sse", "at most once"),
+        ]
+        for (path, detail) in cases {
+            let response = try server.get(path)
+            #expect(response.status == 400, "\(path)")
+            #expect(response.header("Content-Type") == "application/problem+json", "\(path)")
+            #expect(response.text.contains(detail), "\(path): \(response.text)")
+        }
+        let unacceptable = try server.get("/subscribe?channel=a&format=json")
+        #expect(unacceptable.status == 400 || unacceptable.status == 406)
+        // Three is the limit, not more: patterns count.
+        let three = try StreamClient.multi(["a", "b", "c.*"], port: server.port)
+        #expect(three.status == 200)
+        three.close()
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
+    @Test func subscribeTokensGuardTheRoute() async throws {
+        let server = try SpoutTestServer { $0.channels.subscribeTokens = ["sesame"] }
+        let none = try server.get("/subscribe?channel=a")
+        #expect(none.status == 401)
+        #expect(none.header("WWW-Authenticate") == #"Bearer realm="spout""#)
+        let wrong = try server.get("/subscribe?channel=a&token=nope")
+        #expect(wrong.status == 403)
+        let good = try StreamClient.multi(["a", "p.*"], port: server.port, query: "&token=sesame")
+        #expect(good.status == 200)
+        good.close()
+        let header = try StreamClient.multi(["a"], port: server.port, headers: ["Authorization: Bearer sesame"])
+        #expect(header.status == 200)
+        header.close()
+        await server.stop()
+    }
+}
+
+/// ``ChannelCursor``: what it writes, and what it refuses to read.
+@Suite struct ChannelCursorTests {
+    @Test func itReadsBackWhatItWrites() throws {
+        let positions: [(key: UInt64, position: ChannelCursor.Position)] = [
+            (ChannelCursor.key(of: "a"), .init(epoch: "mitq0a1c", sequence: 42)),
+            (ChannelCursor.key(of: "news.x"), .init(epoch: "0k2j3h4g5f", sequence: UInt64.max)),
+            (ChannelCursor.key(of: "b"), .init(epoch: "mitq0a1c", sequence: 0)),
+        ]
+        var bytes: [UInt8] = []
+        ChannelCursor.append(positions, to: &bytes)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.allSatisfy { $0.isLetter || $0.isNumber || "-_.~".contains($0) })
+        #expect(text.hasPrefix("1.mitq0a1c~0k2j3h4g5f."))
+        let cursor = try #require(ChannelCursor(text, maxEntries: 3))
+        #expect(cursor.position(of: "a") == .some(.init(epoch: "mitq0a1c", sequence: 42)))
+        #expect(cursor.position(of: "news.x") == .some(.init(epoch: "0k2j3h4g5f", sequence: UInt64.max)))
+        #expect(cursor.position(of: "b") == .some(.init(epoch: "mitq0a1c", sequence: 0)))
+        #expect(cursor.position(of: "c") == nil)
+        #expect(ChannelCursor(text, maxEntries: 2) == nil, "more entries than allowed")
+        #expect(text.utf8.count <= ChannelCursor.maxLength(entries: 3))
+    }
+
+    @Test func itIsCompactAndBounded() {
+        let positions = (0..<100).map {
+            (
+                key: ChannelCursor.key(of: "channel-\($0)"),
+                position: ChannelCursor.Position(epoch: "mitq0a1c", sequence: 1_000_000)
+            )
+        }
+        var bytes: [UInt8] = []
+        ChannelCursor.append(positions, to: &bytes)
+        #expect(bytes.count < 1_700, "100 channels in about 15 bytes each")
+        #expect(bytes.count <= ChannelCursor.maxLength(entries: 100))
+        #expect(ChannelCursor(String(decoding: bytes, as: UTF8.self), maxEntries: 100) != nil)
+    }
+
+    @Test func anythingElseIsRefused() {
+        let key = { (name: String) -> String in
+            var bytes: [UInt8] = []
+            ChannelCursor.appendKey(ChannelCursor.key(of: name), to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let a = key("a")
+        let valid = "1.e." + a + "0-1"
+        #expect(ChannelCursor(valid, maxEntries: 10) != nil)
+        #expect(ChannelCursor("1..", maxEntries: 10) != nil, "no entries: valid")
+        let refused = [
+            "", "1", "1.", "2.e." + a + "0-1", "1.e." + a + "1-1", "1.e." + a + "0-", "1.e." + a + "-1",
+            "1.e." + a + "00-1", "1.e." + a + "0-01", "1.e." + a + "0-1~", "1.e~f." + a + "0-1", "1.E." + a + "0-1",
+            "1.e." + a + "0-" + String(repeating: "z", count: 13), "1.e." + a + "0-1.", "1.e." + "AAAAAAA" + "0-1",
+            "1.e." + a + "0-1x!", "1.." + a + "0-1", "1.e..",
+            "1." + String(repeating: "e", count: 17) + "." + a + "0-1",
+            "1.e." + a + "0-1 ", "1.e." + a + "0-1\u{0}",
+        ]
+        for text in refused {
+            #expect(ChannelCursor(text, maxEntries: 10) == nil, "\(text)")
+        }
+        #expect(ChannelCursor(String(repeating: "1", count: 1_000_000), maxEntries: 100) == nil)
+    }
+
+    @Test func twoEntriesWithOneKeyAreAmbiguousNotEachOthers() throws {
+        var bytes: [UInt8] = []
+        let key = ChannelCursor.key(of: "a")
+        ChannelCursor.append(
+            [
+                (key: key, position: ChannelCursor.Position(epoch: "e", sequence: 1)),
+                (key: key, position: ChannelCursor.Position(epoch: "e", sequence: 2)),
+            ],
+            to: &bytes
+        )
+        let cursor = try #require(ChannelCursor(String(decoding: bytes, as: UTF8.self), maxEntries: 10))
+        #expect(cursor.position(of: "a") == .some(nil))
+    }
+}
+
+/// `GET /subscribe` read by real clients: `curl -N` and httpx-sse (Python), over loopback.
+@Suite(.offPool) struct ChannelMultiClientTests {
+    /// `curl -N` prints the frames as they come; the server's shutdown ends the stream (and curl) with `end`.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+    func curlSeesEveryChannelsFrames() async throws {
+        let server = try SpoutTestServer()
+        let curl = try ChildProcess(
+            executable: "/usr/bin/curl",
+            arguments: ["-sN", "http://127.0.0.1:\(server.port)/subscribe?channel=a&channel=n.*"],
+            standardOutput: .pipe
+        )
+        #expect(eventually { (try? server.channelList()["a"]?.subscribers) == 1 })
+        let publisher = try ChannelHTTP(port: server.port)
+        let a = try publisher.publishIDs("a", #"{"data":{"n":1},"event":"note"}"#)[0]
+        let n = try publisher.publishIDs("n.x", channelBody([2]))[0]
+        #expect(eventually { (try? server.channelList()["n.x"]?.subscribers) == 1 })
+        await server.stop()
+        let text = String(decoding: try curl.readStandardOutput(), as: UTF8.self)
+        _ = curl.wait()
+        #expect(text.contains("event: note\ndata: {\"channel\":\"a\",\"id\":\"\(a)\",\"data\":{\"n\":1}}\n\n"))
+        #expect(text.contains("data: {\"channel\":\"n.x\",\"id\":\"\(n)\",\"data\":{\"n\":2}}\n\n"))
+        #expect(text.hasSuffix("event: end\ndata: {\"reason\":\"shutdown\"}\n\n"))
+    }
+
+    /// httpx-sse dispatches each event with the cursor as its id; a second connection with that id as
+    /// Last-Event-ID gets only what followed, on every channel.
+    @Test(.enabled(if: PythonSSEClients.testsEnabled))
+    func httpxSSEResumesWithTheCursor() async throws {
+        let server = try SpoutTestServer()
+        let publisher = try ChannelHTTP(port: server.port)
+        _ = try publisher.publishIDs("a", channelBody([1]))
+        _ = try publisher.publishIDs("b", channelBody([2]))
+        // From the start of both (an empty cursor names neither), then resumed after the first event read.
+        let script = #"""
+            import json, sys, httpx, httpx_sse
+            url = sys.argv[1]
+            seen = []
+            with httpx.Client(timeout=20) as client:
+                with httpx_sse.connect_sse(client, "GET", url, headers={"Last-Event-ID": "1.."}) as source:
+                    for event in source.iter_sse():
+                        seen.append([event.id, json.loads(event.data)])
+                        break
+                with httpx_sse.connect_sse(client, "GET", url, headers={"Last-Event-ID": seen[0][0]}) as source:
+                    for event in source.iter_sse():
+                        seen.append([event.id, json.loads(event.data)])
+                        break
+            print(json.dumps(seen))
+            """#
+        let python = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3", "-c", script, "http://127.0.0.1:\(server.port)/subscribe?channel=a&channel=b"],
+            standardOutput: .pipe,
+            standardError: .standardOutput
+        )
+        let output = try python.readStandardOutput(timeout: .seconds(60))
+        _ = python.wait()
+        let seen = try #require(
+            try JSONSerialization.jsonObject(with: Data(output)) as? [[Any]],
+            "\(String(decoding: output, as: UTF8.self))"
+        )
+        #expect(seen.count == 2)
+        let objects = seen.compactMap { $0.last as? [String: Any] }
+        #expect(objects.map { $0["channel"] as? String } == ["a", "b"])
+        #expect(objects.map { ($0["data"] as? [String: Any])?["n"] as? Int } == [1, 2], "b's event, not a's again")
+        #expect(seen.allSatisfy { ($0.first as? String)?.hasPrefix("1.") == true })
+        await server.stop()
+    }
+}
