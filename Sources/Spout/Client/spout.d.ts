@@ -33,7 +33,8 @@ export interface SpoutGap {
     kind: "gap";
     channel: string;
     missed: number;
-    after: string;
+    /** The id of the last event of `channel` before the dropped ones (null when there was none). */
+    after: string | null;
 }
 
 /** With `presence: true`: a subscriber joined or left `channel`. */
@@ -82,8 +83,8 @@ export interface SpoutOptions {
 }
 
 /**
- * Subscribes `handler` to `channels` (names, or patterns such as `news.*`) and returns the function that
- * ends this subscription. Subscriptions with the same `baseURL`, `token`, `withCredentials`, `presence`
+ * Subscribes `handler` to `channels` (names, or patterns `prefix*` such as `news.*`) and returns the function
+ * that ends this subscription. Subscriptions with the same `baseURL`, `token`, `withCredentials`, `presence`
  * and `params`, in every tab of the origin, share one connection.
  */
 export function subscribe(
@@ -92,5 +93,8 @@ export function subscribe(
     options?: SpoutOptions
 ): () => void;
 
-/** Whether `channel` is named by `pattern`: equal, or each `*` in the pattern standing for any characters. */
+/**
+ * Whether `channel` is named by `pattern`: equal, or each `*` in the pattern standing for any characters (the
+ * server takes patterns of the form `prefix*`).
+ */
 export function matches(pattern: string, channel: string): boolean;

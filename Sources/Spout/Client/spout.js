@@ -133,6 +133,8 @@ class Hub {
         this.seen = new Map();
         this.status = { state: "connecting", leader: false, connected: false };
         this.connection = null;
+        /** Connections being replaced: kept reading until their successor is open, so nothing falls between. */
+        this.retiring = new Set();
         this.openedFor = "";
         this.planned = false;
         this.release = null;
@@ -272,7 +274,7 @@ class Hub {
     async becomeLeader() {
         this.leader = true;
         this.watched = new Set();
-        this.setStatus({ ...this.status, leader: true });
+        this.setStatus({ state: "connecting", connected: false, leader: true });
         if (this.settings.shared) {
             // Drop the channels of tabs already gone (crashed without a bye), then watch the others.
             try {
@@ -293,7 +295,12 @@ class Hub {
         this.plan();
     }
 
-    /** Leader: (re)opens the connection after the current task, once for any number of changes. */
+    /**
+     * Leader: (re)opens the connection for the union of the tabs' channels, after the current task, once for
+     * any number of changes. Make before break: an open connection keeps reading until the new one is open
+     * (an event both carry is delivered once), so that nothing is missed even before the first event has
+     * given a cursor to resume from.
+     */
     plan() {
         if (this.planned || this.closed) return;
         this.planned = true;
@@ -304,14 +311,34 @@ class Hub {
             const wanted = channels.join("\n");
             if (wanted === this.openedFor && this.connection) return;
             this.openedFor = wanted;
-            if (this.connection) this.connection.stop();
+            const previous = this.connection;
+            if (previous && previous.isOpen) {
+                previous.retired = true;
+                this.retiring.add(previous);
+            } else if (previous) {
+                previous.stop();
+            }
             this.connection = channels.length ? new Connection(this, channels) : null;
+            if (!this.connection) this.stopRetiring();
         });
     }
 
-    /** Leader: a frame from the connection, for this tab's subscriptions and every other tab's. */
-    frame(message, cursor) {
-        if (cursor) this.cursor = cursor;
+    /** Leader: `connection` is open; the ones it replaces can go. */
+    opened(connection) {
+        if (connection === this.connection) this.stopRetiring();
+    }
+
+    stopRetiring() {
+        for (const connection of this.retiring) connection.stop();
+        this.retiring.clear();
+    }
+
+    /**
+     * Leader: a frame from `connection`, for this tab's subscriptions and every other tab's. Only the current
+     * connection moves the cursor (a retiring one's cursor does not cover the new channels).
+     */
+    frame(message, cursor, connection) {
+        if (cursor && connection === this.connection) this.cursor = cursor;
         this.say("frame", { cursor: this.cursor, message });
         this.deliver(message);
     }
@@ -352,8 +379,9 @@ class Hub {
         }
     }
 
-    /** Leader: the connection's state, for this tab and the followers. */
-    connectionStatus(fields) {
+    /** Leader: the state of `connection` (if it is the current one), for this tab and the followers. */
+    connectionStatus(fields, connection) {
+        if (connection !== this.connection) return;
         this.setStatus({ ...this.status, ...fields, leader: true });
         this.say("status", { status: this.status });
     }
@@ -364,6 +392,7 @@ class Hub {
         this.closed = true;
         if (this.connection) this.connection.stop();
         this.connection = null;
+        this.stopRetiring();
         if (this.onPageHide) removeEventListener("pagehide", this.onPageHide);
         if (this.onPageShow) removeEventListener("pageshow", this.onPageShow);
         if (this.channel) this.channel.close();
@@ -378,6 +407,9 @@ class Connection {
         this.hub = hub;
         this.channels = channels;
         this.stopped = false;
+        /** Being replaced: it does not reconnect. */
+        this.retired = false;
+        this.isOpen = false;
         this.retry = defaultRetry;
         this.failures = 0;
         this.timer = null;
@@ -399,7 +431,7 @@ class Connection {
         if (this.stopped) return;
         this.timer = null;
         this.controller = new AbortController();
-        this.hub.connectionStatus({ state: "connecting", connected: false });
+        this.hub.connectionStatus({ state: "connecting", connected: false }, this);
         let failure = "";
         let gaveUp = false;
         try {
@@ -420,7 +452,9 @@ class Connection {
                 failure = "the answer is not an event stream";
             } else {
                 this.failures = 0;
-                this.hub.connectionStatus({ state: "open", connected: true, error: undefined });
+                this.isOpen = true;
+                this.hub.opened(this);
+                this.hub.connectionStatus({ state: "open", connected: true, error: undefined }, this);
                 await this.read(response.body);
                 failure = "the stream ended";
             }
@@ -428,10 +462,18 @@ class Connection {
             if (this.stopped) return;
             failure = String((error && error.message) || error);
         }
+        this.isOpen = false;
         if (this.stopped) return;
+        if (this.retired) {
+            this.stop();
+            return;
+        }
         this.failures++;
         const wait = Math.min(maxRetry, this.retry * 2 ** Math.min(this.failures - 1, 5));
-        this.hub.connectionStatus({ state: gaveUp ? "closed" : "reconnecting", connected: false, error: failure });
+        this.hub.connectionStatus(
+            { state: gaveUp ? "closed" : "reconnecting", connected: false, error: failure },
+            this
+        );
         if (!gaveUp) this.timer = setTimeout(() => this.open(), wait);
     }
 
@@ -508,7 +550,7 @@ class Connection {
                 event: block.type || "message",
                 data: payload.data,
             };
-            this.hub.frame(message, block.id);
+            this.hub.frame(message, block.id, this);
             return;
         }
         switch (block.type) {
@@ -516,21 +558,25 @@ class Connection {
             case "gap":
             case "join":
             case "leave":
-                if (typeof payload.channel === "string") this.hub.frame({ ...payload, kind: block.type }, "");
+                if (typeof payload.channel === "string") this.hub.frame({ ...payload, kind: block.type }, "", this);
                 break;
             case "end":
                 // The server ends the stream (shutdown, or this reader fell behind): read() sees the end
                 // next, and the reconnect resumes from the cursor.
-                this.hub.connectionStatus({ state: "reconnecting", connected: false, error: "end: " + payload.reason });
+                this.hub.connectionStatus(
+                    { state: "reconnecting", connected: false, error: "end: " + payload.reason },
+                    this
+                );
                 break;
             case "error":
-                this.hub.connectionStatus({ error: payload.detail || payload.title || "error" });
+                this.hub.connectionStatus({ error: payload.detail || payload.title || "error" }, this);
                 break;
         }
     }
 
     stop() {
         this.stopped = true;
+        this.isOpen = false;
         if (this.timer) clearTimeout(this.timer);
         if (this.controller) this.controller.abort();
     }
