@@ -32,7 +32,7 @@ extension SpoutAPI {
             id: "getClientTypes",
             summary: "The browser client's TypeScript declarations",
             description: "The types of /client/spout.js: its options, and the events and frames a handler is given.",
-            mediaType: "application/typescript; charset=utf-8"
+            mediaType: "text/typescript; charset=utf-8"
         ),
     ]
 

@@ -38,7 +38,9 @@ enum ClientRoutes {
         fields: [("Content-Security-Policy", contentSecurityPolicy(for: PackageResources.index_html))]
     )
     static let script = File(PackageResources.spout_js, mediaType: "text/javascript; charset=utf-8")
-    static let types = File(PackageResources.spout_d_ts, mediaType: "application/typescript; charset=utf-8")
+    /// `text/typescript`, which Deno reads as TypeScript, rather than `application/typescript`, which generated
+    /// OpenAPI clients do not take for text.
+    static let types = File(PackageResources.spout_d_ts, mediaType: "text/typescript; charset=utf-8")
 
     /// `GET /`: the page.
     static let index: Routes.Handler = { context in serve(page, context) }

@@ -13,7 +13,7 @@ import Testing
     @Test(arguments: [
         ("/", "index.html", "text/html; charset=utf-8"),
         ("/client/spout.js", "spout.js", "text/javascript; charset=utf-8"),
-        ("/client/spout.d.ts", "spout.d.ts", "application/typescript; charset=utf-8"),
+        ("/client/spout.d.ts", "spout.d.ts", "text/typescript; charset=utf-8"),
     ])
     func eachFileIsServedAsItIsInTheSourceTreeAndRevalidatesWithItsETag(
         path: String,
