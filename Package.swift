@@ -41,6 +41,10 @@ let package = Package(
         .target(
             name: "Spout",
             dependencies: ["Reactive", "Sequences", "EventLoops", "HTTPServer", "RESP", "Redis", "OpenSSL"],
+            // The browser client and the page, compiled in as byte arrays (`PackageResources`): no bundle at run time.
+            resources: [
+                .embedInCode("Client/spout.js"), .embedInCode("Client/spout.d.ts"), .embedInCode("Client/index.html"),
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "SpoutServer", dependencies: ["Spout", "Reactive"], swiftSettings: strictSettings),

@@ -29,7 +29,7 @@ enum SpoutAPI {
     /// Every operation, in the order the document lists them.
     static func operations(configuration: SpoutConfiguration) -> [APIOperation] {
         serviceOperations + sequenceOperations(configuration.sequences) + upstreamOperations + demoOperations
-            + channelOperations(configuration) + multiChannelOperations(configuration)
+            + channelOperations(configuration) + multiChannelOperations(configuration) + clientOperations
     }
 
     // MARK: - Parameter schemas

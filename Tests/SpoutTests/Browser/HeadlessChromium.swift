@@ -193,7 +193,7 @@ final class HeadlessChromium {
         guard let sessionID = attached["sessionId"] as? String else {
             throw Failure.malformedReply(method: "Target.attachToTarget")
         }
-        let page = BrowserPage(browser: self, sessionID: sessionID)
+        let page = BrowserPage(browser: self, sessionID: sessionID, targetID: targetID)
         let navigation = try call("Page.navigate", ["url": url], session: sessionID, timeout: timeout)
         if let failure = navigation["errorText"] as? String, !failure.isEmpty {
             throw Failure.protocolError(method: "Page.navigate", message: "\(url): \(failure)")
@@ -312,10 +312,28 @@ final class HeadlessChromium {
 final class BrowserPage {
     private let browser: HeadlessChromium
     let sessionID: String
+    /// The tab's DevTools target, for ``close()``.
+    let targetID: String
 
-    init(browser: HeadlessChromium, sessionID: String) {
+    init(browser: HeadlessChromium, sessionID: String, targetID: String) {
         self.browser = browser
         self.sessionID = sessionID
+        self.targetID = targetID
+    }
+
+    /// Sends one DevTools command to this tab (e.g. `Page.captureScreenshot`) and returns its `result`.
+    @discardableResult
+    func call(
+        _ method: String,
+        _ parameters: [String: Any] = [:],
+        timeout: Duration = .seconds(10)
+    ) throws -> [String: Any] {
+        try browser.call(method, parameters, session: sessionID, timeout: timeout)
+    }
+
+    /// Closes the tab as a user would: its document unloads (`pagehide`), its locks and connections go.
+    func close(timeout: Duration = .seconds(10)) throws {
+        _ = try browser.call("Target.closeTarget", ["targetId": targetID], timeout: timeout)
     }
 
     /// Evaluates `expression` in the page, awaiting it if it is a promise, and returns its value as a
