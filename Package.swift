@@ -87,7 +87,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoutTests",
-            dependencies: ["Spout", "HTTPServer", "Sequences", "Reactive", "RESP", "Redis", "TestSupport"],
+            dependencies: ["Spout", "HTTPServer", "Sequences", "Reactive", "RESP", "Redis", "OpenSSL", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ],

@@ -59,6 +59,12 @@ extension ConfigKey {
         "channels.subscribeTokens": "Bearer tokens that may subscribe and read /latest (or ?token=); empty: anyone",
         "channels.idempotencyWindowSeconds": "how long a publish's Idempotency-Key is remembered (a retry: same ids)",
         "channels.idempotencyMaxKeys": "Idempotency-Keys held at once in process (503 for a new key beyond)",
+        "channels.jwt.jwksFile": "JWK Set file of the keys that verify signed tokens (JWT); empty: no JWT",
+        "channels.jwt.leewaySeconds": "clock skew forgiven on a token's exp, nbf and iat",
+        "channels.jwt.issuer": "the iss every token must carry; empty: any",
+        "channels.jwt.audience": "a value every token's aud must hold; empty: any",
+        "channels.jwt.cookieName": "cookie that may carry a subscription's token (EventSource withCredentials)",
+        "channels.jwt.cacheEntries": "verified tokens remembered (a reconnection costs no signature check)",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then

@@ -17,6 +17,8 @@ struct ConfigKey: @unchecked Sendable {
         case integer(WritableKeyPath<SpoutConfiguration, Int>, ClosedRange<Int>)
         case seconds(WritableKeyPath<SpoutConfiguration, Double>, ClosedRange<Double>)
         case string(WritableKeyPath<SpoutConfiguration, String>, allowed: [String]?)
+        /// A string that may be empty (empty: "not set").
+        case text(WritableKeyPath<SpoutConfiguration, String>)
         case boolean(WritableKeyPath<SpoutConfiguration, Bool>)
         /// A non-empty list of non-empty strings.
         case strings(WritableKeyPath<SpoutConfiguration, [String]>)
@@ -160,14 +162,21 @@ struct ConfigKey: @unchecked Sendable {
             name: "channels.idempotencyMaxKeys",
             kind: .integer(\.channels.idempotencyMaxKeys, 1...10_000_000)
         ),
+        ConfigKey(name: "channels.jwt.jwksFile", kind: .text(\.channels.jwt.jwksFile)),
+        ConfigKey(name: "channels.jwt.leewaySeconds", kind: .seconds(\.channels.jwt.leewaySeconds, 0...86_400)),
+        ConfigKey(name: "channels.jwt.issuer", kind: .text(\.channels.jwt.issuer)),
+        ConfigKey(name: "channels.jwt.audience", kind: .text(\.channels.jwt.audience)),
+        ConfigKey(name: "channels.jwt.cookieName", kind: .text(\.channels.jwt.cookieName)),
+        ConfigKey(name: "channels.jwt.cacheEntries", kind: .integer(\.channels.jwt.cacheEntries, 0...10_000_000)),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
 
     /// The dotted prefixes that are JSON objects in the file.
     static let sections: Set<String> = Set(
-        all.compactMap { key in
-            key.name.split(separator: ".").count > 1 ? String(key.name.split(separator: ".")[0]) : nil
+        all.flatMap { key in
+            let parts = key.name.split(separator: ".")
+            return (1..<max(parts.count, 1)).map { parts[..<$0].joined(separator: ".") }
         }
     )
 
@@ -202,6 +211,8 @@ struct ConfigKey: @unchecked Sendable {
                     source
                 )
             }
+            configuration[keyPath: path] = trimmed
+        case .text(let path):
             configuration[keyPath: path] = trimmed
         case .level(let path):
             guard let level = LogLevel(rawValue: trimmed.lowercased()) else {
@@ -277,7 +288,7 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(value.summary, expected: expected, source)
             }
             configuration[keyPath: path] = number
-        case .string, .url, .redisURL, .level:
+        case .string, .text, .url, .redisURL, .level:
             guard case .string(let text) = value else { throw invalid(value.summary, expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):
@@ -311,7 +322,7 @@ struct ConfigKey: @unchecked Sendable {
         case .seconds(let path, _):
             let value = defaults[keyPath: path]
             return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        case .string(let path, _), .url(let path): return ConfigJSON.quote(defaults[keyPath: path])
+        case .string(let path, _), .text(let path), .url(let path): return ConfigJSON.quote(defaults[keyPath: path])
         case .redisURL(let path):
             // Its description never shows the password (this text goes to the start-up log).
             let text = defaults[keyPath: path]
@@ -338,6 +349,7 @@ struct ConfigKey: @unchecked Sendable {
         case .seconds(_, let range):
             "seconds \(ConfigKey.plain(range.lowerBound))...\(ConfigKey.plain(range.upperBound))"
         case .string(_, let allowed): allowed?.joined(separator: "|") ?? "string"
+        case .text: "string (may be empty)"
         case .url: "URL"
         case .redisURL: "redis URL"
         case .boolean: "true|false"

@@ -192,6 +192,27 @@ public struct SpoutConfiguration: Equatable, Sendable {
         /// `Idempotency-Key`s a process holds at once (remembered in process, or in flight over Redis); a publish
         /// with a new key beyond this gets `503`.
         public var idempotencyMaxKeys = 100_000
+        /// Signed tokens (JWT) with per-channel rights; off while no key source is set (docs/IDENTITY.md).
+        public var jwt = JWT()
+    }
+
+    /// `channels.jwt`: where the keys of signed tokens come from, and what is checked besides their signatures.
+    public struct JWT: Equatable, Sendable {
+        /// A JWK Set file (RFC 7517 §5) of the keys that verify tokens; empty: no JWT.
+        public var jwksFile = ""
+        /// Seconds of clock skew forgiven on `exp`, `nbf` and `iat`.
+        public var leewaySeconds = 30.0
+        /// The `iss` every token must carry; empty: any.
+        public var issuer = ""
+        /// A value every token's `aud` must hold; empty: any.
+        public var audience = ""
+        /// A cookie that may carry the token of a subscription (`EventSource` with `withCredentials`); empty: none.
+        public var cookieName = ""
+        /// Verified tokens remembered, so that a reconnection costs no signature check.
+        public var cacheEntries = 10_000
+
+        /// Whether signed tokens are on: a key source is set.
+        public var isEnabled: Bool { !jwksFile.isEmpty }
     }
 
     /// The embedded defaults.

@@ -218,15 +218,18 @@ import Testing
             return
         }
         var names: Set<String> = []
-        for (name, value) in root {
-            if case .object(let members) = value {
-                for (member, _) in members { names.insert("\(name).\(member)") }
-            } else {
-                names.insert(name)
+        func collect(_ members: [(name: String, value: ConfigJSON)], prefix: String) {
+            for (name, value) in members {
+                let path = prefix.isEmpty ? name : "\(prefix).\(name)"
+                if case .object(let nested) = value { collect(nested, prefix: path) } else { names.insert(path) }
             }
         }
+        collect(root, prefix: "")
         #expect(names == Set(ConfigKey.all.map(\.name)))
-        let readme = try String(contentsOf: Self.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        // The channels.jwt keys are documented in docs/IDENTITY.md, which the README points to.
+        let readme =
+            try String(contentsOf: Self.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+            + String(contentsOf: Self.repositoryRoot.appendingPathComponent("docs/IDENTITY.md"), encoding: .utf8)
         for key in ConfigKey.all {
             let last = String(key.name.split(separator: ".").last!)
             #expect(readme.contains("`\(key.name)`") || readme.contains("`\(last)`"), "README lacks \(key.name)")
