@@ -116,19 +116,27 @@ enum ChannelPattern: Sendable, Equatable {
 
     /// The pattern `text`, or `nil` when it is not a channel name or a prefix of one followed by `*`.
     init?(_ text: String) {
-        if text.utf8.last == UInt8(ascii: "*") {
-            let prefix = String(text.dropLast())
-            guard prefix.utf8.count < 128, prefix.isEmpty || Self.isNameCharacters(prefix) else { return nil }
-            self = .prefix(prefix)
+        let bytes = Array(text.utf8)
+        guard bytes.allSatisfy(Self.isNameByte) || bytes.dropLast().allSatisfy(Self.isNameByte) else { return nil }
+        if bytes.last == UInt8(ascii: "*") {
+            guard bytes.count <= 128 else { return nil }
+            self = .prefix(String(decoding: bytes.dropLast(), as: UTF8.self))
         } else {
-            guard ChannelRoutes.isValidName(text) else { return nil }
+            // A whole name, by the rule of channel names (ChannelRoutes.isValidName; a test checks they agree).
+            guard !bytes.isEmpty, bytes.count <= 128, text != ".", text != ".." else { return nil }
             self = .exact(text)
         }
     }
 
-    private static func isNameCharacters(_ text: String) -> Bool {
-        // The characters of a name, without its other rules ("." alone is a fine prefix: ".*").
-        ChannelRoutes.isValidName(text + "x")
+    /// The bytes of a channel name: `A–Z a–z 0–9 . _ ~ -`.
+    static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+            UInt8(ascii: "-"):
+            true
+        default: false
+        }
     }
 
     /// Whether `channel` matches.

@@ -69,6 +69,13 @@ import Testing
         #expect(ChannelPattern.exact("user.42").matches("user.42"))
         #expect(!ChannelPattern.exact("user.42").matches("user.421"))
         #expect(ChannelPattern.prefix("").matches("anything"))
+        // An exact pattern is exactly a valid channel name.
+        for name in [
+            "a", ".", "..", "...", "a.b", "x~y-z_0", "", "a/b", "é", String(repeating: "n", count: 128),
+            String(repeating: "n", count: 129),
+        ] {
+            #expect((ChannelPattern(name) != nil) == ChannelRoutes.isValidName(name), "\(name)")
+        }
     }
 
     @Test func spoutClaimGrantsPerOperation() throws {
