@@ -26,8 +26,13 @@ struct ChannelAccess: Sendable {
     let keyLoadFailure: String?
     /// The cookie that may carry a subscription's token, or `nil`.
     let cookieName: String?
+    /// The proxies whose forwarding fields name the client (`trustedProxies`).
+    let proxies: TrustedProxies
 
-    init(configuration: SpoutConfiguration.Channels) {
+    /// - Parameter trustedProxies: `trustedProxies`, checked when the configuration was loaded (an entry that does
+    ///   not parse here trusts no proxy at all).
+    init(configuration: SpoutConfiguration.Channels, trustedProxies: [String] = []) {
+        proxies = TrustedProxies(trustedProxies) ?? .none
         publishTokens = configuration.publishTokens.map { Array($0.utf8) }
         subscribeTokens = configuration.subscribeTokens.map { Array($0.utf8) }
         let jwt = configuration.jwt
@@ -76,10 +81,20 @@ struct ChannelAccess: Sendable {
                     + "and send Authorization: Bearer <token>"
             )
         )
-        let anonymousPublish: ChannelIdentity.Grant =
-            publishOnLoopbackOnly
-            ? (PeerTrust.isLoopback(remoteAddress) ? .all : loopbackRule)
-            : .denied(.unauthorized("publishing needs Authorization: Bearer <token>"))
+        let anonymousPublish: ChannelIdentity.Grant
+        if !publishOnLoopbackOnly {
+            anonymousPublish = .denied(.unauthorized("publishing needs Authorization: Bearer <token>"))
+        } else if !proxies.isEmpty {
+            anonymousPublish = .denied(
+                .forbidden(
+                    "trustedProxies is set and no channels.publishTokens or channels.jwt keys are configured: behind a "
+                        + "proxy, being on loopback says nothing about the client, so nobody may publish; configure a "
+                        + "token"
+                )
+            )
+        } else {
+            anonymousPublish = PeerTrust.isLoopback(remoteAddress) ? .all : loopbackRule
+        }
         guard
             let token = Self.bearerToken(authorization) ?? cookieToken.map({ Array($0.utf8) })
                 ?? queryToken.map({ Array($0.utf8) })

@@ -341,7 +341,8 @@ enum ChannelRoutes {
             authorization: try authorization(context),
             cookieToken: cookieToken,
             queryToken: operation == .subscribe ? queryToken : nil,
-            remoteAddress: context.request.remoteAddress
+            remoteAddress: access.proxies.client(peer: context.request.remoteAddress, headers: context.request.headers)
+                .client
         ).get()
     }
 

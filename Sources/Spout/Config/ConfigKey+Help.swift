@@ -7,6 +7,8 @@ extension ConfigKey {
         "backlog": "listen backlog",
         "maxConnections": "connections beyond this get 503 and are closed",
         "probeConnections": "connections kept beyond maxConnections for /health, /ready and /metrics only",
+        "trustedProxies":
+            "proxies (CIDR) whose Forwarded/X-Forwarded-For name the client; empty: the peer is the client",
         "limits.maxHeaderBytes": "largest request head (431 beyond)",
         "limits.maxHeaderCount": "most header fields (431 beyond)",
         "limits.maxBodyBytes": "largest request body (413 beyond)",

@@ -19,6 +19,8 @@ struct ConfigKey: @unchecked Sendable {
         case string(WritableKeyPath<SpoutConfiguration, String>, allowed: [String]?)
         /// A string that may be empty (empty: "not set").
         case text(WritableKeyPath<SpoutConfiguration, String>)
+        /// A list, maybe empty, of CIDR networks or addresses (``TrustedProxies``).
+        case networks(WritableKeyPath<SpoutConfiguration, [String]>)
         case boolean(WritableKeyPath<SpoutConfiguration, Bool>)
         /// A non-empty list of non-empty strings.
         case strings(WritableKeyPath<SpoutConfiguration, [String]>)
@@ -73,6 +75,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "backlog", kind: .integer(\.backlog, 1...65_535)),
         ConfigKey(name: "maxConnections", kind: .integer(\.maxConnections, 1...1_000_000)),
         ConfigKey(name: "probeConnections", kind: .integer(\.probeConnections, 0...1_000)),
+        ConfigKey(name: "trustedProxies", kind: .networks(\.trustedProxies)),
         ConfigKey(name: "limits.maxHeaderBytes", kind: .integer(\.limits.maxHeaderBytes, 256...1_048_576)),
         ConfigKey(name: "limits.maxHeaderCount", kind: .integer(\.limits.maxHeaderCount, 1...10_000)),
         ConfigKey(name: "limits.maxBodyBytes", kind: .integer(\.limits.maxBodyBytes, 0...1_073_741_824)),
@@ -214,6 +217,16 @@ struct ConfigKey: @unchecked Sendable {
             configuration[keyPath: path] = trimmed
         case .text(let path):
             configuration[keyPath: path] = trimmed
+        case .networks(let path):
+            let items = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard TrustedProxies(items) != nil else {
+                throw invalid(
+                    quoted(text),
+                    expected: "a comma-separated list of CIDR networks (10.0.0.0/8, ::1)",
+                    source
+                )
+            }
+            configuration[keyPath: path] = items
         case .level(let path):
             guard let level = LogLevel(rawValue: trimmed.lowercased()) else {
                 throw invalid(
@@ -296,6 +309,17 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(value.summary, expected: "true or false", source)
             }
             configuration[keyPath: path] = flag
+        case .networks(let path):
+            let expected = "an array of CIDR networks (\"10.0.0.0/8\", \"::1\")"
+            guard case .array(let elements) = value else { throw invalid(value.summary, expected: expected, source) }
+            var items: [String] = []
+            for element in elements {
+                guard case .string(let text) = element, TrustedProxies([text]) != nil else {
+                    throw invalid("an array holding \(element.summary)", expected: expected, source)
+                }
+                items.append(text)
+            }
+            configuration[keyPath: path] = items
         case .strings(let path), .names(let path):
             let mayBeEmpty = if case .names = kind { true } else { false }
             let expected = mayBeEmpty ? "an array of non-empty strings" : "a non-empty array of non-empty strings"
@@ -328,7 +352,7 @@ struct ConfigKey: @unchecked Sendable {
             let text = defaults[keyPath: path]
             return ConfigJSON.quote((try? RedisURL(parsing: text))?.description ?? text)
         case .boolean(let path): return String(defaults[keyPath: path])
-        case .strings(let path), .names(let path):
+        case .strings(let path), .names(let path), .networks(let path):
             return "[" + defaults[keyPath: path].map(ConfigJSON.quote).joined(separator: ",") + "]"
         case .level(let path): return ConfigJSON.quote(defaults[keyPath: path].rawValue)
         }
@@ -350,6 +374,7 @@ struct ConfigKey: @unchecked Sendable {
             "seconds \(ConfigKey.plain(range.lowerBound))...\(ConfigKey.plain(range.upperBound))"
         case .string(_, let allowed): allowed?.joined(separator: "|") ?? "string"
         case .text: "string (may be empty)"
+        case .networks: "list of CIDR networks (may be empty)"
         case .url: "URL"
         case .redisURL: "redis URL"
         case .boolean: "true|false"

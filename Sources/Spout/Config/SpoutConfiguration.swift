@@ -22,6 +22,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
     /// Connections kept beyond `maxConnections` on which only `/health`, `/ready` and `/metrics` are served
     /// (one request each), so probes of a full server are answered; 0 for none.
     public var probeConnections = 4
+    /// Reverse proxies (CIDR networks) whose `Forwarded` / `X-Forwarded-For` name the client (docs/IDENTITY.md);
+    /// empty: every peer is the client.
+    public var trustedProxies: [String] = []
 
     /// Request limits and timeouts.
     public var limits = Limits()

@@ -425,7 +425,8 @@ final class ServiceContext: Sendable {
             loops: loops,
             registry: metrics.registry,
             maxBodyBytes: configuration.limits.maxBodyBytes,
-            events: events
+            events: events,
+            trustedProxies: configuration.trustedProxies
         )
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,
