@@ -411,7 +411,10 @@ final class ServiceContext: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         self.log = log
-        let cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
+        let cors = CORSPolicy(
+            allowedOrigins: configuration.cors.allowedOrigins,
+            allowsCredentials: !configuration.channels.jwt.cookieName.isEmpty
+        )
         self.cors = cors
         self.responsesByPolicy = ResponsePolicy.allCases.map {
             RouteResponses(policy: $0, configuration: configuration, cors: cors)

@@ -131,6 +131,47 @@ import Testing
         await server.stop()
     }
 
+    @Test func withATokenCookieListedOriginsMaySendCredentials() async throws {
+        let server = try Self.server {
+            $0.channels.jwt.cookieName = "spout_token"
+            $0.cors.allowedOrigins = ["https://app.example"]
+        }
+        let reader = Self.token(#"{"spout":{"subscribe":["news"]}}"#)
+        let cookie = "Cookie: spout_token=\(reader)"
+        let listed = try server.get("/channels/news/latest", headers: ["Origin: https://app.example", cookie])
+        #expect(listed.status == 404)  // allowed, and nothing published yet
+        #expect(listed.header("Access-Control-Allow-Origin") == "https://app.example")
+        #expect(listed.header("Access-Control-Allow-Credentials") == "true")
+        let other = try server.get("/channels/news/latest", headers: ["Origin: https://evil.example", cookie])
+        #expect(other.header("Access-Control-Allow-Origin") == nil)
+        #expect(other.header("Access-Control-Allow-Credentials") == nil)
+        // The stream itself, as EventSource with withCredentials opens it.
+        let stream = try StreamClient.channel(
+            "news",
+            port: server.port,
+            headers: ["Origin: https://app.example", cookie]
+        )
+        #expect(stream.status == 200)
+        #expect(stream.header("Access-Control-Allow-Credentials") == "true")
+        stream.close()
+        await server.stop()
+
+        // Without a token cookie, no credentials; with *, never.
+        let plain = try SpoutTestServer { $0.cors.allowedOrigins = ["https://app.example"] }
+        let noCookie = try plain.get("/health", headers: ["Origin: https://app.example"])
+        #expect(noCookie.header("Access-Control-Allow-Origin") == "https://app.example")
+        #expect(noCookie.header("Access-Control-Allow-Credentials") == nil)
+        await plain.stop()
+        let wildcard = try Self.server {
+            $0.channels.jwt.cookieName = "spout_token"
+            $0.cors.allowedOrigins = ["*"]
+        }
+        let any = try wildcard.get("/health", headers: ["Origin: https://app.example"])
+        #expect(any.header("Access-Control-Allow-Origin") == "*")
+        #expect(any.header("Access-Control-Allow-Credentials") == nil)
+        await wildcard.stop()
+    }
+
     @Test func staticTokensKeepWorkingBesideJWT() async throws {
         let server = try Self.server {
             $0.channels.publishTokens = ["static-pub"]
