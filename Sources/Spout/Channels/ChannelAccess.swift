@@ -28,11 +28,16 @@ struct ChannelAccess: Sendable {
     let cookieName: String?
     /// The proxies whose forwarding fields name the client (`trustedProxies`).
     let proxies: TrustedProxies
+    /// Per-client publish limits, when `channels.publishRatePerMinute` is set.
+    let publishLimiter: PublishRateLimiter?
 
     /// - Parameter trustedProxies: `trustedProxies`, checked when the configuration was loaded (an entry that does
     ///   not parse here trusts no proxy at all).
     init(configuration: SpoutConfiguration.Channels, trustedProxies: [String] = []) {
         proxies = TrustedProxies(trustedProxies) ?? .none
+        publishLimiter =
+            configuration.publishRatePerMinute > 0
+            ? PublishRateLimiter(perMinute: configuration.publishRatePerMinute, burst: configuration.publishBurst) : nil
         publishTokens = configuration.publishTokens.map { Array($0.utf8) }
         subscribeTokens = configuration.subscribeTokens.map { Array($0.utf8) }
         let jwt = configuration.jwt

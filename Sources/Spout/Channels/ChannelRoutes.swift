@@ -19,7 +19,28 @@ enum ChannelRoutes {
             let name = try channelName(context)
             _ = try QueryParameters(query: context.request, known: [])
             let broker = context.service.channels
-            try requireAccess(context, channel: name, for: .publish)
+            let identity = try requireAccess(context, channel: name, for: .publish)
+            if let limiter = broker.access.publishLimiter {
+                let client = broker.access.proxies.client(
+                    peer: context.request.remoteAddress,
+                    headers: context.request.headers
+                ).client
+                if let wait = limiter.take(
+                    PublishRateLimiter.key(identity, client: client),
+                    now: Double(ChannelBroker.now) / 1e9
+                ) {
+                    broker.metrics.publishesRateLimited.increment()
+                    context.respond(
+                        problem: .rateLimited(
+                            "this client may publish \(limiter.burst) at once and \(limiter.perMinute) per minute "
+                                + "(channels.publishBurst, channels.publishRatePerMinute); nothing was published, retry "
+                                + "in \(wait) s"
+                        ),
+                        headers: Headers(limiter.headers(retryAfter: wait))
+                    )
+                    return
+                }
+            }
             try requireJSON(context.request.headers["Content-Type"])
             let key = try ChannelIdempotency.key(in: context.request.headers)
             let body = try ChannelPublishBody(

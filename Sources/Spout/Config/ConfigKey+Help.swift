@@ -61,6 +61,9 @@ extension ConfigKey {
         "channels.subscribeTokens": "Bearer tokens that may subscribe and read /latest (or ?token=); empty: anyone",
         "channels.idempotencyWindowSeconds": "how long a publish's Idempotency-Key is remembered (a retry: same ids)",
         "channels.idempotencyMaxKeys": "Idempotency-Keys held at once in process (503 for a new key beyond)",
+        "channels.publishRatePerMinute":
+            "events a client (JWT sub, static token, address) may publish per minute; 0: no limit",
+        "channels.publishBurst": "publishes a client may make at once after being idle (429 beyond the rate)",
         "channels.jwt.jwksFile": "JWK Set file of the keys that verify signed tokens (JWT); empty: no JWT",
         "channels.jwt.leewaySeconds": "clock skew forgiven on a token's exp, nbf and iat",
         "channels.jwt.issuer": "the iss every token must carry; empty: any",

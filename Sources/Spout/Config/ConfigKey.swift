@@ -165,6 +165,11 @@ struct ConfigKey: @unchecked Sendable {
             name: "channels.idempotencyMaxKeys",
             kind: .integer(\.channels.idempotencyMaxKeys, 1...10_000_000)
         ),
+        ConfigKey(
+            name: "channels.publishRatePerMinute",
+            kind: .integer(\.channels.publishRatePerMinute, 0...1_000_000)
+        ),
+        ConfigKey(name: "channels.publishBurst", kind: .integer(\.channels.publishBurst, 1...1_000_000)),
         ConfigKey(name: "channels.jwt.jwksFile", kind: .text(\.channels.jwt.jwksFile)),
         ConfigKey(name: "channels.jwt.leewaySeconds", kind: .seconds(\.channels.jwt.leewaySeconds, 0...86_400)),
         ConfigKey(name: "channels.jwt.issuer", kind: .text(\.channels.jwt.issuer)),

@@ -195,6 +195,10 @@ public struct SpoutConfiguration: Equatable, Sendable {
         /// `Idempotency-Key`s a process holds at once (remembered in process, or in flight over Redis); a publish
         /// with a new key beyond this gets `503`.
         public var idempotencyMaxKeys = 100_000
+        /// Events a client (JWT subject, static token, or address) may publish per minute on average; 0: no limit.
+        public var publishRatePerMinute = 0
+        /// Publishes a client may make at once, after being idle (the token bucket's size).
+        public var publishBurst = 60
         /// Signed tokens (JWT) with per-channel rights; off while no key source is set (docs/IDENTITY.md).
         public var jwt = JWT()
     }

@@ -862,6 +862,20 @@ enum SpoutAPI {
                     .problem(409, .idempotencyKeyInFlight),
                     .problem(422, .idempotencyKeyReused),
                     APIResponse(
+                        429,
+                        """
+                        A problem: `\(ProblemType.rateLimited.uri)` (the client published past \
+                        channels.publishBurst or channels.publishRatePerMinute; nothing was published).
+                        """,
+                        content: [(Problem.mediaType, problemSchema(.rateLimited))],
+                        headers: [
+                            ("Retry-After", "Seconds to wait.", ["type": "string", "pattern": "^[0-9]+$"]),
+                            ("RateLimit-Policy", "The quota: `\"publish\";q=<per minute>;w=60`.", ["type": "string"]),
+                            ("RateLimit", "What is left: `\"publish\";r=0;t=<seconds>`.", ["type": "string"]),
+                        ],
+                        problemTypes: [.rateLimited]
+                    ),
+                    APIResponse(
                         503,
                         """
                         A problem, with Retry-After: `\(ProblemType.unavailable.uri)` (nothing was stored: too many \

@@ -109,6 +109,7 @@ extension Problem {
         static let tokenSignatureInvalid = ProblemType.tokenSignatureInvalid.uri
         static let tokenKeyUnknown = ProblemType.tokenKeyUnknown.uri
         static let channelNotGranted = ProblemType.channelNotGranted.uri
+        static let rateLimited = ProblemType.rateLimited.uri
     }
 
     /// `400`: a query parameter is malformed or out of range.

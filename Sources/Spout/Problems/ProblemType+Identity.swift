@@ -105,3 +105,29 @@ extension Problem {
         )
     }
 }
+
+extension ProblemType {
+    /// `429`: a client publishing faster than channels.publishRatePerMinute.
+    static let rateLimited = ProblemType(
+        slug: "rate-limited",
+        title: "Rate limited",
+        statuses: [429],
+        meaning: """
+            The client (a JWT's sub, a static token, or the client's address when anonymous) published more than \
+            channels.publishBurst events at once or more than channels.publishRatePerMinute per minute on average. \
+            Nothing was published by this request.
+            """,
+        remedy: """
+            Wait Retry-After seconds (RateLimit says the same, RateLimit-Policy gives the quota) and publish again; \
+            publish several events in one request (an array body) rather than one request each.
+            """,
+        members: []
+    )
+}
+
+extension Problem {
+    /// `429` ``ProblemType/rateLimited``.
+    static func rateLimited(_ detail: String) -> Problem {
+        Problem(status: 429, type: Kind.rateLimited, title: ProblemType.rateLimited.title, detail: detail)
+    }
+}
