@@ -105,7 +105,7 @@ let package = Package(
             name: "SpoutTests",
             dependencies: [
                 "Spout", "EventLoops", "HTTPServer", "Sequences", "Reactive", "ReactiveNetworking", "RESP", "Redis",
-                "TestSupport",
+                "OpenSSL", "TestSupport",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,50 +1,186 @@
-/// Who may publish to and subscribe to channels.
+import Foundation
+
+/// Who may publish to and subscribe to channels: turns a request's credentials into a ``ChannelIdentity``.
 ///
-/// - Publishing needs `Authorization: Bearer <token>` with one of `channels.publishTokens`. With none
-///   configured, only loopback clients may publish: `swift run spout` demos work, and a service bound to
-///   `0.0.0.0` is not an open relay.
-/// - Subscribing is open unless `channels.subscribeTokens` is set; then it needs one of them, in the header or
-///   (for `EventSource`, which cannot set headers) in the `token` query parameter.
+/// Three ways to authorize, which may be combined:
+/// - **None configured**: only loopback clients may publish (`swift run spout` demos work, and a service bound to
+///   `0.0.0.0` is not an open relay); anyone may subscribe.
+/// - **Static tokens**: `Authorization: Bearer <token>` with one of `channels.publishTokens` may publish to (and
+///   list) every channel; one of `channels.subscribeTokens` may subscribe to every channel. With subscribe tokens
+///   set, subscribing needs one (in the header or, for `EventSource`, in `?token=`).
+/// - **Signed tokens** (`channels.jwt.jwksFile`): a JWT verified by ``TokenVerifier`` may do what its `spout`
+///   claim grants, channel by channel. With JWT on, both publishing and subscribing need a token. A subscription's
+///   token may also come in the cookie `channels.jwt.cookieName` (never a publish's: a cookie rides along with
+///   requests a page did not mean to send).
 ///
-/// Tokens are compared in time that does not depend on where they differ, and every configured token is
+/// Static tokens are compared in time that does not depend on where they differ, and every configured token is
 /// compared, so the answer's timing tells nothing about the tokens.
 ///
-/// **Thread safety:** immutable; shared freely.
+/// **Thread safety:** immutable, apart from the verifier's own guarded state; shared freely.
 struct ChannelAccess: Sendable {
     private let publishTokens: [[UInt8]]
     private let subscribeTokens: [[UInt8]]
+    /// The JWT verifier, when `channels.jwt` has keys.
+    let tokens: TokenVerifier?
+    /// Why the JWK Set file could not be read, when it could not (every JWT is then refused as unknown-key).
+    let keyLoadFailure: String?
+    /// The cookie that may carry a subscription's token, or `nil`.
+    let cookieName: String?
+    /// The proxies whose forwarding fields name the client (`trustedProxies`).
+    let proxies: TrustedProxies
+    /// Per-client publish limits, when `channels.publishRatePerMinute` is set.
+    let publishLimiter: PublishRateLimiter?
 
-    init(configuration: SpoutConfiguration.Channels) {
+    /// - Parameter trustedProxies: `trustedProxies`, checked when the configuration was loaded (an entry that does
+    ///   not parse here trusts no proxy at all).
+    init(configuration: SpoutConfiguration.Channels, trustedProxies: [String] = []) {
+        proxies = TrustedProxies(trustedProxies) ?? .none
+        publishLimiter =
+            configuration.publishRatePerMinute > 0
+            ? PublishRateLimiter(perMinute: configuration.publishRatePerMinute, burst: configuration.publishBurst) : nil
         publishTokens = configuration.publishTokens.map { Array($0.utf8) }
         subscribeTokens = configuration.subscribeTokens.map { Array($0.utf8) }
-    }
-
-    /// Whether a request from `remoteAddress` with `authorization` may publish; the problem to answer if not.
-    func checkPublish(authorization: String?, remoteAddress: String) -> Problem? {
-        guard !publishTokens.isEmpty else {
-            if PeerTrust.isLoopback(remoteAddress) { return nil }
-            return .forbidden(
-                "no channels.publishTokens are configured, so only loopback clients may publish; configure a token "
-                    + "and send Authorization: Bearer <token>"
+        let jwt = configuration.jwt
+        cookieName = jwt.cookieName.isEmpty ? nil : jwt.cookieName
+        guard jwt.isEnabled else {
+            tokens = nil
+            keyLoadFailure = nil
+            return
+        }
+        var keys = JWKSet(keys: [])
+        var failure: String?
+        switch JWKSet.load(file: jwt.jwksFile) {
+        case .success(let loaded): keys = loaded
+        case .failure(let error): failure = error.reason
+        }
+        keyLoadFailure = failure
+        tokens = TokenVerifier(
+            keys: keys,
+            settings: TokenVerifier.Settings(
+                leewaySeconds: jwt.leewaySeconds,
+                issuer: jwt.issuer.isEmpty ? nil : jwt.issuer,
+                audience: jwt.audience.isEmpty ? nil : jwt.audience,
+                cacheEntries: jwt.cacheEntries
             )
-        }
-        guard let token = Self.bearerToken(authorization) else {
-            return .unauthorized("publishing needs Authorization: Bearer <token>")
-        }
-        return Self.matches(token, publishTokens) ? nil : .forbidden("the bearer token may not publish")
-    }
-
-    /// Whether a request may subscribe, given its `Authorization` header and its `token` query parameter.
-    func checkSubscribe(authorization: String?, queryToken: String?) -> Problem? {
-        guard !subscribeTokens.isEmpty else { return nil }
-        guard let token = Self.bearerToken(authorization) ?? queryToken.map({ Array($0.utf8) }) else {
-            return .unauthorized("subscribing needs Authorization: Bearer <token> or ?token=<token>")
-        }
-        return Self.matches(token, subscribeTokens) ? nil : .forbidden("the token may not subscribe")
+        )
     }
 
     /// Whether subscribing needs a token (so a `401` should carry `WWW-Authenticate`).
-    var subscribingNeedsToken: Bool { !subscribeTokens.isEmpty }
+    var subscribingNeedsToken: Bool { !subscribeTokens.isEmpty || tokens != nil }
+
+    /// The identity of a request: its `Authorization` header, the token of its cookie (subscriptions only), its
+    /// `token` query parameter (subscriptions only), in that order of precedence; and the client's address. A
+    /// token that claims to be a JWT but is not valid is a `401` here, whatever the route.
+    func identify(
+        authorization: String?,
+        cookieToken: String? = nil,
+        queryToken: String? = nil,
+        remoteAddress: String,
+        now: Double = Date().timeIntervalSince1970
+    ) -> Result<ChannelIdentity, Problem> {
+        let publishOnLoopbackOnly = publishTokens.isEmpty && tokens == nil
+        let subscribeOpen = subscribeTokens.isEmpty && tokens == nil
+        let loopbackRule = ChannelIdentity.Grant.denied(
+            .forbidden(
+                "no channels.publishTokens are configured, so only loopback clients may publish; configure a token "
+                    + "and send Authorization: Bearer <token>"
+            )
+        )
+        let anonymousPublish: ChannelIdentity.Grant
+        if !publishOnLoopbackOnly {
+            anonymousPublish = .denied(.unauthorized("publishing needs Authorization: Bearer <token>"))
+        } else if !proxies.isEmpty {
+            anonymousPublish = .denied(
+                .forbidden(
+                    "trustedProxies is set and no channels.publishTokens or channels.jwt keys are configured: behind a "
+                        + "proxy, being on loopback says nothing about the client, so nobody may publish; configure a "
+                        + "token"
+                )
+            )
+        } else {
+            anonymousPublish = PeerTrust.isLoopback(remoteAddress) ? .all : loopbackRule
+        }
+        guard
+            let token = Self.bearerToken(authorization) ?? cookieToken.map({ Array($0.utf8) })
+                ?? queryToken.map({ Array($0.utf8) })
+        else {
+            let subscribe: ChannelIdentity.Grant =
+                subscribeOpen
+                ? .all
+                : .denied(
+                    .unauthorized(
+                        "subscribing needs Authorization: Bearer <token> or ?token=<token>"
+                            + (cookieName.map { " or the cookie \($0)" } ?? "")
+                    )
+                )
+            return .success(ChannelIdentity(credential: .none, publish: anonymousPublish, subscribe: subscribe))
+        }
+        let mayPublish = Self.matches(token, publishTokens)
+        let maySubscribe = Self.matches(token, subscribeTokens)
+        if mayPublish || maySubscribe {
+            return .success(
+                ChannelIdentity(
+                    credential: .staticToken,
+                    publish: mayPublish ? .all : .denied(.forbidden("the bearer token may not publish")),
+                    subscribe: maySubscribe || subscribeOpen ? .all : .denied(.forbidden("the token may not subscribe"))
+                )
+            )
+        }
+        if let tokens {
+            switch tokens.verify(String(decoding: token, as: UTF8.self), now: now) {
+            case .failure(let refusal):
+                if case .unknownKey(let detail) = refusal, let keyLoadFailure {
+                    return .failure(
+                        .tokenKeyUnknown("\(detail); the JWK Set file could not be read: \(keyLoadFailure)")
+                    )
+                }
+                return .failure(refusal.problem)
+            case .success(let claims):
+                return .success(
+                    ChannelIdentity(
+                        credential: .jwt(subject: claims.subject),
+                        publish: .patterns(claims.rights.publish),
+                        subscribe: .patterns(claims.rights.subscribe)
+                    )
+                )
+            }
+        }
+        return .success(
+            ChannelIdentity(
+                credential: .unrecognized,
+                publish: publishOnLoopbackOnly
+                    ? anonymousPublish : .denied(.forbidden("the bearer token may not publish")),
+                subscribe: subscribeOpen ? .all : .denied(.forbidden("the token may not subscribe"))
+            )
+        )
+    }
+
+    /// The channel-less check of the static rules: the problem refusing a request from `remoteAddress` with
+    /// `authorization` that may not publish to every channel, or `nil`. Routes that know their channel use
+    /// ``identify(authorization:cookieToken:queryToken:remoteAddress:now:)`` and ``ChannelIdentity/mayAccess(channel:for:)``.
+    func checkPublish(authorization: String?, remoteAddress: String) -> Problem? {
+        refusalForEveryChannel(.publish, identify(authorization: authorization, remoteAddress: remoteAddress))
+    }
+
+    /// The channel-less check of subscribing to every channel, as ``checkPublish(authorization:remoteAddress:)``.
+    func checkSubscribe(authorization: String?, queryToken: String?) -> Problem? {
+        refusalForEveryChannel(
+            .subscribe,
+            identify(authorization: authorization, queryToken: queryToken, remoteAddress: "")
+        )
+    }
+
+    private func refusalForEveryChannel(
+        _ operation: ChannelOperation,
+        _ identified: Result<ChannelIdentity, Problem>
+    ) -> Problem? {
+        switch identified {
+        case .failure(let problem): return problem
+        case .success(let identity):
+            if identity.mayAccessEveryChannel(for: operation) { return nil }
+            return identity.refusal(channel: "*", for: operation)
+        }
+    }
 
     /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1), or `nil`.
     static func bearerToken(_ header: String?) -> [UInt8]? {

@@ -18,6 +18,8 @@ final class ChannelMetrics: Sendable {
     let overflowDisconnects: CounterFamily.Cell
     /// `spout_channel_events_dropped_total`: events dropped for slow subscribers under `drop-oldest`.
     let dropped: CounterFamily.Cell
+    /// `spout_channel_publishes_rate_limited_total`: publishes refused with `429` (``PublishRateLimiter``).
+    let publishesRateLimited: CounterFamily.Cell
 
     init(registry: MetricsRegistry) {
         channels = registry.gauge("spout_channels", help: "Channels that exist.")
@@ -37,6 +39,10 @@ final class ChannelMetrics: Sendable {
         dropped = counter(
             "spout_channel_events_dropped_total",
             "Events dropped for subscribers past their buffer (drop-oldest)."
+        )
+        publishesRateLimited = counter(
+            "spout_channel_publishes_rate_limited_total",
+            "Publishes refused with 429 for going past channels.publishRatePerMinute or publishBurst."
         )
     }
 }

@@ -20,7 +20,28 @@ enum ChannelRoutes {
             let name = try channelName(context)
             _ = try QueryParameters(query: context.request, known: [])
             let broker = context.service.channels
-            try requirePublisher(context)
+            let identity = try requireAccess(context, channel: name, for: .publish)
+            if let limiter = broker.access.publishLimiter {
+                let client = broker.access.proxies.client(
+                    peer: context.request.remoteAddress,
+                    headers: context.request.headers
+                ).client
+                if let wait = limiter.take(
+                    PublishRateLimiter.key(identity, client: client),
+                    now: Double(ChannelBroker.now) / 1e9
+                ) {
+                    broker.metrics.publishesRateLimited.increment()
+                    context.respond(
+                        problem: .rateLimited(
+                            "this client may publish \(limiter.burst) at once and \(limiter.perMinute) per minute "
+                                + "(channels.publishBurst, channels.publishRatePerMinute); nothing was published, retry "
+                                + "in \(wait) s"
+                        ),
+                        headers: Headers(limiter.headers(retryAfter: wait))
+                    )
+                    return
+                }
+            }
             try requireJSON(context.request.headers["Content-Type"])
             let key = try ChannelIdempotency.key(in: context.request.headers)
             let body = try ChannelPublishBody(
@@ -116,7 +137,7 @@ enum ChannelRoutes {
                 allowed: [.sse, .ndjson]
             )
             let broker = context.service.channels
-            try requireSubscriber(context, queryToken: query["token"])
+            try requireAccess(context, channel: name, for: .subscribe, queryToken: query["token"])
             // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
             // parameter of the first connection.
             // An empty one (after trimming) is no resume point at all.
@@ -172,7 +193,7 @@ enum ChannelRoutes {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = context.service.channels
-            try requireSubscriber(context, queryToken: query["token"])
+            try requireAccess(context, channel: name, for: .subscribe, queryToken: query["token"])
             let none = Problem.notFound("channel \"\(name)\" has no event")
             switch broker.backend {
             case .redis(let redis):
@@ -198,7 +219,14 @@ enum ChannelRoutes {
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
             let broker = context.service.channels
-            try requirePublisher(context)
+            let identity = try identity(context, for: .publish)
+            guard identity.mayAccessEveryChannel(for: .publish) else {
+                switch identity.publish {
+                case .denied(let problem): throw problem
+                default:
+                    throw .channelNotGranted("listing channels needs the right to publish to every channel (\"*\")")
+                }
+            }
             switch broker.backend {
             case .redis(let redis):
                 redis.summaries(loop: context.loop) { result in
@@ -398,24 +426,40 @@ enum ChannelRoutes {
         }
     }
 
-    /// A publish token, or loopback when none is configured (``ChannelAccess/checkPublish(authorization:remoteAddress:)``).
-    private static func requirePublisher(_ context: RequestContext) throws(Problem) {
-        if let refusal = context.service.channels.access.checkPublish(
+    /// The request's identity (``ChannelAccess/identify(authorization:cookieToken:queryToken:remoteAddress:now:)``):
+    /// its `Authorization` header, and for a subscription the `channels.jwt.cookieName` cookie and `queryToken`;
+    /// throws the `401` of a token that is not valid.
+    static func identity(
+        _ context: RequestContext,
+        for operation: ChannelOperation,
+        queryToken: String? = nil
+    ) throws(Problem) -> ChannelIdentity {
+        let access = context.service.channels.access
+        let cookieToken =
+            operation == .subscribe
+            ? access.cookieName.flatMap { RequestCookies.value(named: $0, in: context.request.headers) } : nil
+        return try access.identify(
             authorization: try authorization(context),
-            remoteAddress: context.request.remoteAddress
-        ) {
-            throw refusal
-        }
+            cookieToken: cookieToken,
+            queryToken: operation == .subscribe ? queryToken : nil,
+            remoteAddress: access.proxies.client(peer: context.request.remoteAddress, headers: context.request.headers)
+                .client
+        ).get()
     }
 
-    /// A subscribe token when they are configured (``ChannelAccess/checkSubscribe(authorization:queryToken:)``).
-    private static func requireSubscriber(_ context: RequestContext, queryToken: String?) throws(Problem) {
-        if let refusal = context.service.channels.access.checkSubscribe(
-            authorization: try authorization(context),
-            queryToken: queryToken
-        ) {
-            throw refusal
+    /// Throws the problem that refuses `operation` on `channel` to this request, if it is refused.
+    @discardableResult
+    static func requireAccess(
+        _ context: RequestContext,
+        channel: String,
+        for operation: ChannelOperation,
+        queryToken: String? = nil
+    ) throws(Problem) -> ChannelIdentity {
+        let identity = try identity(context, for: operation, queryToken: queryToken)
+        guard identity.mayAccess(channel: channel, for: operation) else {
+            throw identity.refusal(channel: channel, for: operation)
         }
+        return identity
     }
 
     /// The one `Authorization` header, if any; `400` when it is repeated (taking the first let a valid token carry

@@ -36,10 +36,11 @@ final class ChannelService: Sendable {
         loops: [EventLoop] = [],
         registry: MetricsRegistry? = nil,
         maxBodyBytes: Int = 4 << 20,
-        events: EventLog? = nil
+        events: EventLog? = nil,
+        trustedProxies: [String] = []
     ) {
         self.metrics = metrics
-        access = ChannelAccess(configuration: configuration)
+        access = ChannelAccess(configuration: configuration, trustedProxies: trustedProxies)
         idempotency = ChannelIdempotency(configuration)
         // The URL was checked when the configuration was loaded; one that does not parse here means no Redis.
         if !configuration.redisURL.isEmpty, !loops.isEmpty, let url = try? RedisURL(parsing: configuration.redisURL) {

@@ -7,6 +7,8 @@ extension ConfigKey {
         "backlog": "listen backlog",
         "maxConnections": "connections beyond this get 503 and are closed",
         "probeConnections": "connections kept beyond maxConnections for /health, /ready and /metrics only",
+        "trustedProxies":
+            "proxies (CIDR) whose Forwarded/X-Forwarded-For name the client; empty: the peer is the client",
         "limits.maxHeaderBytes": "largest request head (431 beyond)",
         "limits.maxHeaderCount": "most header fields (431 beyond)",
         "limits.maxBodyBytes": "largest request body (413 beyond)",
@@ -63,6 +65,15 @@ extension ConfigKey {
         "channels.subscribeTokens": "Bearer tokens that may subscribe and read /latest (or ?token=); empty: anyone",
         "channels.idempotencyWindowSeconds": "how long a publish's Idempotency-Key is remembered (a retry: same ids)",
         "channels.idempotencyMaxKeys": "Idempotency-Keys held at once in process (503 for a new key beyond)",
+        "channels.publishRatePerMinute":
+            "events a client (JWT sub, static token, address) may publish per minute; 0: no limit",
+        "channels.publishBurst": "publishes a client may make at once after being idle (429 beyond the rate)",
+        "channels.jwt.jwksFile": "JWK Set file of the keys that verify signed tokens (JWT); empty: no JWT",
+        "channels.jwt.leewaySeconds": "clock skew forgiven on a token's exp, nbf and iat",
+        "channels.jwt.issuer": "the iss every token must carry; empty: any",
+        "channels.jwt.audience": "a value every token's aud must hold; empty: any",
+        "channels.jwt.cookieName": "cookie that may carry a subscription's token (EventSource withCredentials)",
+        "channels.jwt.cacheEntries": "verified tokens remembered (a reconnection costs no signature check)",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then

@@ -17,6 +17,10 @@ struct ConfigKey: @unchecked Sendable {
         case integer(WritableKeyPath<SpoutConfiguration, Int>, ClosedRange<Int>)
         case seconds(WritableKeyPath<SpoutConfiguration, Double>, ClosedRange<Double>)
         case string(WritableKeyPath<SpoutConfiguration, String>, allowed: [String]?)
+        /// A string that may be empty (empty: "not set").
+        case text(WritableKeyPath<SpoutConfiguration, String>)
+        /// A list, maybe empty, of CIDR networks or addresses (``TrustedProxies``).
+        case networks(WritableKeyPath<SpoutConfiguration, [String]>)
         case boolean(WritableKeyPath<SpoutConfiguration, Bool>)
         /// A non-empty list of non-empty strings.
         case strings(WritableKeyPath<SpoutConfiguration, [String]>)
@@ -94,6 +98,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "backlog", kind: .integer(\.backlog, 1...65_535)),
         ConfigKey(name: "maxConnections", kind: .integer(\.maxConnections, 1...1_000_000)),
         ConfigKey(name: "probeConnections", kind: .integer(\.probeConnections, 0...1_000)),
+        ConfigKey(name: "trustedProxies", kind: .networks(\.trustedProxies)),
         ConfigKey(name: "limits.maxHeaderBytes", kind: .integer(\.limits.maxHeaderBytes, 256...1_048_576)),
         ConfigKey(name: "limits.maxHeaderCount", kind: .integer(\.limits.maxHeaderCount, 1...10_000)),
         ConfigKey(name: "limits.maxBodyBytes", kind: .integer(\.limits.maxBodyBytes, 0...1_073_741_824)),
@@ -188,14 +193,26 @@ struct ConfigKey: @unchecked Sendable {
             name: "channels.idempotencyMaxKeys",
             kind: .integer(\.channels.idempotencyMaxKeys, 1...10_000_000)
         ),
+        ConfigKey(
+            name: "channels.publishRatePerMinute",
+            kind: .integer(\.channels.publishRatePerMinute, 0...1_000_000)
+        ),
+        ConfigKey(name: "channels.publishBurst", kind: .integer(\.channels.publishBurst, 1...1_000_000)),
+        ConfigKey(name: "channels.jwt.jwksFile", kind: .text(\.channels.jwt.jwksFile)),
+        ConfigKey(name: "channels.jwt.leewaySeconds", kind: .seconds(\.channels.jwt.leewaySeconds, 0...86_400)),
+        ConfigKey(name: "channels.jwt.issuer", kind: .text(\.channels.jwt.issuer)),
+        ConfigKey(name: "channels.jwt.audience", kind: .text(\.channels.jwt.audience)),
+        ConfigKey(name: "channels.jwt.cookieName", kind: .text(\.channels.jwt.cookieName)),
+        ConfigKey(name: "channels.jwt.cacheEntries", kind: .integer(\.channels.jwt.cacheEntries, 0...10_000_000)),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
 
     /// The dotted prefixes that are JSON objects in the file.
     static let sections: Set<String> = Set(
-        all.compactMap { key in
-            key.name.split(separator: ".").count > 1 ? String(key.name.split(separator: ".")[0]) : nil
+        all.flatMap { key in
+            let parts = key.name.split(separator: ".")
+            return (1..<max(parts.count, 1)).map { parts[..<$0].joined(separator: ".") }
         }
     )
 
@@ -231,6 +248,18 @@ struct ConfigKey: @unchecked Sendable {
                 )
             }
             configuration[keyPath: path] = trimmed
+        case .text(let path):
+            configuration[keyPath: path] = trimmed
+        case .networks(let path):
+            let items = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard TrustedProxies(items) != nil else {
+                throw invalid(
+                    quoted(text),
+                    expected: "a comma-separated list of CIDR networks (10.0.0.0/8, ::1)",
+                    source
+                )
+            }
+            configuration[keyPath: path] = items
         case .level(let path):
             guard let level = LogLevel(rawValue: trimmed.lowercased()) else {
                 throw invalid(
@@ -309,7 +338,7 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(value.summary, expected: expected, source)
             }
             configuration[keyPath: path] = number
-        case .string, .url, .redisURL, .level, .choice:
+        case .string, .text, .url, .redisURL, .level, .choice:
             guard case .string(let text) = value else { throw invalid(value.summary, expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):
@@ -317,6 +346,17 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(value.summary, expected: "true or false", source)
             }
             configuration[keyPath: path] = flag
+        case .networks(let path):
+            let expected = "an array of CIDR networks (\"10.0.0.0/8\", \"::1\")"
+            guard case .array(let elements) = value else { throw invalid(value.summary, expected: expected, source) }
+            var items: [String] = []
+            for element in elements {
+                guard case .string(let text) = element, TrustedProxies([text]) != nil else {
+                    throw invalid("an array holding \(element.summary)", expected: expected, source)
+                }
+                items.append(text)
+            }
+            configuration[keyPath: path] = items
         case .strings(let path), .names(let path):
             let mayBeEmpty = if case .names = kind { true } else { false }
             let expected = mayBeEmpty ? "an array of non-empty strings" : "a non-empty array of non-empty strings"
@@ -343,13 +383,13 @@ struct ConfigKey: @unchecked Sendable {
         case .seconds(let path, _):
             let value = defaults[keyPath: path]
             return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        case .string(let path, _), .url(let path): return ConfigJSON.quote(defaults[keyPath: path])
+        case .string(let path, _), .text(let path), .url(let path): return ConfigJSON.quote(defaults[keyPath: path])
         case .redisURL(let path):
             // Its description never shows the password (this text goes to the start-up log).
             let text = defaults[keyPath: path]
             return ConfigJSON.quote((try? RedisURL(parsing: text))?.description ?? text)
         case .boolean(let path): return String(defaults[keyPath: path])
-        case .strings(let path), .names(let path):
+        case .strings(let path), .names(let path), .networks(let path):
             return "[" + defaults[keyPath: path].map(ConfigJSON.quote).joined(separator: ",") + "]"
         case .level(let path): return ConfigJSON.quote(defaults[keyPath: path].rawValue)
         case .choice(let choice): return ConfigJSON.quote(choice.text(defaults))
@@ -371,6 +411,8 @@ struct ConfigKey: @unchecked Sendable {
         case .seconds(_, let range):
             "seconds \(ConfigKey.plain(range.lowerBound))...\(ConfigKey.plain(range.upperBound))"
         case .string(_, let allowed): allowed?.joined(separator: "|") ?? "string"
+        case .text: "string (may be empty)"
+        case .networks: "list of CIDR networks (may be empty)"
         case .url: "URL"
         case .redisURL: "redis URL"
         case .boolean: "true|false"

@@ -22,6 +22,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
     /// Connections kept beyond `maxConnections` on which only `/health`, `/ready` and `/metrics` are served
     /// (one request each), so probes of a full server are answered; 0 for none.
     public var probeConnections = 4
+    /// Reverse proxies (CIDR networks) whose `Forwarded` / `X-Forwarded-For` name the client (docs/IDENTITY.md);
+    /// empty: every peer is the client.
+    public var trustedProxies: [String] = []
 
     /// Request limits and timeouts.
     public var limits = Limits()
@@ -198,6 +201,31 @@ public struct SpoutConfiguration: Equatable, Sendable {
         /// `Idempotency-Key`s a process holds at once (remembered in process, or in flight over Redis); a publish
         /// with a new key beyond this gets `503`.
         public var idempotencyMaxKeys = 100_000
+        /// Events a client (JWT subject, static token, or address) may publish per minute on average; 0: no limit.
+        public var publishRatePerMinute = 0
+        /// Publishes a client may make at once, after being idle (the token bucket's size).
+        public var publishBurst = 60
+        /// Signed tokens (JWT) with per-channel rights; off while no key source is set (docs/IDENTITY.md).
+        public var jwt = JWT()
+    }
+
+    /// `channels.jwt`: where the keys of signed tokens come from, and what is checked besides their signatures.
+    public struct JWT: Equatable, Sendable {
+        /// A JWK Set file (RFC 7517 §5) of the keys that verify tokens; empty: no JWT.
+        public var jwksFile = ""
+        /// Seconds of clock skew forgiven on `exp`, `nbf` and `iat`.
+        public var leewaySeconds = 30.0
+        /// The `iss` every token must carry; empty: any.
+        public var issuer = ""
+        /// A value every token's `aud` must hold; empty: any.
+        public var audience = ""
+        /// A cookie that may carry the token of a subscription (`EventSource` with `withCredentials`); empty: none.
+        public var cookieName = ""
+        /// Verified tokens remembered, so that a reconnection costs no signature check.
+        public var cacheEntries = 10_000
+
+        /// Whether signed tokens are on: a key source is set.
+        public var isEnabled: Bool { !jwksFile.isEmpty }
     }
 
     /// The embedded defaults.

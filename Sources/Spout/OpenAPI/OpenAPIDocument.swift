@@ -45,7 +45,7 @@ struct OpenAPIDocument: Sendable {
                     and tracestate are forwarded to upstream calls. JSON bodies of at least \
                     \(configuration.compression.minimumBytes) bytes are gzip-coded for clients that prefer it\
                     \(configuration.compression.enabled ? "" : " (turned off here)"); streams never are. The \
-                    channel routes take tokens (securitySchemes publishToken, subscribeToken, subscribeQueryToken) when \
+                    channel routes take tokens (securitySchemes publishToken, subscribeToken, subscribeQueryToken, jwt) when \
                     they are configured; without publish tokens only loopback clients may publish.
                     """
                 ),

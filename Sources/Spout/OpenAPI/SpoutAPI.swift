@@ -573,6 +573,20 @@ enum SpoutAPI {
                 """,
             ]
         ),
+        (
+            "jwt",
+            [
+                "type": "http",
+                "scheme": "bearer",
+                "bearerFormat": "JWT",
+                "description": """
+                A JWT (JWS compact) verified with a key of channels.jwt.jwksFile, whose `spout` claim \
+                ({"publish": [patterns], "subscribe": [patterns]}; a pattern is a channel name or a prefix ending \
+                in *) grants channels one by one (403 channel-not-granted otherwise). A subscription may send it \
+                as `?token=` or in the cookie channels.jwt.cookieName instead. See docs/IDENTITY.md.
+                """,
+            ]
+        ),
     ]
 
     /// `{name}` of the channel routes.
@@ -584,15 +598,19 @@ enum SpoutAPI {
 
     /// `401` with the challenge, and `403`, for the routes guarded by `scheme`.
     static func channelAuthFailures(_ when: String) -> [APIResponse] {
-        [
+        let unauthorized: [ProblemType] = [
+            .unauthorized, .tokenInvalid, .tokenExpired, .tokenSignatureInvalid, .tokenKeyUnknown,
+        ]
+        return [
             APIResponse(
                 401,
-                "A problem: `\(ProblemType.unauthorized.uri)` (no token was sent; \(when)).",
-                content: [(Problem.mediaType, problemSchema(.unauthorized))],
+                "A problem: `\(ProblemType.unauthorized.uri)` (no token was sent; \(when)), or, with "
+                    + "channels.jwt on, a token-* problem saying why the JWT was refused.",
+                content: [(Problem.mediaType, problemSchema(unauthorized))],
                 headers: [("WWW-Authenticate", #"`Bearer realm="spout"`."#, ["type": "string"])],
-                problemTypes: [.unauthorized]
+                problemTypes: unauthorized
             ),
-            .problem(403, .forbidden),
+            .problem(403, .forbidden, .channelNotGranted),
         ]
     }
 
@@ -609,9 +627,13 @@ enum SpoutAPI {
 
     static func channelOperations(_ configuration: SpoutConfiguration) -> [APIOperation] {
         let channels = configuration.channels
-        let publishSecurity: [[String]]? = channels.publishTokens.isEmpty ? nil : [["publishToken"]]
-        let subscribeSecurity: [[String]]? =
-            channels.subscribeTokens.isEmpty ? nil : [["subscribeToken"], ["subscribeQueryToken"]]
+        let jwt: [[String]] = channels.jwt.isEnabled ? [["jwt"]] : []
+        let publishSchemes = (channels.publishTokens.isEmpty ? [] : [["publishToken"]]) + jwt
+        let subscribeSchemes =
+            (channels.subscribeTokens.isEmpty ? [] : [["subscribeToken"]]) + jwt
+            + (channels.subscribeTokens.isEmpty && jwt.isEmpty ? [] : [["subscribeQueryToken"]])
+        let publishSecurity: [[String]]? = publishSchemes.isEmpty ? nil : publishSchemes
+        let subscribeSecurity: [[String]]? = subscribeSchemes.isEmpty ? nil : subscribeSchemes
         let publishRule =
             channels.publishTokens.isEmpty
             ? "No publish token is configured here, so only loopback clients may call it (403 for others)."
@@ -863,6 +885,20 @@ enum SpoutAPI {
                     .problem(415, .unsupportedMediaType),
                     .problem(409, .idempotencyKeyInFlight),
                     .problem(422, .idempotencyKeyReused),
+                    APIResponse(
+                        429,
+                        """
+                        A problem: `\(ProblemType.rateLimited.uri)` (the client published past \
+                        channels.publishBurst or channels.publishRatePerMinute; nothing was published).
+                        """,
+                        content: [(Problem.mediaType, problemSchema(.rateLimited))],
+                        headers: [
+                            ("Retry-After", "Seconds to wait.", ["type": "string", "pattern": "^[0-9]+$"]),
+                            ("RateLimit-Policy", "The quota: `\"publish\";q=<per minute>;w=60`.", ["type": "string"]),
+                            ("RateLimit", "What is left: `\"publish\";r=0;t=<seconds>`.", ["type": "string"]),
+                        ],
+                        problemTypes: [.rateLimited]
+                    ),
                     APIResponse(
                         503,
                         """

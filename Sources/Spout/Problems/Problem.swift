@@ -104,6 +104,12 @@ extension Problem {
         static let outcomeUnknown = ProblemType.outcomeUnknown.uri
         static let idempotencyKeyInFlight = ProblemType.idempotencyKeyInFlight.uri
         static let idempotencyKeyReused = ProblemType.idempotencyKeyReused.uri
+        static let tokenInvalid = ProblemType.tokenInvalid.uri
+        static let tokenExpired = ProblemType.tokenExpired.uri
+        static let tokenSignatureInvalid = ProblemType.tokenSignatureInvalid.uri
+        static let tokenKeyUnknown = ProblemType.tokenKeyUnknown.uri
+        static let channelNotGranted = ProblemType.channelNotGranted.uri
+        static let rateLimited = ProblemType.rateLimited.uri
     }
 
     /// `400`: a query parameter is malformed or out of range.

@@ -54,7 +54,8 @@ extension ProblemType {
     static let all: [ProblemType] = [
         invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout,
         upstreamUnavailable, unavailable, invalidBody, contentTooLarge, unsupportedMediaType, unauthorized, forbidden,
-        outcomeUnknown, idempotencyKeyInFlight, idempotencyKeyReused,
+        outcomeUnknown, idempotencyKeyInFlight, idempotencyKeyReused, tokenInvalid, tokenExpired,
+        tokenSignatureInvalid, tokenKeyUnknown, channelNotGranted, rateLimited,
     ]
 
     /// `400`: a query parameter, path segment or header is malformed, out of range or unknown.

@@ -8,14 +8,21 @@ import HTTPServer
 /// so with a list every response says `Vary: Origin` (``variesByOrigin``; the response helpers write
 /// one `Vary` field for all the headers a response depends on).
 ///
+/// With ``allowsCredentials`` (on when `channels.jwt.cookieName` is set, so that `EventSource` with
+/// `withCredentials` can send its token cookie cross-origin), a listed origin also gets
+/// `Access-Control-Allow-Credentials: true`. Never with `*`: browsers refuse credentials with a wildcard, and echoing
+/// any origin instead would let every site read what a visitor's cookie may.
+///
 /// **Thread safety:** immutable; shared freely.
 struct CORSPolicy: Sendable {
     let allowsAny: Bool
     let allowed: Set<String>
+    let allowsCredentials: Bool
 
-    init(allowedOrigins: [String]) {
+    init(allowedOrigins: [String], allowsCredentials: Bool = false) {
         allowsAny = allowedOrigins.contains("*")
         allowed = Set(allowedOrigins)
+        self.allowsCredentials = allowsCredentials
     }
 
     /// The value of `Access-Control-Allow-Origin` for a request from `origin`, if any.
@@ -32,6 +39,7 @@ struct CORSPolicy: Sendable {
     func apply(to headers: inout Headers, origin: String?) {
         guard let value = allowOrigin(for: origin) else { return }
         headers.add(name: "Access-Control-Allow-Origin", value: value)
+        if allowsCredentials, value != "*" { headers.add(name: "Access-Control-Allow-Credentials", value: "true") }
     }
 
     /// Headers answering a preflight (`OPTIONS` with `Access-Control-Request-Method`). The allowed headers

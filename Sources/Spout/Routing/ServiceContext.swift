@@ -53,7 +53,10 @@ final class ServiceContext: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         self.log = log
-        let cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
+        let cors = CORSPolicy(
+            allowedOrigins: configuration.cors.allowedOrigins,
+            allowsCredentials: !configuration.channels.jwt.cookieName.isEmpty
+        )
         self.cors = cors
         self.responsesByPolicy = ResponsePolicy.allCases.map {
             RouteResponses(policy: $0, configuration: configuration, cors: cors)
@@ -67,7 +70,8 @@ final class ServiceContext: Sendable {
             loops: loops,
             registry: metrics.registry,
             maxBodyBytes: configuration.limits.maxBodyBytes,
-            events: events
+            events: events,
+            trustedProxies: configuration.trustedProxies
         )
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,

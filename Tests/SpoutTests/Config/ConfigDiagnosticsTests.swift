@@ -218,13 +218,13 @@ import Testing
             return
         }
         var names: Set<String> = []
-        for (name, value) in root {
-            if case .object(let members) = value {
-                for (member, _) in members { names.insert("\(name).\(member)") }
-            } else {
-                names.insert(name)
+        func collect(_ members: [(name: String, value: ConfigJSON)], prefix: String) {
+            for (name, value) in members {
+                let path = prefix.isEmpty ? name : "\(prefix).\(name)"
+                if case .object(let nested) = value { collect(nested, prefix: path) } else { names.insert(path) }
             }
         }
+        collect(root, prefix: "")
         #expect(names == Set(ConfigKey.all.map(\.name)))
         let reference = try String(
             contentsOf: Self.repositoryRoot.appendingPathComponent("docs/CONFIGURATION.md"),

@@ -293,7 +293,7 @@ import Testing
         // What the document describes is what the route takes, and what it refuses it refuses with the
         // documented statuses and types.
         let responses = try #require(publish["responses"] as? [String: Any])
-        #expect(Set(responses.keys) == ["202", "400", "401", "403", "409", "413", "415", "422", "503"])
+        #expect(Set(responses.keys) == ["202", "400", "401", "403", "409", "413", "415", "422", "429", "503"])
         let accepted = try Self.post(server, "/channels/doc/events", body: #"[{"data":{"x":1},"event":"note"}]"#)
         #expect(accepted.status == 202)
         let answer = RouteTest.object(accepted.body)
@@ -349,7 +349,8 @@ import Testing
         let schemes = try #require(
             (openDocument["components"] as? [String: Any])?["securitySchemes"] as? [String: [String: Any]]
         )
-        #expect(Set(schemes.keys) == ["publishToken", "subscribeToken", "subscribeQueryToken"])
+        #expect(Set(schemes.keys) == ["publishToken", "subscribeToken", "subscribeQueryToken", "jwt"])
+        #expect(schemes["jwt"]?["bearerFormat"] as? String == "JWT")
         #expect(schemes["publishToken"]?["scheme"] as? String == "bearer")
         #expect(schemes["subscribeToken"]?["scheme"] as? String == "bearer")
         // The query alternative is the parameter the route reads.
@@ -397,6 +398,18 @@ import Testing
         #expect(try guarded.get("/channels/doc/latest").status == 401)
         #expect(try guarded.get("/channels/doc/latest?token=sub-secret").status == 200)
         await guarded.stop()
+
+        // With channels.jwt on, the operations take a JWT too, and the 401 lists the token problems.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString).json").path
+        try Data(#"{"keys":[]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let signed = try SpoutTestServer { $0.channels.jwt.jwksFile = path }
+        let signedDocument = try Self.servedDocument(signed)
+        #expect(try security(signedDocument, "POST", "/channels/{name}/events") == [["jwt": []]])
+        #expect(try security(signedDocument, "GET", "/channels/{name}") == [["jwt": []], ["subscribeQueryToken": []]])
+        let signedPublish = try #require(try Self.operations(signedDocument).first { $0.method == "POST" }?.operation)
+        let documented = try #require((signedPublish["responses"] as? [String: Any])?["401"] as? [String: Any])
+        #expect((documented["description"] as? String)?.contains("token-") == true)
+        await signed.stop()
     }
 
     static let channelOperations = [

@@ -83,6 +83,8 @@ import Testing
             Problem.Kind.invalidBody, Problem.Kind.contentTooLarge, Problem.Kind.unsupportedMediaType,
             Problem.Kind.unauthorized, Problem.Kind.forbidden, Problem.Kind.outcomeUnknown,
             Problem.Kind.idempotencyKeyInFlight, Problem.Kind.idempotencyKeyReused,
+            Problem.Kind.tokenInvalid, Problem.Kind.tokenExpired, Problem.Kind.tokenSignatureInvalid,
+            Problem.Kind.tokenKeyUnknown, Problem.Kind.channelNotGranted, Problem.Kind.rateLimited,
         ]
         #expect(kinds == ProblemType.all.map(\.uri))
         #expect(Problem.invalidParameter("x", "y").title == ProblemType.invalidParameter.title)

@@ -1,0 +1,59 @@
+/// Base64url without padding (RFC 4648 §5, as JWS uses it: RFC 7515 §2), decoded strictly: only the URL-safe
+/// alphabet, no `=`, no whitespace, no length that leaves 6 bits over, and the unused low bits of the last
+/// character zero. One spelling per byte string, so a token cannot be altered into another that decodes the same.
+///
+/// **Thread safety:** stateless.
+enum Base64URL {
+    /// The bytes `text` encodes, or `nil` when it is not strict unpadded base64url.
+    static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        let remainder = text.count % 4
+        guard remainder != 1 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for character in text {
+            guard let value = sextet(character) else { return nil }
+            accumulator = (accumulator << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        // 2 or 4 bits left over: they must be zero (RFC 4648 §3.5, canonical encoding).
+        guard accumulator == 0 else { return nil }
+        return output
+    }
+
+    /// `bytes` as unpadded base64url.
+    static func encode(_ bytes: some Collection<UInt8>) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var output: [UInt8] = []
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            accumulator = (accumulator << 8) | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                output.append(alphabet[Int((accumulator >> UInt32(bits)) & 0x3F)])
+            }
+            accumulator &= (1 << UInt32(bits)) - 1
+        }
+        if bits > 0 { output.append(alphabet[Int((accumulator << UInt32(6 - bits)) & 0x3F)]) }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
+    }
+}
