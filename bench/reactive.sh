@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Reactive benchmarks in release twice: as built by default, and with cross-module optimization.
 # Usage: bench/reactive.sh [--cpu] [case...]   (--cpu: time by the thread's CPU time, for a busy machine)
-#          (cases: chain generic-chain subject subject-var fibonacci zip zip-mapped flatmap flatmap-optional
+#          (cases: chain generic-chain subject subject-var fibonacci zip zip-mapped flatmap flatmap-optional shared-inners
 #           plain; default all)
 #        BUILD=plain|cmo|both (default both) picks the builds.
 # Exits non-zero if a run fails a checksum.

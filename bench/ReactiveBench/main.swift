@@ -126,6 +126,35 @@ func runGeneric<P: Publisher>(_ p: P) -> Int where P.Output == Int, P.Failure ==
     return box.value
 }
 
+// MARK: Operators on the shared inner subscriptions
+
+/// A value through each shared inner subscription the operators configure: `tryFilter`, `dropFirst`,
+/// `prefix(while:)` and `collect(4)` (ForwardingInner, the last three with a demand policy or a
+/// predicate), `mapError` (FailureConvertingSubscriber), `catch` (SequentialSubscription) and
+/// `replaceEmpty` (ReplacingInner).
+@inline(never)
+func runSharedInners(_ n: Int) -> Int {
+    let box = Box()
+    let cancellable = erased((0..<n).publisher)
+        .tryFilter { $0 >= 0 }
+        .dropFirst(1)
+        .prefix { $0 < Int.max }
+        .collect(4)
+        .mapError { $0 }
+        .catch { _ in Empty<[Int], Never>() }
+        .replaceEmpty(with: [])
+        .sink { box.value &+= $0.reduce(0, &+) }
+    blackHole(cancellable)
+    return box.value
+}
+
+@inline(never)
+func plainSharedInners(_ n: Int) -> Int {
+    var sum = 0
+    for i in 1..<max(n, 1) { sum &+= i }
+    return sum
+}
+
 // MARK: 2. PassthroughSubject → map → sink
 
 @inline(never)
@@ -319,7 +348,7 @@ func runFlatMapOptional(_ n: Int) -> Int {
 // MARK: Main
 
 // `reactive-bench [case...]` runs only the named cases (chain, generic-chain, subject, subject-var,
-// fibonacci, zip, zip-mapped, flatmap, flatmap-optional, plain); with no case it runs all of them. `--profile` (for callgrind or perf) runs each case once after
+// fibonacci, zip, zip-mapped, flatmap, flatmap-optional, shared-inners, plain); with no case it runs all of them. `--profile` (for callgrind or perf) runs each case once after
 // the warm-up, at a tenth of its size: its figures are not the benchmark's.
 let profiling = CommandLine.arguments.contains("--profile")
 let cpuTime = CommandLine.arguments.contains("--cpu")
@@ -331,6 +360,7 @@ let big = opaque(10_000_000 / scale)
 let fibN = opaque(1_000_000 / scale)
 let zipN = opaque(1_000_000 / scale)
 let flatN = opaque(100_000 / scale)
+let sharedN = opaque(1_000_000 / scale)
 
 /// Measures a case at N/4, N/2 and N, reports each, and flags a cost per element that grows
 /// by more than half from N/4 to N (linear total cost keeps it flat).
@@ -391,6 +421,13 @@ if wanted("flatmap-optional") {
     measureGrowth("flatMap over Optional.Publisher", n: flatN, target: 300, expected: plainSubject) {
         runFlatMapOptional($0)
     }
+}
+
+if wanted("shared-inners") {
+    let ns = measure("shared-inners", elements: sharedN, expected: plainSharedInners(sharedN)) {
+        runSharedInners(sharedN)
+    }
+    report("tryFilter.dropFirst.prefix(while:).collect(4).mapError.catch.replaceEmpty.sink (1M)", ns, target: nil)
 }
 
 if wanted("plain") {

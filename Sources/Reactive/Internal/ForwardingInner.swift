@@ -5,8 +5,9 @@ internal struct ForwardingStateMachine<Downstream> {
     private enum State {
         /// Created, no subscription yet. Next: `.forwarding`, `.terminal`.
         case awaitingSubscription(Downstream)
-        /// Passing values and demand through. Next: `.terminal`.
-        case forwarding(upstream: any Subscription, downstream: Downstream)
+        /// Passing values and demand through; `hasRequested` once downstream's first request went up.
+        /// Next: `.terminal`.
+        case forwarding(upstream: any Subscription, downstream: Downstream, hasRequested: Bool)
         /// Finished, failed or cancelled; everything is released.
         case terminal
     }
@@ -20,44 +21,52 @@ internal struct ForwardingStateMachine<Downstream> {
     /// Returns the downstream to hand ourselves to, or `nil` if the subscription must be cancelled.
     mutating func subscriptionReceived(_ subscription: any Subscription) -> Downstream? {
         guard case .awaitingSubscription(let downstream) = state else { return nil }
-        state = .forwarding(upstream: subscription, downstream: downstream)
+        state = .forwarding(upstream: subscription, downstream: downstream, hasRequested: false)
         return downstream
     }
 
     /// The upstream to pass demand to, if still forwarding.
     func upstreamForDemand() -> (any Subscription)? {
-        if case .forwarding(let upstream, _) = state { return upstream }
+        if case .forwarding(let upstream, _, _) = state { return upstream }
         return nil
+    }
+
+    /// The upstream to pass demand to, if still forwarding, and whether this is downstream's first request.
+    mutating func demandRequested() -> (upstream: any Subscription, isFirst: Bool)? {
+        guard case .forwarding(let upstream, let downstream, let hasRequested) = state else { return nil }
+        if !hasRequested { state = .forwarding(upstream: upstream, downstream: downstream, hasRequested: true) }
+        return (upstream, !hasRequested)
     }
 
     /// The downstream to send a value to, if still forwarding.
     func downstreamForValue() -> Downstream? {
-        if case .forwarding(_, let downstream) = state { return downstream }
+        if case .forwarding(_, let downstream, _) = state { return downstream }
         return nil
     }
 
     /// The operator ends the stream itself; returns what to cancel and whom to complete.
     mutating func terminated() -> (upstream: any Subscription, downstream: Downstream)? {
-        guard case .forwarding(let upstream, let downstream) = state else { return nil }
+        guard case .forwarding(let upstream, let downstream, _) = state else { return nil }
         state = .terminal
         return (upstream, downstream)
     }
 
     /// Upstream completed; returns whom to complete.
     mutating func upstreamCompleted() -> Downstream? {
-        guard case .forwarding(_, let downstream) = state else { return nil }
+        guard case .forwarding(_, let downstream, _) = state else { return nil }
         state = .terminal
         return downstream
     }
 
     mutating func cancelled() -> (any Subscription)? {
         defer { state = .terminal }
-        if case .forwarding(let upstream, _) = state { return upstream }
+        if case .forwarding(let upstream, _, _) = state { return upstream }
         return nil
     }
 }
 
-/// The subscription of a forwarding operator: passes demand through and may end the stream early.
+/// The subscription of a forwarding operator: passes demand through (as its ``Forwarding/demandPolicy``
+/// says) and may end the stream early.
 ///
 /// **Ownership:** retained by upstream (as its subscriber) and by downstream (as its
 /// subscription); releases both on completion or cancel.
@@ -75,10 +84,12 @@ where Downstream.Input == F.Output, Downstream.Failure == F.Failure {
     // Touched only from upstream's receive calls, which never overlap.
     private var forwarding: F
     private let name: String
+    private let demandPolicy: ForwardingDemandPolicy  // Immutable: read from any thread.
 
     init(forwarding: F, downstream: Downstream) {
         self.forwarding = forwarding
         name = forwarding.name
+        demandPolicy = forwarding.demandPolicy
         machine = ForwardingStateMachine(downstream: downstream)
     }
 
@@ -102,9 +113,11 @@ where Downstream.Input == F.Output, Downstream.Failure == F.Failure {
         guard let downstream = lock.withLock({ machine.downstreamForValue() }) else { return .none }
         switch forwarding.receive(input) {
         case .send(let output):
-            return downstream.receive(output)
+            return demandPolicy.upstreamDemand(for: downstream.receive(output), isFirstRequest: false)
         case .drop:
             return .max(1)
+        case .skip:
+            return .none
         case .sendAndFinish(let output):
             guard let (upstream, downstream) = lock.withLock({ machine.terminated() }) else { return .none }
             upstream.cancel()
@@ -126,6 +139,7 @@ where Downstream.Input == F.Output, Downstream.Failure == F.Failure {
         guard let downstream = lock.withLock({ machine.upstreamCompleted() }) else { return }
         switch completion {
         case .finished:
+            if let last = forwarding.outputOnFinish() { _ = downstream.receive(last) }
             downstream.receive(completion: .finished)
         case .failure(let error):
             downstream.receive(completion: .failure(forwarding.failure(from: error)))
@@ -134,7 +148,8 @@ where Downstream.Input == F.Output, Downstream.Failure == F.Failure {
 
     func request(_ demand: Subscribers.Demand) {
         if demand == .none { apiViolation("demand must not be zero") }
-        lock.withLock { machine.upstreamForDemand() }?.request(demand)
+        guard let (upstream, isFirst) = lock.withLock({ machine.demandRequested() }) else { return }
+        upstream.request(demandPolicy.upstreamDemand(for: demand, isFirstRequest: isFirst))
     }
 
     func cancel() {

@@ -54,10 +54,10 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let reduction = AllSatisfyReduction<Upstream.Output, Failure, Failure>(name: "AllSatisfy") {
-                .success(predicate($0))
-            }
+            let reduction = AllSatisfyReduction<Upstream.Output, Failure, Failure>(
+                name: "AllSatisfy",
+                test: PredicateTest(predicate)
+            )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -84,12 +84,8 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let reduction = AllSatisfyReduction<Upstream.Output, Upstream.Failure, any Error>(
-                name: "TryAllSatisfy"
-            ) { input in
-                Result { try predicate(input) }
-            }
+            let test = PredicateTest<Upstream.Output, Upstream.Failure, any Error>(throwing: predicate)
+            let reduction = AllSatisfyReduction(name: "TryAllSatisfy", test: test)
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -98,23 +94,10 @@ extension Publishers {
 /// The reduction of `allSatisfy`: `false` and stop at the first miss, else `true`.
 private struct AllSatisfyReduction<Input, UpstreamFailure: Error, Failure: Error>: Reduction {
     let name: String
-    let predicate: (Input) -> Result<Bool, Failure>
-    let convert: (UpstreamFailure) -> Failure
-
-    init(name: String, predicate: @escaping (Input) -> Result<Bool, Failure>) where UpstreamFailure == Failure {
-        self.name = name
-        self.predicate = predicate
-        convert = { $0 }
-    }
-
-    init(name: String, predicate: @escaping (Input) -> Result<Bool, Failure>) where Failure == any Error {
-        self.name = name
-        self.predicate = predicate
-        convert = { $0 }
-    }
+    let test: PredicateTest<Input, UpstreamFailure, Failure>
 
     mutating func reduce(_ input: Input) -> ReductionStep<Bool, Failure> {
-        switch predicate(input) {
+        switch test(input) {
         case .success(true): .continue
         case .success(false): .finish(false)
         case .failure(let error): .fail(error)
@@ -123,5 +106,5 @@ private struct AllSatisfyReduction<Input, UpstreamFailure: Error, Failure: Error
 
     mutating func resultOnFinish() -> Bool? { true }
 
-    func failure(from error: UpstreamFailure) -> Failure { convert(error) }
+    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

@@ -53,42 +53,13 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, prefix: prefix, file: file, line: line))
-        }
-    }
-}
-
-extension Publishers.AssertNoFailure {
-    // A value type that hands upstream's subscription straight to downstream.
-    private struct Inner<Downstream: Subscriber>: Subscriber, CustomStringConvertible
-    where Downstream.Input == Output, Downstream.Failure == Never {
-        typealias Input = Upstream.Output
-        typealias Failure = Upstream.Failure
-
-        let combineIdentifier = CombineIdentifier()
-        let downstream: Downstream
-        let prefix: String
-        let file: StaticString
-        let line: UInt
-
-        var description: String { "AssertNoFailure" }
-
-        func receive(subscription: any Subscription) {
-            downstream.receive(subscription: subscription)
-        }
-
-        func receive(_ input: Input) -> Subscribers.Demand {
-            downstream.receive(input)
-        }
-
-        func receive(completion: Subscribers.Completion<Failure>) {
-            switch completion {
-            case .finished:
-                downstream.receive(completion: .finished)
-            case .failure(let error):
-                let lead = prefix.isEmpty ? "" : "\(prefix): "
-                fatalError("\(lead)\(error)", file: file, line: line)
-            }
+            let (prefix, file, line) = (prefix, file, line)
+            upstream.subscribe(
+                FailureConvertingSubscriber("AssertNoFailure", downstream: subscriber) { error in
+                    let lead = prefix.isEmpty ? "" : "\(prefix): "
+                    fatalError("\(lead)\(error)", file: file, line: line)
+                }
+            )
         }
     }
 }

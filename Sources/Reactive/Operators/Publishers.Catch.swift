@@ -103,19 +103,17 @@ extension Publishers {
     }
 }
 
-/// The subscription of `catch` and `tryCatch`: reads upstream, then on failure the replacement,
-/// with the demand downstream has not used up.
+/// What `catch` and `tryCatch` do when an upstream completes: upstream's failure subscribes the
+/// replacement the handler gives, which gets the demand downstream has not used up (or, from
+/// `tryCatch`, the handler's error fails the stream); any other completion goes downstream. The rest
+/// is ``SequentialSubscription``'s, which is what downstream sees.
 ///
-/// **Ownership:** retained by the current upstream and by downstream; releases both on completion
-/// or cancel.
+/// **Ownership:** retained by its upstreams' sources; holds the handler.
 ///
-/// **Thread safety:** `request` and `cancel` are safe from any thread; the handler runs outside the lock.
-private final class CatchInner<Upstream: Publisher, NewPublisher: Publisher, Downstream: Subscriber>: Subscription,
-    CustomStringConvertible, CustomPlaygroundDisplayConvertible
+/// **Thread safety:** its completions arrive from upstream; the handler runs outside the lock.
+private final class CatchInner<Upstream: Publisher, NewPublisher: Publisher, Downstream: Subscriber>
 where Upstream.Output == NewPublisher.Output, Downstream.Input == Upstream.Output {
-    private let lock = Lock()
-    private var machine: SequentialStateMachine<Downstream>  // Guarded by lock.
-    private let name: String
+    private let subscription: SequentialSubscription<Downstream>
     private let handler: (Upstream.Failure) -> Result<NewPublisher, Downstream.Failure>
     private let convert: (NewPublisher.Failure) -> Downstream.Failure
 
@@ -124,8 +122,7 @@ where Upstream.Output == NewPublisher.Output, Downstream.Input == Upstream.Outpu
         name: String,
         handler: @escaping (Upstream.Failure) -> Result<NewPublisher, Downstream.Failure>
     ) where Downstream.Failure == NewPublisher.Failure {
-        machine = SequentialStateMachine(downstream: downstream)
-        self.name = name
+        subscription = SequentialSubscription(downstream: downstream, name: name)
         self.handler = handler
         convert = { $0 }
     }
@@ -135,78 +132,41 @@ where Upstream.Output == NewPublisher.Output, Downstream.Input == Upstream.Outpu
         name: String,
         handler: @escaping (Upstream.Failure) -> Result<NewPublisher, Downstream.Failure>
     ) where Downstream.Failure == any Error {
-        machine = SequentialStateMachine(downstream: downstream)
-        self.name = name
+        subscription = SequentialSubscription(downstream: downstream, name: name)
         self.handler = handler
         convert = { $0 }
     }
 
-    var description: String { name }
-
-    var playgroundDescription: Any { description }
-
     func start(_ upstream: Upstream) {
         upstream.subscribe(
-            SequentialSource<Upstream.Output, Upstream.Failure>(
-                name: name,
-                generation: 0,
-                onSubscription: { [self] in received(subscription: $0, generation: $1) },
-                onValue: { [self] in received($0, generation: $1) },
-                onCompletion: { [self] completion, _ in upstreamCompleted(completion) }
-            )
+            subscription.source(generation: 0) { [self] (completion: Subscribers.Completion<Upstream.Failure>, _) in
+                upstreamCompleted(completion)
+            }
         )
-    }
-
-    func request(_ demand: Subscribers.Demand) {
-        if demand == .none { apiViolation("demand must not be zero") }
-        lock.withLock { machine.demandRequested(demand) }?.request(demand)
-    }
-
-    func cancel() {
-        lock.withLock { machine.cancelled() }?.cancel()
-    }
-
-    private func received(subscription: any Subscription, generation: Int) {
-        switch lock.withLock({ machine.subscriptionReceived(subscription, generation: generation) }) {
-        case .cancel: subscription.cancel()
-        case .handOver(let downstream): downstream.receive(subscription: self)
-        case .request(let demand): subscription.request(demand)
-        case .none: break
-        }
-    }
-
-    private func received(_ input: Upstream.Output, generation: Int) -> Subscribers.Demand {
-        guard let downstream = lock.withLock({ machine.valueReceived(generation: generation) }) else { return .none }
-        let more = downstream.receive(input)
-        if more > 0 { lock.withLock { machine.demandReturned(more, generation: generation) } }
-        return more
     }
 
     private func upstreamCompleted(_ completion: Subscribers.Completion<Upstream.Failure>) {
         switch completion {
         case .finished:
-            lock.withLock { machine.completed(generation: 0) }?.receive(completion: .finished)
+            subscription.withMachine { $0.completed(generation: 0) }?.receive(completion: .finished)
         case .failure(let error):
-            guard let next = lock.withLock({ machine.switchToNext(after: 0) }) else { return }
+            guard let next = subscription.withMachine({ $0.switchToNext(after: 0) }) else { return }
             switch handler(error) {
             case .success(let replacement):
                 replacement.subscribe(
-                    SequentialSource<NewPublisher.Output, NewPublisher.Failure>(
-                        name: name,
-                        generation: next,
-                        onSubscription: { [self] in received(subscription: $0, generation: $1) },
-                        onValue: { [self] in received($0, generation: $1) },
-                        onCompletion: { [self] in replacementCompleted($0, generation: $1) }
-                    )
+                    subscription.source(generation: next) {
+                        [self] (completion: Subscribers.Completion<NewPublisher.Failure>, generation) in
+                        replacementCompleted(completion, generation: generation)
+                    }
                 )
             case .failure(let thrown):
-                lock.withLock { machine.completed(generation: 0) }?.receive(completion: .failure(thrown))
+                subscription.withMachine { $0.completed(generation: 0) }?.receive(completion: .failure(thrown))
             }
         }
     }
 
     private func replacementCompleted(_ completion: Subscribers.Completion<NewPublisher.Failure>, generation: Int) {
-        guard let downstream = lock.withLock({ machine.completed(generation: generation) }) else { return }
+        guard let downstream = subscription.withMachine({ $0.completed(generation: generation) }) else { return }
         switch completion {
         case .finished: downstream.receive(completion: .finished)
         case .failure(let error): downstream.receive(completion: .failure(convert(error)))

@@ -44,72 +44,45 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, count: count))
+            upstream.subscribe(
+                ForwardingInner(
+                    forwarding: CollectByCountForwarding<Upstream.Output, Failure>(count: count),
+                    downstream: subscriber
+                )
+            )
         }
     }
 }
 
-extension Publishers.CollectByCount {
-    /// The subscription of `collect(_:)`: multiplies demand by the count and fills one buffer.
-    ///
-    /// **Ownership:** retained by upstream and downstream; releases both on completion or cancel.
-    ///
-    /// **Thread safety:** `request` and `cancel` are safe from any thread.
-    private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
-        CustomPlaygroundDisplayConvertible
-    where Downstream.Input == Output, Downstream.Failure == Failure {
-        typealias Input = Upstream.Output
-        typealias Failure = Upstream.Failure
+/// The step of `collect(_:)`: fills one buffer, each unit of downstream demand asking upstream for
+/// `count` values; sends a full buffer, and a partial one when upstream finishes (not when it fails).
+private struct CollectByCountForwarding<Input, Failure: Error>: Forwarding {
+    typealias Output = [Input]
+    typealias UpstreamFailure = Failure
 
-        private let lock = Lock()
-        private var machine: ForwardingStateMachine<Downstream>  // Guarded by lock.
-        private let count: Int
-        private var buffer: [Input] = []  // Touched only from upstream's receive calls, which never overlap.
+    let count: Int
+    var buffer: [Input] = []
 
-        init(downstream: Downstream, count: Int) {
-            machine = ForwardingStateMachine(downstream: downstream)
-            self.count = count
-            buffer.reserveCapacity(Swift.min(count, 1024))
-        }
+    init(count: Int) {
+        self.count = count
+        buffer.reserveCapacity(Swift.min(count, 1024))
+    }
 
-        var description: String { "CollectByCount" }
+    var name: String { "CollectByCount" }
 
-        var playgroundDescription: Any { description }
+    var demandPolicy: ForwardingDemandPolicy { .multiplied(by: count) }
 
-        func receive(subscription: any Subscription) {
-            guard let downstream = lock.withLock({ machine.subscriptionReceived(subscription) }) else {
-                subscription.cancel()
-                return
-            }
-            downstream.receive(subscription: self)
-        }
+    mutating func receive(_ input: Input) -> ForwardingStep<[Input], Failure> {
+        buffer.append(input)
+        guard buffer.count == count else { return .skip }
+        let full = buffer
+        buffer.removeAll(keepingCapacity: true)
+        return .send(full)
+    }
 
-        func receive(_ input: Input) -> Subscribers.Demand {
-            guard let downstream = lock.withLock({ machine.downstreamForValue() }) else { return .none }
-            buffer.append(input)
-            guard buffer.count == count else { return .none }
-            let full = buffer
-            buffer.removeAll(keepingCapacity: true)
-            return downstream.receive(full) * count
-        }
-
-        func receive(completion: Subscribers.Completion<Failure>) {
-            guard let downstream = lock.withLock({ machine.upstreamCompleted() }) else { return }
-            let rest = buffer
-            buffer = []
-            if case .finished = completion, !rest.isEmpty {
-                _ = downstream.receive(rest)
-            }
-            downstream.receive(completion: completion)
-        }
-
-        func request(_ demand: Subscribers.Demand) {
-            if demand == .none { apiViolation("demand must not be zero") }
-            lock.withLock { machine.upstreamForDemand() }?.request(demand * count)
-        }
-
-        func cancel() {
-            lock.withLock { machine.cancelled() }?.cancel()
-        }
+    mutating func outputOnFinish() -> [Input]? {
+        guard !buffer.isEmpty else { return nil }
+        defer { buffer = [] }
+        return buffer
     }
 }

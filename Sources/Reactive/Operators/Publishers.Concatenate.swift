@@ -121,77 +121,38 @@ extension Publishers {
 }
 
 extension Publishers.Concatenate {
-    /// The subscription of a concatenation: reads the prefix, then the suffix, with the demand
-    /// downstream has not used up.
+    /// What a concatenation does when an upstream completes: the prefix's finish subscribes the
+    /// suffix, which gets the demand downstream has not used up; any other completion goes downstream.
+    /// The rest is ``SequentialSubscription``'s, which is what downstream sees.
     ///
-    /// **Ownership:** retained by the current upstream and by downstream; releases both on
-    /// completion or cancel.
+    /// **Ownership:** retained by its upstreams' sources; holds the suffix.
     ///
-    /// **Thread safety:** `request` and `cancel` are safe from any thread.
-    private final class Inner<Downstream: Subscriber>: Subscription, CustomStringConvertible,
-        CustomPlaygroundDisplayConvertible
-    where Downstream.Input == Output, Downstream.Failure == Failure {
-        private let lock = Lock()
-        private var machine: SequentialStateMachine<Downstream>  // Guarded by lock.
+    /// **Thread safety:** its completions arrive from upstream; the machine is the subscription's,
+    /// under its lock.
+    private final class Inner<Downstream: Subscriber> where Downstream.Input == Output, Downstream.Failure == Failure {
+        private let subscription: SequentialSubscription<Downstream>
         private let suffix: Suffix
 
         init(downstream: Downstream, suffix: Suffix) {
-            machine = SequentialStateMachine(downstream: downstream)
+            subscription = SequentialSubscription(downstream: downstream, name: "Concatenate")
             self.suffix = suffix
         }
-
-        var description: String { "Concatenate" }
-
-        var playgroundDescription: Any { description }
 
         func start(_ prefix: Prefix) {
             prefix.subscribe(source(generation: 0))
         }
 
-        func request(_ demand: Subscribers.Demand) {
-            if demand == .none { apiViolation("demand must not be zero") }
-            lock.withLock { machine.demandRequested(demand) }?.request(demand)
-        }
-
-        func cancel() {
-            lock.withLock { machine.cancelled() }?.cancel()
-        }
-
         private func source(generation: Int) -> SequentialSource<Output, Failure> {
-            SequentialSource(
-                name: "Concatenate",
-                generation: generation,
-                onSubscription: { [self] in received(subscription: $0, generation: $1) },
-                onValue: { [self] in received($0, generation: $1) },
-                onCompletion: { [self] in received(completion: $0, generation: $1) }
-            )
-        }
-
-        private func received(subscription: any Subscription, generation: Int) {
-            switch lock.withLock({ machine.subscriptionReceived(subscription, generation: generation) }) {
-            case .cancel: subscription.cancel()
-            case .handOver(let downstream): downstream.receive(subscription: self)
-            case .request(let demand): subscription.request(demand)
-            case .none: break
-            }
-        }
-
-        private func received(_ input: Output, generation: Int) -> Subscribers.Demand {
-            guard let downstream = lock.withLock({ machine.valueReceived(generation: generation) }) else {
-                return .none
-            }
-            let more = downstream.receive(input)
-            if more > 0 { lock.withLock { machine.demandReturned(more, generation: generation) } }
-            return more
+            subscription.source(generation: generation) { [self] in received(completion: $0, generation: $1) }
         }
 
         private func received(completion: Subscribers.Completion<Failure>, generation: Int) {
             if case .finished = completion, generation == 0 {
-                guard let next = lock.withLock({ machine.switchToNext(after: generation) }) else { return }
+                guard let next = subscription.withMachine({ $0.switchToNext(after: generation) }) else { return }
                 suffix.subscribe(source(generation: next))
                 return
             }
-            lock.withLock { machine.completed(generation: generation) }?.receive(completion: completion)
+            subscription.withMachine { $0.completed(generation: generation) }?.receive(completion: completion)
         }
     }
 }

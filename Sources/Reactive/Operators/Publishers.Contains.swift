@@ -71,9 +71,10 @@ extension Publishers {
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let output = output
-            let reduction = ContainsReduction<Upstream.Output, Failure, Failure>(name: "Contains") {
-                .success($0 == output)
-            }
+            let reduction = ContainsReduction<Upstream.Output, Failure, Failure>(
+                name: "Contains",
+                test: PredicateTest { $0 == output }
+            )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -100,10 +101,10 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let reduction = ContainsReduction<Upstream.Output, Failure, Failure>(name: "ContainsWhere") {
-                .success(predicate($0))
-            }
+            let reduction = ContainsReduction<Upstream.Output, Failure, Failure>(
+                name: "ContainsWhere",
+                test: PredicateTest(predicate)
+            )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -131,12 +132,8 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let reduction = ContainsReduction<Upstream.Output, Upstream.Failure, any Error>(
-                name: "TryContainsWhere"
-            ) { input in
-                Result { try predicate(input) }
-            }
+            let test = PredicateTest<Upstream.Output, Upstream.Failure, any Error>(throwing: predicate)
+            let reduction = ContainsReduction(name: "TryContainsWhere", test: test)
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -145,23 +142,10 @@ extension Publishers {
 /// The reduction of the `contains` family: `true` and stop at the first match, else `false`.
 private struct ContainsReduction<Input, UpstreamFailure: Error, Failure: Error>: Reduction {
     let name: String
-    let isMatch: (Input) -> Result<Bool, Failure>
-    let convert: (UpstreamFailure) -> Failure
-
-    init(name: String, isMatch: @escaping (Input) -> Result<Bool, Failure>) where UpstreamFailure == Failure {
-        self.name = name
-        self.isMatch = isMatch
-        convert = { $0 }
-    }
-
-    init(name: String, isMatch: @escaping (Input) -> Result<Bool, Failure>) where Failure == any Error {
-        self.name = name
-        self.isMatch = isMatch
-        convert = { $0 }
-    }
+    let test: PredicateTest<Input, UpstreamFailure, Failure>
 
     mutating func reduce(_ input: Input) -> ReductionStep<Bool, Failure> {
-        switch isMatch(input) {
+        switch test(input) {
         case .success(true): .finish(true)
         case .success(false): .continue
         case .failure(let error): .fail(error)
@@ -170,5 +154,5 @@ private struct ContainsReduction<Input, UpstreamFailure: Error, Failure: Error>:
 
     mutating func resultOnFinish() -> Bool? { false }
 
-    func failure(from error: UpstreamFailure) -> Failure { convert(error) }
+    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

@@ -61,7 +61,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let reduction = FirstReduction<Output, Failure, Failure>(name: "First") { _ in .success(true) }
+            let reduction = FirstReduction<Output, Failure, Failure>(name: "First", test: PredicateTest { _ in true })
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -88,10 +88,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let reduction = FirstReduction<Output, Failure, Failure>(name: "FirstWhere") {
-                .success(predicate($0))
-            }
+            let reduction = FirstReduction<Output, Failure, Failure>(name: "FirstWhere", test: PredicateTest(predicate))
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -119,10 +116,8 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let reduction = FirstReduction<Output, Upstream.Failure, any Error>(name: "TryFirstWhere") { input in
-                Result { try predicate(input) }
-            }
+            let test = PredicateTest<Output, Upstream.Failure, any Error>(throwing: predicate)
+            let reduction = FirstReduction(name: "TryFirstWhere", test: test)
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -131,23 +126,10 @@ extension Publishers {
 /// The reduction of the `first` family: stop at the first match and deliver it.
 private struct FirstReduction<Input, UpstreamFailure: Error, Failure: Error>: Reduction {
     let name: String
-    let isMatch: (Input) -> Result<Bool, Failure>
-    let convert: (UpstreamFailure) -> Failure
-
-    init(name: String, isMatch: @escaping (Input) -> Result<Bool, Failure>) where UpstreamFailure == Failure {
-        self.name = name
-        self.isMatch = isMatch
-        convert = { $0 }
-    }
-
-    init(name: String, isMatch: @escaping (Input) -> Result<Bool, Failure>) where Failure == any Error {
-        self.name = name
-        self.isMatch = isMatch
-        convert = { $0 }
-    }
+    let test: PredicateTest<Input, UpstreamFailure, Failure>
 
     mutating func reduce(_ input: Input) -> ReductionStep<Input, Failure> {
-        switch isMatch(input) {
+        switch test(input) {
         case .success(true): .finish(input)
         case .success(false): .continue
         case .failure(let error): .fail(error)
@@ -156,5 +138,5 @@ private struct FirstReduction<Input, UpstreamFailure: Error, Failure: Error>: Re
 
     mutating func resultOnFinish() -> Input? { nil }
 
-    func failure(from error: UpstreamFailure) -> Failure { convert(error) }
+    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

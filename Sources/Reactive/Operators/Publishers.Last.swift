@@ -61,7 +61,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let reduction = LastReduction<Output, Failure, Failure>(name: "Last") { _ in .success(true) }
+            let reduction = LastReduction<Output, Failure, Failure>(name: "Last", test: PredicateTest { _ in true })
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -89,8 +89,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let reduction = LastReduction<Output, Failure, Failure>(name: "LastWhere") { .success(predicate($0)) }
+            let reduction = LastReduction<Output, Failure, Failure>(name: "LastWhere", test: PredicateTest(predicate))
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -118,10 +117,8 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let reduction = LastReduction<Output, Upstream.Failure, any Error>(name: "TryLastWhere") { input in
-                Result { try predicate(input) }
-            }
+            let test = PredicateTest<Output, Upstream.Failure, any Error>(throwing: predicate)
+            let reduction = LastReduction(name: "TryLastWhere", test: test)
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -130,24 +127,11 @@ extension Publishers {
 /// The reduction of the `last` family: remember the latest match, deliver it at the end.
 private struct LastReduction<Input, UpstreamFailure: Error, Failure: Error>: Reduction {
     let name: String
-    let isMatch: (Input) -> Result<Bool, Failure>
-    let convert: (UpstreamFailure) -> Failure
+    let test: PredicateTest<Input, UpstreamFailure, Failure>
     var latest: Input?
 
-    init(name: String, isMatch: @escaping (Input) -> Result<Bool, Failure>) where UpstreamFailure == Failure {
-        self.name = name
-        self.isMatch = isMatch
-        convert = { $0 }
-    }
-
-    init(name: String, isMatch: @escaping (Input) -> Result<Bool, Failure>) where Failure == any Error {
-        self.name = name
-        self.isMatch = isMatch
-        convert = { $0 }
-    }
-
     mutating func reduce(_ input: Input) -> ReductionStep<Input, Failure> {
-        switch isMatch(input) {
+        switch test(input) {
         case .success(true):
             latest = input
             return .continue
@@ -160,5 +144,5 @@ private struct LastReduction<Input, UpstreamFailure: Error, Failure: Error>: Red
 
     mutating func resultOnFinish() -> Input? { latest.take() }
 
-    func failure(from error: UpstreamFailure) -> Failure { convert(error) }
+    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

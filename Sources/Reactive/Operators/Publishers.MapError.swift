@@ -40,39 +40,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber, transform: transform))
-        }
-    }
-}
-
-extension Publishers.MapError {
-    // A value type that hands upstream's subscription straight to downstream.
-    private struct Inner<Downstream: Subscriber>: Subscriber, CustomStringConvertible
-    where Downstream.Input == Output, Downstream.Failure == Failure {
-        typealias Input = Upstream.Output
-        typealias Failure = Upstream.Failure
-
-        let combineIdentifier = CombineIdentifier()
-        let downstream: Downstream
-        let transform: (Upstream.Failure) -> Downstream.Failure
-
-        var description: String { "MapError" }
-
-        func receive(subscription: any Subscription) {
-            downstream.receive(subscription: subscription)
-        }
-
-        func receive(_ input: Input) -> Subscribers.Demand {
-            downstream.receive(input)
-        }
-
-        func receive(completion: Subscribers.Completion<Failure>) {
-            switch completion {
-            case .finished:
-                downstream.receive(completion: .finished)
-            case .failure(let error):
-                downstream.receive(completion: .failure(transform(error)))
-            }
+            upstream.subscribe(FailureConvertingSubscriber("MapError", downstream: subscriber, convert: transform))
         }
     }
 }

@@ -53,10 +53,10 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let forwarding = PrefixWhileForwarding<Output, Failure, Failure>(name: "PrefixWhile") {
-                .success(predicate($0))
-            }
+            let forwarding = PrefixWhileForwarding<Output, Failure, Failure>(
+                name: "PrefixWhile",
+                test: PredicateTest(predicate)
+            )
             upstream.subscribe(ForwardingInner(forwarding: forwarding, downstream: subscriber))
         }
     }
@@ -84,10 +84,8 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let predicate = predicate
-            let forwarding = PrefixWhileForwarding<Output, Upstream.Failure, any Error>(name: "TryPrefixWhile") {
-                input in Result { try predicate(input) }
-            }
+            let test = PredicateTest<Output, Upstream.Failure, any Error>(throwing: predicate)
+            let forwarding = PrefixWhileForwarding(name: "TryPrefixWhile", test: test)
             upstream.subscribe(ForwardingInner(forwarding: forwarding, downstream: subscriber))
         }
     }
@@ -98,28 +96,15 @@ private struct PrefixWhileForwarding<Input, UpstreamFailure: Error, Failure: Err
     typealias Output = Input
 
     let name: String
-    let predicate: (Input) -> Result<Bool, Failure>
-    let convert: (UpstreamFailure) -> Failure
-
-    init(name: String, predicate: @escaping (Input) -> Result<Bool, Failure>) where UpstreamFailure == Failure {
-        self.name = name
-        self.predicate = predicate
-        convert = { $0 }
-    }
-
-    init(name: String, predicate: @escaping (Input) -> Result<Bool, Failure>) where Failure == any Error {
-        self.name = name
-        self.predicate = predicate
-        convert = { $0 }
-    }
+    let test: PredicateTest<Input, UpstreamFailure, Failure>
 
     mutating func receive(_ input: Input) -> ForwardingStep<Input, Failure> {
-        switch predicate(input) {
+        switch test(input) {
         case .success(true): .send(input)
         case .success(false): .finish
         case .failure(let error): .fail(error)
         }
     }
 
-    func failure(from error: UpstreamFailure) -> Failure { convert(error) }
+    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

@@ -54,23 +54,22 @@ extension Publishers {
 }
 
 extension Publishers.Retry {
-    /// The subscription of `retry`: resubscribes upstream after a failure while retries remain,
-    /// carrying over the demand downstream has not used up.
+    /// What `retry` does when an attempt completes: after a failure, while retries remain, it
+    /// subscribes upstream again, which gets the demand downstream has not used up; any other
+    /// completion goes downstream. The rest is ``SequentialSubscription``'s, which is what downstream sees.
     ///
-    /// **Ownership:** retained by the current attempt and by downstream; releases both on
-    /// completion or cancel.
+    /// **Ownership:** retained by its attempts' sources; holds the upstream to resubscribe.
     ///
-    /// **Thread safety:** `request` and `cancel` are safe from any thread.
-    private final class Inner<Downstream: Subscriber>: Subscription, CustomStringConvertible,
-        CustomPlaygroundDisplayConvertible
-    where Downstream.Input == Output, Downstream.Failure == Failure {
-        private let lock = Lock()
-        private var machine: SequentialStateMachine<Downstream>  // Guarded by lock.
-        private var remainingRetries: Int?  // Guarded by lock; `nil` is without limit.
-        /// Whether a thread runs the resubscription loop (``resubscribe(from:)``). Guarded by lock.
+    /// **Thread safety:** its completions arrive from upstream; its state is guarded by the
+    /// subscription's lock, with the machine.
+    private final class Inner<Downstream: Subscriber> where Downstream.Input == Output, Downstream.Failure == Failure {
+        private let subscription: SequentialSubscription<Downstream>
+        private var remainingRetries: Int?  // Guarded by subscription's lock; `nil` is without limit.
+        /// Whether a thread runs the resubscription loop (``resubscribe(from:)``). Guarded by
+        /// subscription's lock.
         private var isResubscribing = false
         /// The attempt that failed re-entrantly during a resubscription left its successor here, for
-        /// the loop to subscribe. Guarded by lock.
+        /// the loop to subscribe. Guarded by subscription's lock.
         private var nextAttempt: Int?
         private let upstream: Upstream
 
@@ -85,58 +84,21 @@ extension Publishers.Retry {
         }
 
         init(downstream: Downstream, upstream: Upstream, retries: Int?) {
-            machine = SequentialStateMachine(downstream: downstream)
+            subscription = SequentialSubscription(downstream: downstream, name: "Retry")
             // Combine counts retries down to zero, so a negative count never reaches it.
             remainingRetries = retries.flatMap { $0 < 0 ? nil : $0 }
             self.upstream = upstream
         }
 
-        var description: String { "Retry" }
-
-        var playgroundDescription: Any { description }
-
         func subscribeAttempt(generation: Int) {
             upstream.subscribe(
-                SequentialSource<Output, Failure>(
-                    name: "Retry",
-                    generation: generation,
-                    onSubscription: { [self] in received(subscription: $0, generation: $1) },
-                    onValue: { [self] in received($0, generation: $1) },
-                    onCompletion: { [self] in received(completion: $0, generation: $1) }
-                )
+                subscription.source(generation: generation) { [self] in received(completion: $0, generation: $1) }
             )
-        }
-
-        func request(_ demand: Subscribers.Demand) {
-            if demand == .none { apiViolation("demand must not be zero") }
-            lock.withLock { machine.demandRequested(demand) }?.request(demand)
-        }
-
-        func cancel() {
-            lock.withLock { machine.cancelled() }?.cancel()
-        }
-
-        private func received(subscription: any Subscription, generation: Int) {
-            switch lock.withLock({ machine.subscriptionReceived(subscription, generation: generation) }) {
-            case .cancel: subscription.cancel()
-            case .handOver(let downstream): downstream.receive(subscription: self)
-            case .request(let demand): subscription.request(demand)
-            case .none: break
-            }
-        }
-
-        private func received(_ input: Output, generation: Int) -> Subscribers.Demand {
-            guard let downstream = lock.withLock({ machine.valueReceived(generation: generation) }) else {
-                return .none
-            }
-            let more = downstream.receive(input)
-            if more > 0 { lock.withLock { machine.demandReturned(more, generation: generation) } }
-            return more
         }
 
         private func received(completion: Subscribers.Completion<Failure>, generation: Int) {
             if case .failure = completion {
-                let step = lock.withLock { () -> RetryStep in
+                let step = subscription.withMachine { machine -> RetryStep in
                     guard machine.isCurrent(generation: generation) else { return .none }
                     switch remainingRetries {
                     case .none:
@@ -165,7 +127,7 @@ extension Publishers.Retry {
                     break
                 }
             }
-            lock.withLock { machine.currentCompleted(generation: generation) }?.receive(completion: completion)
+            subscription.withMachine { $0.currentCompleted(generation: generation) }?.receive(completion: completion)
         }
 
         /// Subscribes `first`, then every attempt that failed while the one before was subscribing.
@@ -173,7 +135,7 @@ extension Publishers.Retry {
             var attempt = first
             while true {
                 subscribeAttempt(generation: attempt)
-                let next = lock.withLock { () -> Int? in
+                let next = subscription.lock.withLock { () -> Int? in
                     guard let next = nextAttempt.take() else {
                         isResubscribing = false
                         return nil

@@ -31,7 +31,11 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.subscribe(Inner(downstream: subscriber))
+            upstream.subscribe(
+                FailureConvertingSubscriber("SetFailureType", downstream: subscriber) { _ in
+                    internalInconsistency("a publisher whose Failure is Never failed")
+                }
+            )
         }
 
         /// Declares another failure type instead, as Combine does.
@@ -42,32 +46,6 @@ extension Publishers {
         ///     // Prints: nothing; the declared failure is now CocoaError.
         public func setFailureType<E: Error>(to failure: E.Type) -> Publishers.SetFailureType<Upstream, E> {
             Publishers.SetFailureType(upstream: upstream)
-        }
-    }
-}
-
-extension Publishers.SetFailureType {
-    // A value type that hands upstream's subscription straight to downstream.
-    private struct Inner<Downstream: Subscriber>: Subscriber, CustomStringConvertible
-    where Downstream.Input == Output, Downstream.Failure == Failure {
-        typealias Input = Upstream.Output
-        typealias Failure = Never
-
-        let combineIdentifier = CombineIdentifier()
-        let downstream: Downstream
-
-        var description: String { "SetFailureType" }
-
-        func receive(subscription: any Subscription) {
-            downstream.receive(subscription: subscription)
-        }
-
-        func receive(_ input: Input) -> Subscribers.Demand {
-            downstream.receive(input)
-        }
-
-        func receive(completion: Subscribers.Completion<Never>) {
-            downstream.receive(completion: .finished)
         }
     }
 }

@@ -71,28 +71,19 @@ extension Publishers.SubscribeOn {
     private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, CustomStringConvertible,
         CustomReflectable, @unchecked Sendable
     where Downstream.Input == Output, Downstream.Failure == Failure {
-        // @unchecked Sendable: `state` is only touched inside `lock`; everything else is immutable.
+        // @unchecked Sendable: `machine` is only touched inside `lock`; everything else is immutable.
         typealias Input = Upstream.Output
         typealias Failure = Upstream.Failure
-
-        private enum State {
-            /// The scheduled subscribe has not reached upstream yet. Next: `.active`, `.terminal`.
-            case awaitingSubscription(Downstream)
-            /// Relaying. Next: `.terminal`.
-            case active(upstream: any Subscription, downstream: Downstream)
-            /// Completed or cancelled. Final.
-            case terminal
-        }
 
         private let scheduler: Context
         private let options: Context.SchedulerOptions?
         private let lock = Lock()
-        private var state: State  // Guarded by lock.
+        private var machine: ForwardingStateMachine<Downstream>  // Guarded by lock.
 
         init(downstream: Downstream, scheduler: Context, options: Context.SchedulerOptions?) {
             self.scheduler = scheduler
             self.options = options
-            state = .awaitingSubscription(downstream)
+            machine = ForwardingStateMachine(downstream: downstream)
         }
 
         var description: String { "SubscribeOn" }
@@ -100,52 +91,29 @@ extension Publishers.SubscribeOn {
         var customMirror: Mirror { Mirror(self, children: []) }
 
         func receive(subscription: any Subscription) {
-            let downstream = lock.withLock { () -> Downstream? in
-                guard case .awaitingSubscription(let downstream) = state else { return nil }
-                state = .active(upstream: subscription, downstream: downstream)
-                return downstream
-            }
-            if let downstream {
-                downstream.receive(subscription: self)
-            } else {
+            guard let downstream = lock.withLock({ machine.subscriptionReceived(subscription) }) else {
                 subscription.cancel()
+                return
             }
+            downstream.receive(subscription: self)
         }
 
         func receive(_ input: Input) -> Subscribers.Demand {
-            let downstream = lock.withLock { () -> Downstream? in
-                guard case .active(_, let downstream) = state else { return nil }
-                return downstream
-            }
-            return downstream?.receive(input) ?? .none
+            lock.withLock { machine.downstreamForValue() }?.receive(input) ?? .none
         }
 
         func receive(completion: Subscribers.Completion<Failure>) {
-            let downstream = lock.withLock { () -> Downstream? in
-                guard case .active(_, let downstream) = state else { return nil }
-                state = .terminal
-                return downstream
-            }
-            downstream?.receive(completion: completion)
+            lock.withLock { machine.upstreamCompleted() }?.receive(completion: completion)
         }
 
         func request(_ demand: Subscribers.Demand) {
             // Passed on as it is, a demand of zero too, as Combine passes it: upstream decides what it means.
-            let upstream = lock.withLock { () -> (any Subscription)? in
-                guard case .active(let upstream, _) = state else { return nil }
-                return upstream
-            }
-            guard let upstream else { return }
+            guard let upstream = lock.withLock({ machine.upstreamForDemand() }) else { return }
             scheduler.schedule(options: options) { upstream.request(demand) }
         }
 
         func cancel() {
-            let upstream = lock.withLock { () -> (any Subscription)? in
-                defer { state = .terminal }
-                guard case .active(let upstream, _) = state else { return nil }
-                return upstream
-            }
-            guard let upstream else { return }
+            guard let upstream = lock.withLock({ machine.cancelled() }) else { return }
             scheduler.schedule(options: options) { upstream.cancel() }
         }
     }
