@@ -1,4 +1,5 @@
 import Foundation
+import EventLoops
 import HTTPServer
 import Reactive
 
@@ -6,23 +7,24 @@ import Reactive
 ///
 /// ``mayFollow(_:)`` is the one check of a channel (or a pattern such as `news.*`) against the subscriber's
 /// rights, made for every channel and pattern a subscription names and for every channel a pattern picks up
-/// later. Today the rights are the static `channels.subscribeTokens`, the same answer for every channel; per-channel
-/// claims replace the body of that one function.
+/// later: the request's ``ChannelIdentity`` (static `channels.subscribeTokens`, the same answer for every channel, or
+/// a JWT's `spout.subscribe` patterns, from the header, the cookie or `?token=`).
 ///
 /// **Thread safety:** immutable; shared freely.
 struct ChannelSubscriberRights: Sendable {
-    /// The static tokens' answer: nil when the request may subscribe.
-    private let refusal: Problem?
+    /// Who the request is, and what its token grants.
+    private let identity: ChannelIdentity
 
-    /// The rights of a request with `authorization` (its one `Authorization` header) and `queryToken` (`?token=`).
-    init(access: ChannelAccess, authorization: String?, queryToken: String?) {
-        refusal = access.checkSubscribe(authorization: authorization, queryToken: queryToken)
+    init(identity: ChannelIdentity) {
+        self.identity = identity
     }
 
     /// Nil when the subscriber may follow `channel` (a name, or a pattern `prefix*`); else the problem to
-    /// answer (`401`, `403`).
+    /// answer (`401`, `403`). A pattern is granted only when one of the token's patterns covers all it can match
+    /// (the token's `news.*` or `*` grant `news.*`; its `news.a` does not); a channel a pattern picks up later is
+    /// asked again by its name.
     func mayFollow(_ channel: String) -> Problem? {
-        refusal
+        identity.mayAccess(channel: channel, for: .subscribe) ? nil : identity.refusal(channel: channel, for: .subscribe)
     }
 }
 
@@ -153,9 +155,7 @@ enum ChannelMultiRoutes {
             )
             let broker = context.service.channels
             let rights = ChannelSubscriberRights(
-                access: broker.access,
-                authorization: try ChannelRoutes.authorization(context),
-                queryToken: query.single["token"]
+                identity: try ChannelRoutes.identity(context, for: .subscribe, queryToken: query.single["token"])
             )
             for name in query.named {
                 if let refusal = rights.mayFollow(name) { throw refusal }

@@ -1,3 +1,4 @@
+import EventLoops
 import HTTPServer
 import Reactive
 

@@ -317,12 +317,7 @@ enum ChannelRoutes {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = context.service.channels
-            let rights = ChannelSubscriberRights(
-                access: broker.access,
-                authorization: try authorization(context),
-                queryToken: query["token"]
-            )
-            if let refusal = rights.mayFollow(name) { throw refusal }
+            try requireAccess(context, channel: name, for: .subscribe, queryToken: query["token"])
             let channel: Channel? =
                 switch broker.backend {
                 case .inProcess(let local): local.existingChannel(named: name)

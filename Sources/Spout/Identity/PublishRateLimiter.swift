@@ -1,3 +1,5 @@
+import Reactive
+
 /// Publish rate limits per client: a token bucket for each token subject (a JWT's `sub`), static token, or client
 /// address when anonymous, refilled at `channels.publishRatePerMinute` up to `channels.publishBurst`.
 ///

@@ -1,4 +1,5 @@
 import OpenSSL
+import Reactive
 
 /// Verifies JWTs (JWS compact) against the configured JWK Set and checks their claims; remembers the tokens it has
 /// verified so that a subscriber reconnecting with the same token costs no signature check.

@@ -72,6 +72,37 @@ import Testing
         await server.stop()
     }
 
+    /// `GET /subscribe` asks the token for every channel and pattern it names, and for every channel a granted
+    /// pattern picks up later (by name).
+    @Test func theMultiChannelRouteAsksTheTokenForEachChannelAndPattern() async throws {
+        let server = try Self.server()
+        let http = try ChannelHTTP(port: server.port)
+        defer { http.close() }
+        let reader = Self.token(#"{"sub":"user-42","exp":\#(Self.future),"spout":{"subscribe":["user.42","news.*"]}}"#)
+        let header = ["Authorization: Bearer \(reader)"]
+        let granted = try StreamClient.multi(["user.42", "news.*", "news.eu"], port: server.port, headers: header)
+        #expect(granted.status == 200)
+        let byQuery = try StreamClient.multi(["user.42"], port: server.port, query: "&token=\(reader)")
+        #expect(byQuery.status == 200)
+        byQuery.close()
+        for refused in ["user.43", "user.*", "*", "new*"] {
+            let response = try server.get("/subscribe?channel=user.42&channel=\(refused)", headers: header)
+            #expect(response.status == 403, "\(refused)")
+            #expect(Self.problemType(response) == "/problems/channel-not-granted", "\(refused)")
+        }
+        #expect(try server.get("/subscribe?channel=user.42").status == 401)
+        #expect(try server.get("/subscribe?channel=user.42", headers: ["Authorization: Bearer nope"]).status == 401)
+
+        let publisher = Self.token(#"{"exp":\#(Self.future),"spout":{"publish":["*"]}}"#)
+        let publish = ["Authorization: Bearer \(publisher)"]
+        #expect(try http.publish("news.eu", channelBody([1]), headers: publish).status == 202)
+        #expect(try http.publish("user.42", channelBody([2]), headers: publish).status == 202)
+        let frames = try granted.multiFrames(2)
+        #expect(Set(frames.compactMap(\.channel)) == ["news.eu", "user.42"])
+        granted.close()
+        await server.stop()
+    }
+
     @Test func eachRefusedTokenHasItsProblem() async throws {
         let server = try Self.server()
         let http = try ChannelHTTP(port: server.port)
