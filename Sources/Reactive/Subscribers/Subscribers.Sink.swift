@@ -103,7 +103,12 @@ extension Subscribers {
         /// Read only by the holder of the delivery right; released (set to `nil`) when the gate closes.
         /// Held in a box this sink owns by hand (retained once in `init`), so that the per-value call
         /// retains and releases nothing: a closure read from a `var` is retained for the call.
-        @usableFromInline @exclusivity(unchecked) var valueHandler: Unmanaged<HandlerBox>?
+        #if SPOUT_CHECKED_EXCLUSIVITY
+            @usableFromInline var valueHandler: Unmanaged<HandlerBox>?
+        #else
+            // Unchecked: bench/reactive.sh `generic-chain`, `subject-var` (every value).
+            @usableFromInline @exclusivity(unchecked) var valueHandler: Unmanaged<HandlerBox>?
+        #endif
 
         /// Holds the value closure for ``valueHandler``.
         @usableFromInline
