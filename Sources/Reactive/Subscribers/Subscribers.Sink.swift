@@ -144,7 +144,7 @@ extension Subscribers {
         /// Called by ``Publisher/sink(receiveCompletion:receiveValue:)`` on a sink nobody else knows yet.
         @inlinable
         internal func whileHoldingDeliveryRight(_ subscribe: () -> Void) {
-            gate.add(Gate.holder, ordering: .relaxed)
+            gate.wrappingAdd(Gate.holder, ordering: .relaxed)
             requester.store(currentThreadID(), ordering: .relaxed)
             subscribe()
             requester.store(0, ordering: .relaxed)
@@ -159,7 +159,7 @@ extension Subscribers {
                 state = .subscribed(subscription)
                 // Open; unless this thread already holds a right for its whole `subscribe`, held by
                 // this thread until its request returns.
-                if !spanning { gate.add(Gate.holder, ordering: .relaxed) }
+                if !spanning { gate.wrappingAdd(Gate.holder, ordering: .relaxed) }
                 gate.bitwiseAnd(~Gate.closed, ordering: .releasing)
                 return true
             }
@@ -231,7 +231,7 @@ extension Subscribers {
             while current & Gate.closed == 0 {
                 let (exchanged, original) = gate.compareExchange(
                     expected: current,
-                    desired: current + Gate.holder,
+                    desired: current &+ Gate.holder,
                     ordering: .acquiring
                 )
                 if exchanged { return true }
@@ -244,7 +244,10 @@ extension Subscribers {
         /// (perhaps ended by the value closure itself).
         @inlinable
         internal func leaveGate() {
-            if gate.subtract(Gate.holder, ordering: .acquiringAndReleasing).newValue == Gate.closed | Gate.done {
+            // Wrapping: one locked instruction (the checked form is a compare-and-swap loop); a holder
+            // count never goes below zero.
+            if gate.wrappingSubtract(Gate.holder, ordering: .acquiringAndReleasing).newValue == Gate.closed | Gate.done
+            {
                 releaseValueHandler()
             }
         }
