@@ -21,6 +21,13 @@ extension Subscribers {
             self.rawValue = min(rawValue, Self.unlimitedRawValue)
         }
 
+        /// For a raw value already known to be at most `unlimitedRawValue`: skips the clamp, which
+        /// would otherwise sit on the dependency chain of a demand counted down value by value.
+        @inlinable
+        internal init(uncheckedRawValue: UInt) {
+            self.rawValue = uncheckedRawValue
+        }
+
         /// A request for as many values as the publisher can produce.
         // Computed and inlinable rather than a `static let`: a stored global costs a call to its
         // lazy accessor at every use from another module.
@@ -56,9 +63,11 @@ extension Subscribers {
         /// Adds two demands; `.unlimited` absorbs and an overflowing sum becomes `.unlimited`.
         @inlinable
         public static func + (lhs: Demand, rhs: Demand) -> Demand {
-            if lhs == .unlimited || rhs == .unlimited { return .unlimited }
+            // Each raw value is at most `unlimitedRawValue` (2^63): the sum of two finite demands
+            // cannot overflow, one with `.unlimited` is at least 2^63, and only two `.unlimited`s
+            // overflow. Clamped without branches.
             let (sum, overflow) = lhs.rawValue.addingReportingOverflow(rhs.rawValue)
-            return overflow ? .unlimited : Demand(rawValue: sum)
+            return Demand(uncheckedRawValue: overflow ? unlimitedRawValue : Swift.min(sum, unlimitedRawValue))
         }
 
         /// Adds an integer to a demand; a negative integer subtracts.
@@ -71,9 +80,10 @@ extension Subscribers {
         /// Subtracts one demand from another; never goes below `.none`.
         @inlinable
         public static func - (lhs: Demand, rhs: Demand) -> Demand {
-            if lhs == .unlimited { return .unlimited }
-            if rhs == .unlimited { return .none }
-            return lhs.rawValue >= rhs.rawValue ? Demand(rawValue: lhs.rawValue - rhs.rawValue) : .none
+            if lhs.rawValue == unlimitedRawValue { return .unlimited }
+            if rhs.rawValue == unlimitedRawValue { return .none }
+            let (difference, borrowed) = lhs.rawValue.subtractingReportingOverflow(rhs.rawValue)
+            return Demand(uncheckedRawValue: borrowed ? 0 : difference)
         }
 
         /// Subtracts an integer from a demand; a negative integer adds.

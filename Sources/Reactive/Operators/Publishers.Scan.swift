@@ -130,7 +130,12 @@ internal final class ScanInner<Input, Downstream: Subscriber>: Subscriber, Custo
     @usableFromInline let next: (Output, Input) -> Output
     // Touched only from upstream's receive calls, which never overlap, so the dynamic exclusivity
     // check (a runtime call per access) is off.
-    @usableFromInline @exclusivity(unchecked) var result: Output
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var result: Output
+    #else
+        // Unchecked: bench/reactive.sh `chain`, `generic-chain` (every value).
+        @usableFromInline @exclusivity(unchecked) var result: Output
+    #endif
 
     @inlinable
     init(downstream: Downstream, result: Output, next: @escaping (Output, Input) -> Output) {

@@ -24,9 +24,7 @@ where Elements.Element == Downstream.Input {
     // `name` and `completion` are immutable.
 
     @usableFromInline let lock = Lock()
-    // The lock makes every access exclusive, so the dynamic exclusivity check is off.
-    @usableFromInline @exclusivity(unchecked)
-    var machine: IteratingStateMachine<Downstream, Elements>  // Guarded by lock.
+    @usableFromInline var machine: IteratingStateMachine<Downstream, Elements>  // Guarded by lock.
     /// Set by `cancel()` before it takes the lock, so the delivering loop sees it without locking.
     @usableFromInline let cancelRequested = Atomic<Bool>(false)
     @usableFromInline let completion: Subscribers.Completion<Downstream.Failure>
@@ -46,7 +44,7 @@ where Elements.Element == Downstream.Input {
         machine = IteratingStateMachine(iterator: iterator, next: next, downstream: downstream)
         self.completion = completion
         self.name = name
-        requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
+        requestThunk = { [unowned self] demand in self.requestSpecialized(demand) }
     }
 
     /// Subscribes `downstream` to the elements of `iterator`, then `completion`.

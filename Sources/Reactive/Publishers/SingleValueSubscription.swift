@@ -24,7 +24,12 @@ internal final class SingleValueSubscription<Downstream: Subscriber>: Subscripti
     /// The subscriber and the value, until taken. A class reference rather than a generic enum or
     /// optionals, so that `deinit` (never specialized) needs no generic metadata lookup.
     // Owned by whoever moves `phase` out of `pending`; exclusive, so not checked dynamically.
-    @usableFromInline @exclusivity(unchecked) var payload: SingleValuePayload<Downstream>?
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var payload: SingleValuePayload<Downstream>?
+    #else
+        // Unchecked: bench/reactive.sh `flatmap-optional` (every child's subscription).
+        @usableFromInline @exclusivity(unchecked) var payload: SingleValuePayload<Downstream>?
+    #endif
     @usableFromInline let name: String  // Immutable.
     /// `request(_:)` forwards here. Made in `init`, which the subscribing code calls with concrete
     /// types, so it is specialized (a protocol witness of a generic class never is); it captures

@@ -23,13 +23,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
 {
     // @unchecked Sendable: `registry` and `currentValue` are only touched inside `lock`.
     private let lock = Lock()
-    /// Heap storage rather than a stored `var`, so that `send` skips Swift's dynamic exclusivity
-    /// check (the lock already makes access exclusive). Freed in `deinit`.
-    private let registry: UnsafeMutablePointer<SubjectRegistry<Output, Failure>> = {
-        let registry = UnsafeMutablePointer<SubjectRegistry<Output, Failure>>.allocate(capacity: 1)
-        registry.initialize(to: SubjectRegistry())
-        return registry
-    }()  // Guarded by lock.
+    private var registry = SubjectRegistry<Output, Failure>()  // Guarded by lock.
     private var currentValue: Output  // Guarded by lock.
 
     /// Creates a subject holding the given initial value.
@@ -38,9 +32,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     }
 
     deinit {
-        let upstreams = registry.pointee.takeUpstreams()
-        registry.deinitialize(count: 1)
-        registry.deallocate()
+        let upstreams = registry.takeUpstreams()
         for upstream in upstreams {
             upstream.cancel()
         }
@@ -55,7 +47,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
         set {
             let conduits = lock.withLock { () -> ContiguousArray<SubjectConduitBase<Output, Failure>> in
                 currentValue = newValue
-                return registry.pointee.completion == nil ? registry.pointee.conduits : []
+                return registry.completion == nil ? registry.conduits : []
             }
             SubjectConduitBase.offer(newValue, toEach: conduits)
         }
@@ -67,7 +59,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     /// that has completed sends it the completion at once instead.
     public func receive<S: Subscriber>(subscriber: S) where Output == S.Input, Failure == S.Failure {
         let attached = lock.withLock { () -> Attachment<S> in
-            if let completion = registry.pointee.completion { return .completed(completion) }
+            if let completion = registry.completion { return .completed(completion) }
             let conduit = SubjectConduit(
                 downstream: subscriber,
                 owner: self,
@@ -75,7 +67,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
                 keepsLatest: true,
                 name: "CurrentValueSubject"
             )
-            registry.pointee.attach(conduit)
+            registry.attach(conduit)
             return .attached(conduit)
         }
         switch attached {
@@ -91,9 +83,9 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     /// newest value when they next ask.
     public func send(_ input: Output) {
         let conduits = lock.withLock { () -> ContiguousArray<SubjectConduitBase<Output, Failure>> in
-            guard registry.pointee.completion == nil else { return [] }
+            guard registry.completion == nil else { return [] }
             currentValue = input
-            return registry.pointee.conduits
+            return registry.conduits
         }
         SubjectConduitBase.offer(input, toEach: conduits)
     }
@@ -102,7 +94,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     ///
     /// Later values and completions are ignored.
     public func send(completion: Subscribers.Completion<Failure>) {
-        guard let conduits = lock.withLock({ registry.pointee.complete(completion) }) else { return }
+        guard let conduits = lock.withLock({ registry.complete(completion) }) else { return }
         for conduit in conduits {
             conduit.finish(completion)
         }
@@ -111,7 +103,7 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, CustomS
     /// Keeps the upstream subscription and asks it for `.unlimited` at once, as Combine does: the
     /// subject stores every value as its ``value`` whether or not anyone subscribed.
     public func send(subscription: any Subscription) {
-        switch lock.withLock({ registry.pointee.upstreamArrived(subscription, demandAtOnce: true) }) {
+        switch lock.withLock({ registry.upstreamArrived(subscription, demandAtOnce: true) }) {
         case .requestUnlimited: subscription.request(.unlimited)
         case .wait: break
         case .cancel: subscription.cancel()
@@ -127,7 +119,7 @@ extension CurrentValueSubject: SubjectConduitOwner {
 
     @usableFromInline
     internal func conduitDidCancel(_ conduit: ObjectIdentifier) {
-        lock.withLock { registry.pointee.detach(conduit) }
+        lock.withLock { registry.detach(conduit) }
     }
 }
 

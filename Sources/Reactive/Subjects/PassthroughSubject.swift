@@ -25,22 +25,14 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
 {
     // @unchecked Sendable: `registry` is only touched inside `lock`.
     @usableFromInline let lock = Lock()
-    /// Heap storage rather than a stored `var`, so that `send` skips Swift's dynamic exclusivity
-    /// check (the lock already makes access exclusive). Freed in `deinit`.
-    @usableFromInline let registry: UnsafeMutablePointer<SubjectRegistry<Output, Failure>> = {
-        let registry = UnsafeMutablePointer<SubjectRegistry<Output, Failure>>.allocate(capacity: 1)
-        registry.initialize(to: SubjectRegistry())
-        return registry
-    }()  // Guarded by lock.
+    @usableFromInline var registry = SubjectRegistry<Output, Failure>()  // Guarded by lock.
 
     /// Creates a subject with no subscribers.
     @inlinable
     public init() {}
 
     deinit {
-        let upstreams = registry.pointee.takeUpstreams()
-        registry.deinitialize(count: 1)
-        registry.deallocate()
+        let upstreams = registry.takeUpstreams()
         for upstream in upstreams {
             upstream.cancel()
         }
@@ -60,8 +52,8 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
             name: "PassthroughSubject"
         )
         let completion = lock.withLock { () -> Subscribers.Completion<Failure>? in
-            if let completion = registry.pointee.completion { return completion }
-            registry.pointee.attach(conduit)
+            if let completion = registry.completion { return completion }
+            registry.attach(conduit)
             return nil
         }
         if let completion {
@@ -75,7 +67,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     /// Sends a value to each subscriber that has demand for it; the others miss it.
     @inlinable
     public func send(_ input: Output) {
-        let conduits = lock.withLock { registry.pointee.conduits }
+        let conduits = lock.withLock { registry.conduits }
         SubjectConduitBase.offer(input, toEach: conduits)
     }
 
@@ -84,7 +76,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     /// Later values and completions are ignored.
     @inlinable
     public func send(completion: Subscribers.Completion<Failure>) {
-        guard let conduits = lock.withLock({ registry.pointee.complete(completion) }) else { return }
+        guard let conduits = lock.withLock({ registry.complete(completion) }) else { return }
         for conduit in conduits {
             conduit.finish(completion)
         }
@@ -93,7 +85,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     /// Keeps the upstream subscription and asks it for `.unlimited` once a subscriber wants values.
     @inlinable
     public func send(subscription: any Subscription) {
-        switch lock.withLock({ registry.pointee.upstreamArrived(subscription) }) {
+        switch lock.withLock({ registry.upstreamArrived(subscription) }) {
         case .requestUnlimited: subscription.request(.unlimited)
         case .wait: break
         case .cancel: subscription.cancel()
@@ -104,13 +96,13 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
 extension PassthroughSubject: SubjectConduitOwner {
     @inlinable
     internal func conduitDidRequestDemand() {
-        for upstream in lock.withLock({ registry.pointee.downstreamDemanded() }) {
+        for upstream in lock.withLock({ registry.downstreamDemanded() }) {
             upstream.request(.unlimited)
         }
     }
 
     @inlinable
     internal func conduitDidCancel(_ conduit: ObjectIdentifier) {
-        lock.withLock { registry.pointee.detach(conduit) }
+        lock.withLock { registry.detach(conduit) }
     }
 }

@@ -95,9 +95,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// `delivering` holds the delivery right without the lock. Only a thread holding the lock lends
     /// the machine (`off` to `lent`) or takes it back (``revokeFastPath()``).
     @usableFromInline let fast = Atomic<Int>(FastPath.off)
-    /// Heap storage rather than a stored `var`, so that each access under the lock skips Swift's
-    /// dynamic exclusivity check (the lock already makes access exclusive). Freed in `deinit`.
-    @usableFromInline let machine: UnsafeMutablePointer<SubjectConduitStateMachine<Downstream>>  // Guarded by lock.
+    @usableFromInline var machine: SubjectConduitStateMachine<Downstream>  // Guarded by lock.
     @usableFromInline let name: String
     /// The subscriber. Not guarded by the lock but by the delivery right the state machine hands
     /// out: only the delivering thread reads it, and it is cleared by whoever ends the conduit
@@ -105,7 +103,12 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// this conduit owns by hand (retained once in `init`, released by `releaseDownstream()` or
     /// `deinit`), so that reaching the subscriber copies and retains nothing: a copy of a subscriber
     /// such as `map`'s costs a retain of each of its references per value.
-    @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox>?
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var downstreamBox: Unmanaged<DownstreamBox>?
+    #else
+        // Unchecked: bench/reactive.sh `subject`, `subject-var` (every value).
+        @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox>?
+    #endif
 
     /// Holds the subscriber for ``downstreamBox``.
     @usableFromInline
@@ -121,9 +124,9 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// only for a current-value subject. A request that thread makes from inside
     /// `receive(subscription:)` gets the current value at once, inside `request`, as in Combine;
     /// any other thread's request waits for the hand-over to end. Guarded by lock.
-    @usableFromInline @exclusivity(unchecked) var handoverThread: pthread_t?
+    @usableFromInline var handoverThread: pthread_t?
     /// `request(_:)` forwards here, for the same reason as ``SubjectConduitBase/offer``.
-    @usableFromInline @exclusivity(unchecked) var requestThunk: (Subscribers.Demand) -> Void = { _ in }
+    @usableFromInline var requestThunk: (Subscribers.Demand) -> Void = { _ in }
 
     /// - Parameters:
     ///   - latest: For a current-value subject, the value to deliver on the first demand; `nil` otherwise.
@@ -136,25 +139,16 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         keepsLatest: Bool,
         name: String
     ) {
-        machine = .allocate(capacity: 1)
         downstreamBox = .passRetained(DownstreamBox(downstream))
-        machine.initialize(
-            to: SubjectConduitStateMachine(
-                owner: owner,
-                latest: latest,
-                keepsLatest: keepsLatest
-            )
-        )
+        machine = SubjectConduitStateMachine(owner: owner, latest: latest, keepsLatest: keepsLatest)
         self.name = name
         super.init { base, value in
             unsafeDowncast(base, to: SubjectConduit<Downstream>.self).offerSpecialized(value)
         }
-        requestThunk = { [unowned(unsafe) self] demand in self.requestSpecialized(demand) }
+        requestThunk = { [unowned self] demand in self.requestSpecialized(demand) }
     }
 
     deinit {
-        machine.deinitialize(count: 1)
-        machine.deallocate()
         downstreamBox?.release()
     }
 
@@ -172,7 +166,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// `receive(subscription:)` gets at once, as in Combine (see ``handoverThread``).
     @inlinable
     internal func start() {
-        let keepsLatest = machine.pointee.keepsLatest
+        let keepsLatest = machine.keepsLatest
         if keepsLatest { lock.withLock { handoverThread = pthread_self() } }
         withDownstream { $0.receive(subscription: self) }
         if keepsLatest { lock.withLock { handoverThread = nil } }
@@ -198,7 +192,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         guard
             let value = lock.withLock({ () -> Output? in
                 revokeFastPath()
-                return machine.pointee.valueOffered(value)
+                return machine.valueOffered(value)
             })
         else { return }
         drain(extraDemand: withDownstream { $0.receive(value) })
@@ -222,7 +216,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
                     desired: FastPath.revoked,
                     ordering: .acquiring
                 ).exchanged {
-                    machine.pointee.fastDeliveryRevoked()
+                    machine.fastDeliveryRevoked()
                     return
                 }
             default:
@@ -235,7 +229,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// Lends the machine to the lock-free path if it can go there. Call with the lock held.
     @inlinable
     func lendToFastPathIfPossible() {
-        if machine.pointee.canLendToFastPath {
+        if machine.canLendToFastPath {
             fast.store(FastPath.lent, ordering: .releasing)
         }
     }
@@ -245,7 +239,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         guard
             lock.withLock({ () -> Bool in
                 revokeFastPath()
-                return machine.pointee.completionOffered(completion)
+                return machine.completionOffered(completion)
             })
         else { return }
         withDownstream { $0.receive(completion: completion) }
@@ -265,11 +259,11 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         let action = lock.withLock {
             () -> (owner: (any SubjectConduitOwner)?, delivery: Output?, duringHandover: Bool) in
             revokeFastPath()
-            let action = machine.pointee.demandRequested(demand)
+            let action = machine.demandRequested(demand)
             if let thread = handoverThread, pthread_equal(thread, pthread_self()) != 0 {
                 // The subscriber asks from inside `receive(subscription:)`, on the thread that
                 // holds the delivery right: it may have the current value now.
-                return (action.owner, machine.pointee.valueForHandoverRequest(), true)
+                return (action.owner, machine.valueForHandoverRequest(), true)
             }
             lendToFastPathIfPossible()
             return (action.owner, action.delivery, false)
@@ -279,7 +273,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         let extra = withDownstream { $0.receive(value) }
         if action.duringHandover {
             // `start()` drains what waits once `receive(subscription:)` returns.
-            if extra > 0 { lock.withLock { machine.pointee.demand += extra } }
+            if extra > 0 { lock.withLock { machine.demand += extra } }
         } else {
             drain(extraDemand: extra)
         }
@@ -289,7 +283,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     internal func cancel() {
         let action = lock.withLock { () -> (owner: (any SubjectConduitOwner)?, releaseDownstream: Bool) in
             revokeFastPath()
-            return machine.pointee.cancelled()
+            return machine.cancelled()
         }
         if action.releaseDownstream {
             releaseDownstream()
@@ -318,7 +312,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         var extra = extraDemand
         while true {
             let action = lock.withLock { () -> SubjectConduitStateMachine<Downstream>.DrainAction in
-                let action = machine.pointee.deliveryReturned(extraDemand: extra)
+                let action = machine.deliveryReturned(extraDemand: extra)
                 lendToFastPathIfPossible()
                 return action
             }

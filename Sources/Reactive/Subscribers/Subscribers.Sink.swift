@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension Publisher {
     /// Attaches a subscriber with closure-based behaviour, requesting an unlimited number of values.
     ///
@@ -14,7 +20,7 @@ extension Publisher {
         receiveValue: @escaping (Output) -> Void
     ) -> AnyCancellable {
         let sink = Subscribers.Sink<Output, Failure>(receiveCompletion: receiveCompletion, receiveValue: receiveValue)
-        subscribe(sink)
+        sink.whileHoldingDeliveryRight { subscribe(sink) }
         return AnyCancellable(sink)
     }
 }
@@ -39,17 +45,14 @@ extension Subscribers {
         CustomReflectable, @unchecked Sendable
     {
         // @unchecked Sendable: `state` and `completionHandler` are only touched inside `lock`;
-        // `valueHandler` is written only while `gate` says nobody may be reading it (see there).
+        // `valueHandler` is read only by a holder of the delivery right that `gate` counts (see there).
 
         /// The closure that runs for each value; a closure that does nothing once the sink completed
         /// or was cancelled.
         public var receiveValue: (Input) -> Void {
-            guard gate.compareExchange(expected: Gate.open, desired: Gate.delivering, ordering: .acquiring).exchanged
-            else { return { _ in } }
+            guard enterGate() else { return { _ in } }
             let handler = valueHandler?._withUnsafeGuaranteedRef { $0.body } ?? { _ in }
-            if !gate.compareExchange(expected: Gate.delivering, desired: Gate.open, ordering: .releasing).exchanged {
-                releaseValueHandler()
-            }
+            leaveGate()
             return handler
         }
 
@@ -68,31 +71,44 @@ extension Subscribers {
             case terminal
         }
 
-        /// The states of ``gate``: who may touch ``valueHandler``.
+        /// The bits of ``gate``.
         @usableFromInline
         internal enum Gate {
-            /// No values are delivered (not yet subscribed, or terminal). Next: `open`.
-            @inlinable static var closed: Int { 0 }
-            /// Values may be delivered; nobody is. Next: `delivering`, `closed`.
-            @inlinable static var open: Int { 1 }
-            /// A value is being delivered, on upstream's (serialized) path. Next: `open`, `closing`.
-            @inlinable static var delivering: Int { 2 }
-            /// Cancelled while a value was being delivered: the delivering thread releases the
-            /// closure when it returns. Next: `closed`.
-            @inlinable static var closing: Int { 3 }
+            /// Set: no value may start being delivered (not yet subscribed, or terminal).
+            @inlinable static var closed: Int { 1 }
+            /// Set (with `closed`) once the sink completed or was cancelled; never cleared.
+            @inlinable static var done: Int { 2 }
+            /// One holder of the delivery right; the gate counts them above the two flags.
+            @inlinable static var holder: Int { 4 }
         }
 
         private let lock = Lock()
         private var state: State = .awaitingSubscription  // Guarded by lock.
-        /// Who may touch ``valueHandler``: the per-value path takes the delivery right with one
-        /// compare-and-swap (`open` to `delivering`) and gives it back with another, without the
-        /// lock. Whoever closes the gate while nobody delivers releases the closure; a cancel that
-        /// finds a delivery in progress leaves that to the deliverer.
+        /// Who may touch ``valueHandler``: the ``Gate`` flags and, above them, the number of holders of
+        /// the delivery right. A thread that subscribes this sink through ``Publisher/sink(receiveCompletion:receiveValue:)``
+        /// holds a right for the whole `subscribe` call, and a thread that gets the subscription holds one
+        /// for the sink's own `request(.unlimited)` (see ``requester``): a value that the publisher
+        /// delivers inside those calls, as a synchronous one does, costs no atomic read-modify-write.
+        /// Any other value takes a right of its own (one compare-and-swap) and gives it back (one
+        /// more). The value closure is released by whoever leaves the gate `done` with no holder left:
+        /// the thread that completes or cancels if nobody holds a right, else the last holder to leave.
+        /// A delivery racing a cancel from another thread may still run, as in Combine, but never with
+        /// a released closure.
         @usableFromInline let gate = Atomic<Int>(Gate.closed)
+        /// The thread holding a delivery right for a whole call (see ``gate``), as ``currentThreadID()``;
+        /// 0 when none does. Written only by that thread, so a thread that reads its own ID here is
+        /// inside that call, and holds the delivery right through it (upstream's calls are serialized,
+        /// so no other value is being delivered meanwhile).
+        @usableFromInline let requester = Atomic<UInt>(0)
         /// Read only by the holder of the delivery right; released (set to `nil`) when the gate closes.
         /// Held in a box this sink owns by hand (retained once in `init`), so that the per-value call
         /// retains and releases nothing: a closure read from a `var` is retained for the call.
-        @usableFromInline @exclusivity(unchecked) var valueHandler: Unmanaged<HandlerBox>?
+        #if SPOUT_CHECKED_EXCLUSIVITY
+            @usableFromInline var valueHandler: Unmanaged<HandlerBox>?
+        #else
+            // Unchecked: bench/reactive.sh `generic-chain`, `subject-var` (every value).
+            @usableFromInline @exclusivity(unchecked) var valueHandler: Unmanaged<HandlerBox>?
+        #endif
 
         /// Holds the value closure for ``valueHandler``.
         @usableFromInline
@@ -123,31 +139,56 @@ extension Subscribers {
 
         public var customMirror: Mirror { Mirror(self, children: []) }
 
+        /// Runs `subscribe` (which subscribes this sink) holding a delivery right for the calling thread,
+        /// so that the values a synchronous publisher delivers inside it take no right of their own.
+        /// Called by ``Publisher/sink(receiveCompletion:receiveValue:)`` on a sink nobody else knows yet.
+        @inlinable
+        internal func whileHoldingDeliveryRight(_ subscribe: () -> Void) {
+            gate.wrappingAdd(Gate.holder, ordering: .relaxed)
+            requester.store(currentThreadID(), ordering: .relaxed)
+            subscribe()
+            requester.store(0, ordering: .relaxed)
+            leaveGate()
+        }
+
         public func receive(subscription: any Subscription) {
+            let thread = currentThreadID()
+            let spanning = requester.load(ordering: .relaxed) == thread
             let accepted = lock.withLock { () -> Bool in
                 guard case .awaitingSubscription = state else { return false }
                 state = .subscribed(subscription)
-                gate.store(Gate.open, ordering: .releasing)
+                // Open; unless this thread already holds a right for its whole `subscribe`, held by
+                // this thread until its request returns.
+                if !spanning { gate.wrappingAdd(Gate.holder, ordering: .relaxed) }
+                gate.bitwiseAnd(~Gate.closed, ordering: .releasing)
                 return true
             }
-            if accepted {
-                subscription.request(.unlimited)
-            } else {
-                subscription.cancel()
-            }
+            guard accepted else { return subscription.cancel() }
+            if spanning { return subscription.request(.unlimited) }
+            // Another thread may be inside `whileHoldingDeliveryRight` (the subscription came here
+            // asynchronously): then that thread owns `requester`, and values here take rights of their own.
+            let claimed = requester.compareExchange(expected: 0, desired: thread, ordering: .relaxed).exchanged
+            subscription.request(.unlimited)
+            if claimed { requester.store(0, ordering: .relaxed) }
+            leaveGate()
         }
 
-        // The hot path: no lock, two uncontended compare-and-swaps. A value that races with a
-        // cancel from another thread may still be delivered, as in Combine.
+        // The hot path: no lock. Inside a call during which this thread holds a delivery right (see
+        // `gate`) no atomic read-modify-write either; elsewhere two uncontended compare-and-swaps. A
+        // value that races with a cancel from another thread may still be delivered, as in Combine.
         @inlinable
         public func receive(_ value: Input) -> Subscribers.Demand {
-            guard gate.compareExchange(expected: Gate.open, desired: Gate.delivering, ordering: .acquiring).exchanged
-            else { return .none }
-            valueHandler?._withUnsafeGuaranteedRef { $0.body(value) }
-            if !gate.compareExchange(expected: Gate.delivering, desired: Gate.open, ordering: .releasing).exchanged {
-                // Cancelled meanwhile (perhaps by `valueHandler` itself): the release is ours.
-                releaseValueHandler()
+            let requesting = requester.load(ordering: .relaxed)
+            if requesting != 0, requesting == currentThreadID() {
+                // Delivered from inside `subscribe` or our own request: this thread holds a delivery right.
+                if gate.load(ordering: .relaxed) & Gate.closed == 0 {
+                    valueHandler?._withUnsafeGuaranteedRef { $0.body(value) }
+                }
+                return .none
             }
+            guard enterGate() else { return .none }
+            valueHandler?._withUnsafeGuaranteedRef { $0.body(value) }
+            leaveGate()
             return .none
         }
 
@@ -165,67 +206,78 @@ extension Subscribers {
         }
 
         public func cancel() {
-            let (subscription, completion, wasSubscribed) = lock.withLock {
-                () -> ((any Subscription)?, ((Subscribers.Completion<Failure>) -> Void)?, Bool) in
+            let (subscription, completion) = lock.withLock {
+                () -> ((any Subscription)?, ((Subscribers.Completion<Failure>) -> Void)?) in
                 defer {
                     state = .terminal
                     completionHandler = nil
                 }
                 switch state {
-                case .awaitingSubscription: return (nil, completionHandler, false)
-                case .subscribed(let subscription): return (subscription, completionHandler, true)
-                case .terminal: return (nil, nil, true)
+                case .awaitingSubscription: return (nil, completionHandler)
+                case .subscribed(let subscription): return (subscription, completionHandler)
+                case .terminal: return (nil, nil)
                 }
             }
             // Released here, outside the lock: a closure's captures may cancel this sink as they go.
             withExtendedLifetime(completion) {}
-            if wasSubscribed {
-                closeGate()
-            } else {
-                // Never subscribed: the gate never opened, and only this call saw the first state.
-                releaseValueHandler()
-            }
+            closeGate()
             subscription?.cancel()
         }
 
-        /// Closes the gate; releases the value closure unless a delivery is in progress, whose thread
-        /// then releases it.
-        private func closeGate() {
-            var current = gate.load(ordering: .acquiring)
-            while true {
-                switch current {
-                case Gate.open:
-                    let (exchanged, original) = gate.compareExchange(
-                        expected: Gate.open,
-                        desired: Gate.closed,
-                        ordering: .acquiringAndReleasing
-                    )
-                    if exchanged {
-                        releaseValueHandler()
-                        return
-                    }
-                    current = original
-                case Gate.delivering:
-                    let (exchanged, original) = gate.compareExchange(
-                        expected: Gate.delivering,
-                        desired: Gate.closing,
-                        ordering: .acquiringAndReleasing
-                    )
-                    if exchanged { return }
-                    current = original
-                default:
-                    // Closed or closing already.
-                    return
-                }
+        /// Takes a delivery right, unless the gate is closed.
+        @inlinable
+        internal func enterGate() -> Bool {
+            var current = gate.load(ordering: .relaxed)
+            while current & Gate.closed == 0 {
+                let (exchanged, original) = gate.compareExchange(
+                    expected: current,
+                    desired: current &+ Gate.holder,
+                    ordering: .acquiring
+                )
+                if exchanged { return true }
+                current = original
+            }
+            return false
+        }
+
+        /// Gives a delivery right back; the last holder to leave a `done` gate releases the value closure
+        /// (perhaps ended by the value closure itself).
+        @inlinable
+        internal func leaveGate() {
+            // Wrapping: one locked instruction (the checked form is a compare-and-swap loop); a holder
+            // count never goes below zero.
+            if gate.wrappingSubtract(Gate.holder, ordering: .acquiringAndReleasing).newValue == Gate.closed | Gate.done
+            {
+                releaseValueHandler()
             }
         }
 
+        /// Marks the gate `done` (closed for good); releases the value closure unless a delivery right is
+        /// held, whose last holder then releases it. Only the first call does anything.
+        private func closeGate() {
+            let original = gate.bitwiseOr(Gate.closed | Gate.done, ordering: .acquiringAndReleasing).oldValue
+            if original & Gate.done == 0, original < Gate.holder {
+                releaseValueHandler()
+            }
+        }
+
+        /// Only the thread that left the gate `done` with no holder calls this, so nobody reads
+        /// ``valueHandler`` meanwhile or after.
         @usableFromInline
         internal func releaseValueHandler() {
             let handler = valueHandler
             valueHandler = nil
-            gate.store(Gate.closed, ordering: .releasing)
             handler?.release()
         }
     }
+}
+
+/// An ID of the calling thread, never 0.
+@inlinable
+internal func currentThreadID() -> UInt {
+    #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+    #else
+        pthread_self()
+    #endif
 }

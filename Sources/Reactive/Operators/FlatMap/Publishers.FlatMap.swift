@@ -175,32 +175,57 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     @usableFromInline let lock = Lock()
     // The lock makes every access exclusive, so the dynamic exclusivity check (a runtime call per
     // access) is off.
-    @usableFromInline @exclusivity(unchecked) var machine: Machine  // Guarded by lock.
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var machine: Machine  // Guarded by lock.
+    #else
+        // Unchecked: bench/reactive.sh `flatmap`, `flatmap-optional` (every child).
+        @usableFromInline @exclusivity(unchecked) var machine: Machine  // Guarded by lock.
+    #endif
     @usableFromInline let name: String  // Immutable.
 
     @usableFromInline let maxPublishers: Subscribers.Demand  // Immutable.
 
     /// The callbacks of every child subscriber. Set once in `init`, immutable after (a `var` only
     /// because it is made after the stored properties).
-    @usableFromInline @exclusivity(unchecked) var childRelay: FlatMapChildRelay<Downstream.Input, Downstream.Failure>?
+    @usableFromInline var childRelay: FlatMapChildRelay<Downstream.Input, Downstream.Failure>?
 
     /// A child subscriber no publisher holds any more, kept for the next child. Only
     /// ``addChild(_:)`` touches it, and its calls are serialized (the outer upstream's values, or
     /// `merge` subscribing its publishers one after another).
-    @usableFromInline @exclusivity(unchecked) var spareChild: FlatMapChild<Downstream.Input, Downstream.Failure>?
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var spareChild: FlatMapChild<Downstream.Input, Downstream.Failure>?
+    #else
+        // Unchecked: bench/reactive.sh `flatmap-optional` (every child).
+        @usableFromInline @exclusivity(unchecked) var spareChild: FlatMapChild<Downstream.Input, Downstream.Failure>?
+    #endif
 
     // The next three are touched only from the outer upstream's calls (and `merge`'s `receive`),
     // which Combine's contract serializes, so they need no lock: a completion that arrives
     // re-entrantly, from inside a child's `subscribe`, runs on the same thread.
 
     /// Whether the outer upstream completed: a value it sends after that is dropped.
-    @usableFromInline @exclusivity(unchecked) var outerEnded = false
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var outerEnded = false
+    #else
+        // Unchecked: bench/reactive.sh `flatmap` (every outer value).
+        @usableFromInline @exclusivity(unchecked) var outerEnded = false
+    #endif
     /// How many `addChild` calls are inside a child publisher's `subscribe` (more than one when the
     /// outer upstream sends re-entrantly, from inside such a `subscribe`).
-    @usableFromInline @exclusivity(unchecked) var childrenSubscribing = 0
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var childrenSubscribing = 0
+    #else
+        // Unchecked: bench/reactive.sh `flatmap-optional` (every child).
+        @usableFromInline @exclusivity(unchecked) var childrenSubscribing = 0
+    #endif
     /// The outer upstream's `.finished` arrived re-entrantly while a child was subscribing: it is
     /// handled once every such child holds its slot, so that the stream does not finish without it.
-    @usableFromInline @exclusivity(unchecked) var deferredOuterFinish = false
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var deferredOuterFinish = false
+    #else
+        // Unchecked: bench/reactive.sh `flatmap-optional` (every child).
+        @usableFromInline @exclusivity(unchecked) var deferredOuterFinish = false
+    #endif
 
     @inlinable
     init(downstream: Downstream, maxPublishers: Subscribers.Demand, name: String) {
@@ -485,9 +510,19 @@ internal final class FlatMapChild<Input, Failure: Error>: Subscriber, CustomStri
     // held by the owner; the owner is retained by hand while the child is in use (`nil` while
     // parked, so that a parked child, which the owner holds, makes no cycle).
     @usableFromInline let relay: Unmanaged<FlatMapChildRelay<Input, Failure>>  // Immutable.
-    @usableFromInline @exclusivity(unchecked) var owner: Unmanaged<AnyObject>?
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var owner: Unmanaged<AnyObject>?
+    #else
+        // Unchecked: bench/reactive.sh `flatmap-optional` (every call a child gets).
+        @usableFromInline @exclusivity(unchecked) var owner: Unmanaged<AnyObject>?
+    #endif
     /// The child's slot while registered and not completed, else -1. Guarded by the owner's lock.
-    @usableFromInline @exclusivity(unchecked) var slot = -1
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var slot = -1
+    #else
+        // Unchecked: bench/reactive.sh `flatmap-optional` (every locked step of a child).
+        @usableFromInline @exclusivity(unchecked) var slot = -1
+    #endif
     /// Whether the child took its slot: read without the lock by ``FlatMapInner/addChild(_:)``.
     @usableFromInline let registered = Atomic<Bool>(false)
 

@@ -238,10 +238,14 @@ internal final class CombiningInner<Downstream: Subscriber, Storage: CombiningSt
 where Downstream.Input == Storage.Output {
     // @unchecked Sendable: `machine` is only touched inside `lock`.
     @usableFromInline let lock = Lock()
-    // The lock makes every access exclusive, so the dynamic exclusivity check (a runtime call per
-    // access) is off.
-    @usableFromInline @exclusivity(unchecked)
-    var machine: CombiningStateMachine<Downstream, Storage>  // Guarded by lock.
+    // Guarded by lock, which makes every access exclusive, so the dynamic exclusivity check (a
+    // runtime call per access) is off.
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var machine: CombiningStateMachine<Downstream, Storage>
+    #else
+        // Unchecked: bench/reactive.sh `zip`, `zip-mapped` (every side value and delivery).
+        @usableFromInline @exclusivity(unchecked) var machine: CombiningStateMachine<Downstream, Storage>
+    #endif
 
     @inlinable
     init(downstream: Downstream) {
