@@ -59,6 +59,9 @@ extension ConfigKey {
         "channels.subscribeTokens": "Bearer tokens that may subscribe and read /latest (or ?token=); empty: anyone",
         "channels.idempotencyWindowSeconds": "how long a publish's Idempotency-Key is remembered (a retry: same ids)",
         "channels.idempotencyMaxKeys": "Idempotency-Keys held at once in process (503 for a new key beyond)",
+        "tls.certificateFile": "PEM certificate chain (leaf first) to serve HTTPS; reloaded on SIGHUP; empty: no HTTPS",
+        "tls.privateKeyFile": "PEM private key of the certificate; set exactly when tls.certificateFile is",
+        "tls.port": "HTTPS port beside plain HTTP on port; 0: port itself serves HTTPS only",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then
