@@ -60,6 +60,26 @@ import Testing
         await server.stop()
     }
 
+    @Test func tlsPortServesHTTPSBesidePlainHTTP() async throws {
+        // A free port for HTTPS: the kernel picks one, which is closed again just before the service binds it.
+        let (probe, tlsPort) = try LoopbackListener.open()
+        close(probe)
+        let server = try SpoutTestServer {
+            $0.tls.certificateFile = pki.server.certificateFile
+            $0.tls.privateKeyFile = pki.server.privateKeyFile
+            $0.tls.port = tlsPort
+        }
+        #expect(server.service.tlsPort == tlsPort)
+        #expect(server.isHealthy())  // plain HTTP on `port`
+        let (status, health) = try curl(tlsPort, "/health")
+        #expect(status == 0)
+        #expect(health == #"{"status":"ok"}"#)
+        #expect(try curl(server.port, "/health").0 != 0)  // `port` speaks no TLS
+        #expect(server.events.lines.contains { $0.contains("and https://127.0.0.1:\(tlsPort)") })
+        await server.stop()
+        #expect(throws: (any Error).self) { try LoopbackClient(port: tlsPort) }  // stopped with the service
+    }
+
     @Test func aReloadWithABadFileKeepsTheOldCertificateAndSaysWhy() async throws {
         let certificate = try pki.write("service-reload.crt", contents: "")
         let key = try pki.write("service-reload.key", contents: "")
