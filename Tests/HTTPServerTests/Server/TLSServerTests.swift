@@ -101,6 +101,67 @@ import Testing
         try server.expectHealthy(tls: pki)
     }
 
+    @Test func aStalledReaderBoundsWhatTheWriterBuffersThroughTLS() throws {
+        // A reader that completes the handshake, asks for a stream and never reads: the writer must stop at its
+        // high watermark counting the ciphertext TLS has made and not sent, not only the plaintext before it (or
+        // a stalled reader pins another batch as ciphertext). The write-stall timeout ends
+        // the stream once the kernel takes nothing; what the producer wrote by then is final.
+        let highWatermark = 8 * 1024
+        let written = TestBox(0)
+        let closed = TestSignal()
+        let tls = try TLSReloadableContext(
+            TLSServerConfiguration(
+                certificateFile: pki.server.certificateFile,
+                privateKeyFile: pki.server.privateKeyFile
+            )
+        )
+        let server = try TestServer(
+            configuration: {
+                $0.tls = tls
+                $0.adaptsHighWatermarkToReader = false
+                $0.highWatermarkBytes = highWatermark
+                $0.lowWatermarkBytes = 1024
+                $0.streamSendBufferBytes = 4096
+                $0.writeStallTimeout = .milliseconds(300)
+            },
+            handler: { _, responder in
+                let writer = responder.startStreaming()
+                let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1024)
+                @Sendable func pump() {
+                    while writer.isWritable {
+                        writer.write(chunk)
+                        written.update { $0 += chunk.count }
+                    }
+                }
+                writer.onWritable = { pump() }
+                writer.onClose = { closed.signal() }
+                pump()
+            }
+        )
+        defer { server.stop() }
+        let script = """
+            import signal, socket, ssl, sys
+            context = ssl.create_default_context(cafile=sys.argv[2])
+            raw = socket.socket()
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            raw.connect(("127.0.0.1", int(sys.argv[1])))
+            tls = context.wrap_socket(raw, server_hostname="localhost")
+            tls.sendall(b"GET /stream HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+            signal.pause()  # never reads; ended by the test
+            """
+        let child = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3", "-c", script, String(server.port), pki.rootCertificateFile],
+            standardOutput: .null,
+            standardError: .null
+        )
+        defer { _ = child.kill() }
+        #expect(closed.wait(timeout: .seconds(30)), "the stalled stream was not closed")
+        // The high watermark plus what the kernel's small buffers took (16 KiB in all here); counting only the
+        // plaintext, the writer went on for another batch held as ciphertext (24 KiB here).
+        #expect(written.value < highWatermark + 12 * 1024, "\(written.value) bytes written")
+    }
+
     @Test func pythonSSLKeepsAConnectionForSeveralRequests() throws {
         let (server, _) = try makeServer(pki.server)
         defer { server.stop() }
