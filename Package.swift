@@ -37,7 +37,7 @@ let package = Package(
             dependencies: ["EventLoops", "TestSupport"],
             swiftSettings: strictSettings
         ),
-        .target(name: "HTTPServer", dependencies: ["EventLoops"], swiftSettings: strictSettings),
+        .target(name: "HTTPServer", dependencies: ["EventLoops", "OpenSSL"], swiftSettings: strictSettings),
         .target(
             name: "Spout",
             dependencies: ["Reactive", "Sequences", "EventLoops", "HTTPServer", "RESP", "Redis", "OpenSSL"],
@@ -47,7 +47,11 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        .executableTarget(name: "SpoutServer", dependencies: ["Spout", "Reactive"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "SpoutServer",
+            dependencies: ["Spout", "Reactive", "OpenSSL"],
+            swiftSettings: strictSettings
+        ),
 
         // RESP: the Redis protocol as pure values, parser, command encoder and connection state machine; no
         // sockets, no Dispatch, standard library only. A socket transport on the event loops goes on top of it.
@@ -96,7 +100,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "EventLoops", "TestSupport"],
+            dependencies: ["HTTPServer", "EventLoops", "OpenSSL", "TestSupport"],
             swiftSettings: strictSettings
         ),
         // The layering of docs/architecture.json, checked against Sources/ and this file (reads the checkout).

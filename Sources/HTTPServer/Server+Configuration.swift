@@ -1,3 +1,5 @@
+import OpenSSL
+
 extension Server {
     /// Everything a ``Server`` can be tuned with. Each field documents its default and unit.
     ///
@@ -104,6 +106,16 @@ extension Server {
         /// Whether the high watermark adapts to how fast the reader drains (see the type's discussion).
         /// Default `true`.
         public var adaptsHighWatermarkToReader: Bool = true
+        /// Serve HTTPS: each new connection takes the context's ``TLSReloadableContext/current`` and runs
+        /// a ``TLSEngine`` between the socket and the parser (see `Connection+TLS.swift`), so a reload applies
+        /// to the connections that start after it. Default `nil`: plain HTTP.
+        public var tls: TLSReloadableContext?
+        /// How long a TLS connection may take from its accept to a completed handshake; then it is closed.
+        /// Default 10 s. Ignored without ``tls``.
+        public var tlsHandshakeTimeout: Duration = .seconds(10)
+        /// Called on a connection's loop when a TLS handshake completes (with what it agreed on) or fails
+        /// (with why), for metrics and logs; keep it cheap. Default `nil`.
+        public var tlsEvents: (@Sendable (TLSEvent) -> Void)?
         /// Methods the server hands to the handler; any other gets `501 Not Implemented`. Default: GET,
         /// HEAD, POST, PUT, DELETE, OPTIONS, PATCH (CONNECT and TRACE are not served).
         public var supportedMethods: Set<Method> = [.get, .head, .post, .put, .delete, .options, .patch]
@@ -129,4 +141,20 @@ extension Duration {
         let (total, sumOverflow) = whole.addingReportingOverflow(UInt64(max(0, attoseconds / 1_000_000_000)))
         return sumOverflow ? .max : total
     }
+}
+
+/// What happened to a TLS connection's handshake, for ``Server/Configuration/tlsEvents``.
+///
+/// **Ownership:** A value.
+/// **Thread safety:** Value type; not shared.
+public enum TLSEvent: Sendable {
+    /// A handshake completed.
+    case handshakeCompleted(TLSSessionInfo)
+    /// A handshake failed: bytes that are not TLS, a refused offer, an alert.
+    case handshakeFailed(TLSFailure)
+    /// A handshake did not complete within ``Server/Configuration/tlsHandshakeTimeout``.
+    case handshakeTimedOut
+    /// The connection closed before its handshake completed, failed or timed out: the peer left (a client that
+    /// refused the certificate and reset the connection before its alert could be read), or the server shut down.
+    case handshakeAbandoned
 }

@@ -2,6 +2,7 @@ import Dispatch
 import EventLoops
 import Foundation
 import HTTPServer
+import OpenSSL
 import Reactive
 import Sequences
 import Synchronization
@@ -16,8 +17,12 @@ import Synchronization
 ///
 /// **Thread safety:** safe to call from any thread.
 public final class SpoutService: Sendable {
-    /// The bound port (useful with port 0).
+    /// The bound port (useful with port 0): HTTPS when TLS is configured without `tls.port`, else plain HTTP.
     public let port: Int
+    /// The HTTPS port beside plain HTTP (`tls.port`), nil when there is none.
+    public let tlsPort: Int?
+    /// The certificate and key served, reloaded by ``reloadTLS()``; nil without TLS.
+    let tls: TLSReloadableContext?
     /// The metrics served at `/metrics`.
     let metrics: SpoutMetrics
     /// Readiness as served at `/ready`.
@@ -30,6 +35,8 @@ public final class SpoutService: Sendable {
     let server: Server
     /// What the routes share; ``channels`` (`+Testing`) reaches the broker.
     let context: ServiceContext
+    /// The HTTPS server on `tls.port`, beside ``server``; nil without one.
+    private let tlsServer: Server?
     private let events: EventLog?
     private let drainDelay = DrainDelay()
 
@@ -38,10 +45,15 @@ public final class SpoutService: Sendable {
         metrics: SpoutMetrics,
         readiness: Readiness,
         server: Server,
+        tlsServer: Server?,
+        tls: TLSReloadableContext?,
         context: ServiceContext,
         events: EventLog?
     ) {
         self.port = port
+        self.tlsServer = tlsServer
+        self.tlsPort = tlsServer?.port
+        self.tls = tls
         self.metrics = metrics
         self.readiness = readiness
         self.server = server
@@ -57,7 +69,8 @@ public final class SpoutService: Sendable {
     ///   - log: Where request log lines go; `nil` for none. They are `info` lines: a `log.level` above it
     ///     silences them, as does `log.requests: false`.
     ///   - events: Where the service's own messages go (listening, draining, stopped); `nil` for none.
-    /// - Throws: `IOError` when the address cannot be bound.
+    /// - Throws: `IOError` when the address cannot be bound; ``TLSError`` when TLS is configured and OpenSSL 3 is
+    ///   missing or the certificate or key file is bad.
     public static func start(
         configuration: SpoutConfiguration,
         log: (any LogSink)? = nil,
@@ -76,8 +89,13 @@ public final class SpoutService: Sendable {
         let available = min(EventLoopGroup.defaultLoopCount, ProcessInfo.processInfo.activeProcessorCount)
         let loopCount =
             configuration.eventLoops > 0 ? configuration.eventLoops : CPUQuota.loopCount(available: available)
+        // TLS first: a bad file or a missing libssl refuses the start before anything listens.
+        let tls =
+            try configuration.tls.isEnabled
+            ? TLSReloadableContext(TLSServerConfiguration(spout: configuration.tls)) : nil
         let group = EventLoopGroup(loopCount: loopCount)
         let metrics = SpoutMetrics()
+        let tlsMetrics = tls.map { TLSMetrics(registry: metrics.registry, context: $0) }
         let readiness = Readiness()
         let router = Routes.makeRouter(configuration: configuration)
         let logsRequests = configuration.log.requests && configuration.log.level <= .info
@@ -110,16 +128,34 @@ public final class SpoutService: Sendable {
             guard let problem = Problem.serverError(status: status.code, reason: reason) else { return nil }
             return (Problem.mediaType, problem.jsonBytes)
         }
-        let server = try Server.start(configuration: serverConfiguration, group: group) {
-            request,
-            responder in
+        if let tls, let tlsMetrics {
+            serverConfiguration.tls = tls
+            serverConfiguration.tlsEvents = { tlsMetrics.record($0) }
+        }
+        let handler: Server.Handler = { request, responder in
             Routes.dispatch(request, responder: responder, router: router, context: context)
+        }
+        // With `tls.port`, plain HTTP on `port` and HTTPS beside it on the same loops; without, `port` is HTTPS.
+        var plainConfiguration = serverConfiguration
+        if configuration.tls.port != 0 { plainConfiguration.tls = nil }
+        let server = try Server.start(configuration: plainConfiguration, group: group, handler: handler)
+        var tlsServer: Server?
+        if configuration.tls.port != 0 {
+            serverConfiguration.port = configuration.tls.port
+            do {
+                tlsServer = try Server.start(configuration: serverConfiguration, group: group, handler: handler)
+            } catch {
+                server.shutdown(deadline: .zero)
+                throw error
+            }
         }
         let service = SpoutService(
             port: server.port,
             metrics: metrics,
             readiness: readiness,
             server: server,
+            tlsServer: tlsServer,
+            tls: tls,
             context: context,
             events: events
         )
@@ -130,7 +166,8 @@ public final class SpoutService: Sendable {
         events?.log(
             .info,
             "listening",
-            "listening on http://\(hostForURL(configuration.host)):\(server.port)",
+            "listening on \(tls != nil && tlsServer == nil ? "https" : "http")://\(hostForURL(configuration.host)):\(server.port)"
+                + (tlsServer.map { " and https://\(hostForURL(configuration.host)):\($0.port)" } ?? ""),
             [
                 "host": .string(configuration.host), "port": .integer(server.port), "event_loops": .integer(loopCount),
                 "version": .string(BuildInfo.version), "revision": .string(BuildInfo.revision),
@@ -168,6 +205,7 @@ public final class SpoutService: Sendable {
         // Every response from now on says Connection: close, and idle keep-alive connections are closed
         // gracefully, so no client has a request in flight on a connection when the listener closes.
         server.beginDraining()
+        tlsServer?.beginDraining()
         if first {
             let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
             events?.log(
@@ -191,10 +229,33 @@ public final class SpoutService: Sendable {
             ]
         )
         let grace = Duration.milliseconds(Int64((context.configuration.shutdown.graceSeconds * 1000).rounded()))
+        async let tlsStopped: Void? = tlsServer?.shutdown(deadline: grace)
         await server.shutdown(deadline: grace)
+        _ = await tlsStopped
         context.stopTimers()
         context.upstream.shutdown()
         events?.log(.info, "stopped", "stopped")
+    }
+
+    /// Reads the TLS certificate and key files again (on `SIGHUP`, after a renewal): connections that start from
+    /// now on use the new ones, open ones keep theirs. A bad file keeps the old certificate; the error says why.
+    /// Reads files: call it off the event loops. Nil without TLS.
+    @discardableResult
+    public func reloadTLS() -> Result<Void, TLSError>? {
+        guard let tls else { return nil }
+        switch tls.reload() {
+        case .success(let fresh):
+            events?.log(
+                .info,
+                "tls_reloaded",
+                "tls certificate reloaded from \(tls.configuration.certificateFile)",
+                ["expires_at": .integer(Int(fresh.certificateExpiry ?? 0))]
+            )
+            return .success(())
+        case .failure(let error):
+            events?.log(.error, "tls_reload_failed", "kept the previous tls certificate: \(error)")
+            return .failure(error)
+        }
     }
 
     /// Ends the delay of a ``shutdown(delay:)`` under way now (a second signal); nothing else.
@@ -283,5 +344,12 @@ extension Server.Configuration {
         writeStallTimeout = .seconds(configuration.limits.writeStallTimeoutSeconds)
         // Registered methods the routes refuse with 405 and Allow, rather than 501 as for a method never heard of.
         supportedMethods.formUnion([.trace, Method("QUERY")])
+    }
+}
+
+extension TLSServerConfiguration {
+    /// The files of `tls.certificateFile` and `tls.privateKeyFile`, offering ALPN `http/1.1`.
+    init(spout tls: SpoutConfiguration.TLS) {
+        self.init(certificateFile: tls.certificateFile, privateKeyFile: tls.privateKeyFile)
     }
 }

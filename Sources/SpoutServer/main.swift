@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import OpenSSL
 import Reactive
 import Spout
 import Synchronization
@@ -7,6 +8,7 @@ import Synchronization
 // `swift run spout`: configuration from defaults, file, environment and flags; JSON lines on stdout (requests
 // and the service's own messages); a configuration or bind failure is one JSON line on stderr and exit 2 or 1.
 // SIGTERM drains after `shutdown.delaySeconds`; SIGINT (Ctrl-C) drains at once; a second signal ends the delay.
+// With TLS configured, SIGHUP reloads the certificate and key (a bad file keeps the old ones, logged).
 let environment = ProcessInfo.processInfo.environment
 let configuration: SpoutConfiguration
 do {
@@ -62,9 +64,27 @@ let signals = [SIGTERM, SIGINT].map { signalNumber in
     return source
 }
 
+// On the main queue, as the other signals: a reload reads two small files, and the main queue is no event loop.
+let reloadSignal: (any DispatchSourceSignal)? =
+    configuration.tls.isEnabled
+    ? {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+        source.setEventHandler {
+            events.log(.info, "signal", "SIGHUP received: reloading the tls certificate")
+            running.withLock { $0 }?.reloadTLS()
+        }
+        source.activate()
+        return source
+    }() : nil
+
 do {
     let service = try SpoutService.start(configuration: configuration, log: sink, events: events)
     running.withLock { $0 = service }
+} catch let error as TLSError {
+    sink.flush()
+    EventLog(sink: DirectLogSink(descriptor: 2)).log(.error, "tls_invalid", "\(error)")
+    exit(2)
 } catch {
     sink.flush()
     EventLog(sink: DirectLogSink(descriptor: 2)).log(
@@ -74,6 +94,6 @@ do {
     )
     exit(1)
 }
-withExtendedLifetime(signals) {
+withExtendedLifetime((signals, reloadSignal)) {
     dispatchMain()
 }

@@ -20,6 +20,10 @@ extension Connection {
 
     func readable() {
         guard machine.wantsToRead, !holdsNextRequest else { return }
+        if let tls {
+            readableTLS(tls)
+            return
+        }
         defer { updateInterest() }
         let buffer = loop.readBuffer
         let count: Int

@@ -141,7 +141,7 @@ extension Connection {
 
     /// How many more bytes `writer` may write before its high watermark (0 unless open and writable).
     func writableBytes(_ writer: BodyWriter) -> Int {
-        machine.stream(of: writer)?.writableBytes(buffered: outbound.count) ?? 0
+        machine.stream(of: writer)?.writableBytes(buffered: bufferedOutputCount) ?? 0
     }
 
     /// Runs `body` with the outbound buffer positioned for `writer`'s body bytes (inside an open chunk),
@@ -155,7 +155,7 @@ extension Connection {
         reserveForNextBatch()
         if stream.mode == .chunked { chunked.openChunkIfNeeded(in: &outbound) }
         body(&outbound)
-        switch machine.streamBodyAppended(buffered: outbound.count) {
+        switch machine.streamBodyAppended(buffered: bufferedOutputCount) {
         case .sendNow:
             // A full batch leaves now rather than at the end of the turn: its storage goes back to the
             // loop's spare for the next writer, so a loop turn in which many streams fill a batch each
@@ -201,6 +201,14 @@ extension Connection {
 
     // MARK: Flushing
 
+    /// The bytes of output not yet taken by the kernel: the outbound buffer, and on a TLS connection the
+    /// ciphertext made and not sent (so a stream's writability reflects what TLS has not sent).
+    @inline(__always)
+    var bufferedOutputCount: Int {
+        if let tls { return outbound.count &+ tls.pendingCount }
+        return outbound.count
+    }
+
     /// Makes sure the outbound buffer has storage (the loop's spare when there is one).
     @inline(__always)
     func prepareOutbound() {
@@ -242,7 +250,11 @@ extension Connection {
         if chunked.hasOpenChunk { chunked.closeChunk(in: &outbound) }
         let held = holdsNextRequest
         var sent = 0
-        if !outbound.isEmpty {
+        if let tls {
+            guard let count = sendTLS(tls) else { return }
+            sent = count
+            if sent > 0 { lastWriteProgress = SystemEnvironment.monotonicNanoseconds() }
+        } else if !outbound.isEmpty {
             do {
                 switch try Socket.send(fd, outbound.readableBytes) {
                 case .processed(let count):
@@ -259,7 +271,7 @@ extension Connection {
                 lastWriteProgress = SystemEnvironment.monotonicNanoseconds()
             }
         }
-        let buffered = outbound.count
+        let buffered = bufferedOutputCount
         let streamAction = machine.streamFlushed(sent: sent, buffered: buffered) { Socket.unsentByteCount(fd) == 0 }
         if buffered == 0 {
             awaitsWritable = false
@@ -281,6 +293,7 @@ extension Connection {
         }
         // The socket took enough of the answers queued before the next pipelined request: parse it now.
         if held, !holdsNextRequest, machine.isIdle { handle(.readNextRequest) }
+        if let tls, tls.inputStalled { resumeStalledInput(tls) }
     }
 
     // MARK: Readiness
@@ -291,7 +304,7 @@ extension Connection {
     /// the answers before the next pipelined request are still mostly unsent.
     func updateInterest() {
         let desired = PollInterest(
-            readable: machine.wantsToRead && !holdsNextRequest,
+            readable: machine.wantsToRead && !holdsNextRequest && !(tls?.inputStalled ?? false),
             writable: awaitsWritable,
             peerHalfClose: machine.isStreaming || abandonHandler != nil
         )

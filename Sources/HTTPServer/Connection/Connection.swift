@@ -28,6 +28,9 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     /// ``Server/Configuration/reserveConnectionAllows`` admits are served, one per connection; any other gets
     /// `503` with `Retry-After`. // Immutable.
     let isReserve: Bool
+    /// The TLS layer of a connection on a TLS server (``Server/Configuration/tls``), nil on a plain one: the
+    /// one branch TLS adds to reading and flushing (`Connection+TLS.swift`). // Immutable.
+    let tls: TLSLayer?
     /// Whether the send buffer was capped for a streamed response (once per connection). // Loop-confined.
     var sendBufferCapped = false
     /// The position in the loop's registry (maintained by the registry). // Loop-confined.
@@ -138,8 +141,9 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         case flushScheduled
     }
 
-    init(fd: Int32, context: LoopContext, isReserve: Bool = false) {
+    init(fd: Int32, context: LoopContext, isReserve: Bool = false, tls: TLSLayer? = nil) {
         self.fd = fd
+        self.tls = tls
         self.context = context
         self.isReserve = isReserve
         self.loop = context.loop
@@ -199,6 +203,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
             writeErrorResponse(status, reason: reason)
             scheduleFlush()
         case .startLingering:
+            if let tls { sendCloseNotify(tls) }
             Socket.shutdownWrite(fd)
         case .notifyStreamOfShutdown(let writer):
             writer.shutdownRequested()
@@ -216,10 +221,11 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
 
     /// Checks this connection's deadlines; called by the loop's coarse timer.
     func checkDeadlines(now: UInt64) {
+        if let tls, tlsHandshakeExpired(tls, now: now) { return }
         handle(
             machine.deadlinesChecked(
                 now: now,
-                pendingOutputSince: outbound.isEmpty ? nil : lastWriteProgress,
+                pendingOutputSince: bufferedOutputCount == 0 ? nil : lastWriteProgress,
                 timeouts: context.timeouts,
                 hasUnreadInput: hasUnreadInput
             )
@@ -234,7 +240,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     }
 
     func shutdownRequested() {
-        handle(machine.shutdownRequested(hasPendingOutput: !outbound.isEmpty, hasUnreadInput: hasUnreadInput))
+        handle(machine.shutdownRequested(hasPendingOutput: bufferedOutputCount > 0, hasUnreadInput: hasUnreadInput))
     }
 
     /// Whether bytes of a request wait to be parsed: in the parser, or unread in the kernel's receive buffer.
@@ -261,6 +267,10 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         loop.deregister(fd)
         Socket.close(fd)
         context.connectionClosed(reserve: isReserve)
+        if let tls, !tls.handshakeReported {
+            tls.handshakeReported = true
+            context.configuration.tlsEvents?(.handshakeAbandoned)
+        }
         abandoned?()
         writer?.streamClosed()
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import EventLoops
+import OpenSSL
 
 /// A server's share of one event loop: the registry of its connections there and their coarse timer.
 ///
@@ -50,11 +51,18 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
         self.closedCallback = connectionClosed
         timeouts = .init(configuration)
         watermark = .init(configuration)
+        handshakeTimeout = configuration.tlsHandshakeTimeout.clampedNanoseconds
     }
 
-    /// How often the timer scans: a quarter of the shortest timeout, between 10 ms and 1 s.
+    /// The TLS handshake's deadline after accept (``Server/Configuration/tlsHandshakeTimeout``), in nanoseconds.
+    /// // Immutable.
+    let handshakeTimeout: UInt64
+
+    /// How often the timer scans: a quarter of the shortest timeout (the TLS handshake's included, on a TLS
+    /// server), between 10 ms and 1 s.
     var tickInterval: DispatchTimeInterval {
-        let quarter = min(max(timeouts.shortest / 4, 10_000_000), 1_000_000_000)
+        let shortest = configuration.tls == nil ? timeouts.shortest : min(timeouts.shortest, handshakeTimeout)
+        let quarter = min(max(shortest / 4, 10_000_000), 1_000_000_000)
         return .nanoseconds(Int(quarter))
     }
 
@@ -94,7 +102,20 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     /// probe reserve.
     func open(_ fd: Int32, reserve: Bool = false) {
         loop.preconditionInEventLoop()
-        let connection = Connection(fd: fd, context: self, isReserve: reserve)
+        var tls: TLSLayer?
+        if let reloadable = configuration.tls {
+            do {
+                let engine = try reloadable.current.makeServerEngine()
+                let deadline = SystemEnvironment.monotonicNanoseconds() &+ handshakeTimeout
+                tls = TLSLayer(engine: engine, handshakeDeadline: deadline)
+            } catch {
+                // Out of memory inside OpenSSL: this connection cannot be served.
+                Socket.close(fd)
+                closedCallback?(reserve)
+                return
+            }
+        }
+        let connection = Connection(fd: fd, context: self, isReserve: reserve, tls: tls)
         connection.registryIndex = connections.count
         connections.append(connection)
         startTimer()

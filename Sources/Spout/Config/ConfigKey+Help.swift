@@ -74,6 +74,9 @@ extension ConfigKey {
         "channels.jwt.audience": "a value every token's aud must hold; empty: any",
         "channels.jwt.cookieName": "cookie that may carry a subscription's token (EventSource withCredentials)",
         "channels.jwt.cacheEntries": "verified tokens remembered (a reconnection costs no signature check)",
+        "tls.certificateFile": "PEM certificate chain (leaf first) to serve HTTPS; reloaded on SIGHUP; empty: no HTTPS",
+        "tls.privateKeyFile": "PEM private key of the certificate; set exactly when tls.certificateFile is",
+        "tls.port": "HTTPS port beside plain HTTP on port; 0: port itself serves HTTPS only",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then

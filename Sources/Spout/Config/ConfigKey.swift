@@ -30,6 +30,8 @@ struct ConfigKey: @unchecked Sendable {
         case url(WritableKeyPath<SpoutConfiguration, String>)
         /// A `redis://` URL (``RedisURL``), or empty for "not set".
         case redisURL(WritableKeyPath<SpoutConfiguration, String>)
+        /// A file's path, or empty for "not set" (the file is read, and judged, when the service starts).
+        case path(WritableKeyPath<SpoutConfiguration, String>)
         /// `debug`, `info`, `warn` or `error`.
         case level(WritableKeyPath<SpoutConfiguration, LogLevel>)
         /// One of an enum's raw values (``ConfigChoice``): `channels.overflow`, `channels.redisReadiness`.
@@ -204,6 +206,9 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "channels.jwt.audience", kind: .text(\.channels.jwt.audience)),
         ConfigKey(name: "channels.jwt.cookieName", kind: .text(\.channels.jwt.cookieName)),
         ConfigKey(name: "channels.jwt.cacheEntries", kind: .integer(\.channels.jwt.cacheEntries, 0...10_000_000)),
+        ConfigKey(name: "tls.certificateFile", kind: .path(\.tls.certificateFile)),
+        ConfigKey(name: "tls.privateKeyFile", kind: .path(\.tls.privateKeyFile)),
+        ConfigKey(name: "tls.port", kind: .integer(\.tls.port, 0...65_535)),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
@@ -303,6 +308,8 @@ struct ConfigKey: @unchecked Sendable {
                 }
             }
             configuration[keyPath: path] = trimmed
+        case .path(let path):
+            configuration[keyPath: path] = trimmed
         case .redisURL(let path):
             if !trimmed.isEmpty {
                 do {
@@ -338,7 +345,7 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(value.summary, expected: expected, source)
             }
             configuration[keyPath: path] = number
-        case .string, .text, .url, .redisURL, .level, .choice:
+        case .string, .text, .url, .redisURL, .level, .choice, .path:
             guard case .string(let text) = value else { throw invalid(value.summary, expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):
@@ -383,7 +390,8 @@ struct ConfigKey: @unchecked Sendable {
         case .seconds(let path, _):
             let value = defaults[keyPath: path]
             return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        case .string(let path, _), .text(let path), .url(let path): return ConfigJSON.quote(defaults[keyPath: path])
+        case .string(let path, _), .text(let path), .url(let path), .path(let path):
+            return ConfigJSON.quote(defaults[keyPath: path])
         case .redisURL(let path):
             // Its description never shows the password (this text goes to the start-up log).
             let text = defaults[keyPath: path]
@@ -415,6 +423,7 @@ struct ConfigKey: @unchecked Sendable {
         case .networks: "list of CIDR networks (may be empty)"
         case .url: "URL"
         case .redisURL: "redis URL"
+        case .path: "file path (may be empty)"
         case .boolean: "true|false"
         case .strings: "list"
         case .names: "list (may be empty)"

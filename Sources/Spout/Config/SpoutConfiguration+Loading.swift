@@ -76,6 +76,7 @@ extension SpoutConfiguration {
             guard let key = ConfigKey.named[name] else { throw .invalidFlag(name, suggestion: nil) }
             try key.apply(text: value, to: &configuration, source: "--\(flagName(for: name))")
         }
+        try configuration.checkTLS()
         return .run(configuration)
     }
 
@@ -169,5 +170,39 @@ extension SpoutConfiguration {
             return (String(body[..<equals]), String(body[body.index(after: equals)...]))
         }
         return (String(body), nil)
+    }
+}
+
+extension SpoutConfiguration {
+    /// The TLS keys that only make sense together: a certificate needs its key and the other way round, and
+    /// `tls.port` needs both and a port of its own. (Whether the files are good is checked when the service
+    /// starts, where OpenSSL reads them.)
+    func checkTLS() throws(ConfigError) {
+        if tls.certificateFile.isEmpty != tls.privateKeyFile.isEmpty {
+            let missing = tls.certificateFile.isEmpty ? "tls.certificateFile" : "tls.privateKeyFile"
+            let other = tls.certificateFile.isEmpty ? "tls.privateKeyFile" : "tls.certificateFile"
+            throw .invalidValue(
+                key: missing,
+                value: "nothing",
+                expected: "a PEM file when \(other) is set",
+                source: "the configuration"
+            )
+        }
+        if tls.port != 0, !tls.isEnabled {
+            throw .invalidValue(
+                key: "tls.port",
+                value: "\(tls.port)",
+                expected: "0 unless tls.certificateFile and tls.privateKeyFile are set",
+                source: "the configuration"
+            )
+        }
+        if tls.port != 0, tls.port == port {
+            throw .invalidValue(
+                key: "tls.port",
+                value: "\(tls.port)",
+                expected: "a port other than port (0 serves HTTPS on port itself)",
+                source: "the configuration"
+            )
+        }
     }
 }

@@ -44,6 +44,8 @@ public struct SpoutConfiguration: Equatable, Sendable {
     public var compression = Compression()
     /// Live publish/subscribe channels (`/channels`).
     public var channels = Channels()
+    /// HTTPS.
+    public var tls = TLS()
 
     /// Request limits and timeouts.
     public struct Limits: Equatable, Sendable {
@@ -226,6 +228,19 @@ public struct SpoutConfiguration: Equatable, Sendable {
 
         /// Whether signed tokens are on: a key source is set.
         public var isEnabled: Bool { !jwksFile.isEmpty }
+    }
+
+    /// HTTPS, served by Spout itself through the system's OpenSSL 3 (docs/TLS.md).
+    public struct TLS: Equatable, Sendable {
+        /// The PEM certificate chain (the leaf first, then its intermediates); empty: no HTTPS.
+        public var certificateFile = ""
+        /// The PEM private key of the chain's leaf; set exactly when ``certificateFile`` is.
+        public var privateKeyFile = ""
+        /// The HTTPS port beside the plain HTTP one on `port`; 0: `port` itself serves HTTPS (and no plain HTTP).
+        public var port = 0
+
+        /// Whether HTTPS is configured.
+        public var isEnabled: Bool { !certificateFile.isEmpty }
     }
 
     /// The embedded defaults.
