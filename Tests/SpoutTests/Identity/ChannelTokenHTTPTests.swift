@@ -85,7 +85,7 @@ import Testing
         let byQuery = try StreamClient.multi(["user.42"], port: server.port, query: "&token=\(reader)")
         #expect(byQuery.status == 200)
         byQuery.close()
-        for refused in ["user.43", "user.*", "*", "new*"] {
+        for refused in ["user.43", "user.*", "user.4*", "new*"] {
             let response = try server.get("/subscribe?channel=user.42&channel=\(refused)", headers: header)
             #expect(response.status == 403, "\(refused)")
             #expect(Self.problemType(response) == "/problems/channel-not-granted", "\(refused)")
