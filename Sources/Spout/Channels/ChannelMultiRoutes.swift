@@ -1,5 +1,5 @@
-import Foundation
 import EventLoops
+import Foundation
 import HTTPServer
 import Reactive
 
@@ -24,7 +24,8 @@ struct ChannelSubscriberRights: Sendable {
     /// (the token's `news.*` or `*` grant `news.*`; its `news.a` does not); a channel a pattern picks up later is
     /// asked again by its name.
     func mayFollow(_ channel: String) -> Problem? {
-        identity.mayAccess(channel: channel, for: .subscribe) ? nil : identity.refusal(channel: channel, for: .subscribe)
+        identity.mayAccess(channel: channel, for: .subscribe)
+            ? nil : identity.refusal(channel: channel, for: .subscribe)
     }
 }
 

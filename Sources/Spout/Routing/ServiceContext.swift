@@ -1,5 +1,5 @@
-import Foundation
 import EventLoops
+import Foundation
 import HTTPServer
 
 /// What every route shares: configuration, metrics, the log, CORS policy and per-loop timers.
