@@ -299,22 +299,10 @@ enum ChannelMultiRoutes {
         format: StreamFormat,
         encoder: E
     ) where E.Element == ChannelStreamItem {
-        guard let writer = context.startEventStream(mediaType: format.mediaType) else {
+        guard let bridge = ChannelRoutes.startStream(context, format: format, encoder: encoder) else {
             multi.cancel()  // HEAD: the head alone
             return
         }
-        let bridge = DemandBridge<E, ChannelStreamEnd>(
-            writer: writer,
-            encoder: encoder,
-            heartbeats: context.service.heartbeats(on: context.loop),
-            failureProblem: { _ in .unavailable("the subscriber fell behind") },
-            failureEnd: { end in
-                switch end {
-                case .overflow: .overflow
-                }
-            },
-            onEnd: { summary in context.streamEnded(summary) }
-        )
         multi.start(bridge)
     }
 }

@@ -489,11 +489,22 @@ enum ChannelRoutes {
         format: StreamFormat,
         encoder: E
     ) where E.Element == ChannelEvent {
-        guard let writer = context.startEventStream(mediaType: format.mediaType) else {
+        guard let bridge = startStream(context, format: format, encoder: encoder) else {
             subscription.cancel()  // HEAD: the head alone
             return
         }
-        let bridge = DemandBridge<E, ChannelStreamEnd>(
+        subscription.start(bridge)
+    }
+
+    /// Starts a channel stream's response (one channel's or many's) and returns the bridge that writes `encoder`'s
+    /// frames into it at the reader's pace; nil for `HEAD`, whose head alone is sent.
+    static func startStream<E: StreamEncoder>(
+        _ context: RequestContext,
+        format: StreamFormat,
+        encoder: E
+    ) -> DemandBridge<E, ChannelStreamEnd>? {
+        guard let writer = context.startEventStream(mediaType: format.mediaType) else { return nil }
+        return DemandBridge<E, ChannelStreamEnd>(
             writer: writer,
             encoder: encoder,
             heartbeats: context.service.heartbeats(on: context.loop),
@@ -505,6 +516,5 @@ enum ChannelRoutes {
             },
             onEnd: { summary in context.streamEnded(summary) }
         )
-        subscription.start(bridge)
     }
 }

@@ -723,36 +723,7 @@ enum SpoutAPI {
                         ["type": "string"]
                     ),
                     token,
-                    .query(
-                        "format",
-                        "`sse` or `ndjson`; wins over Accept.",
-                        ["type": "string", "enum": ["sse", "ndjson"]]
-                    ),
-                    .query(
-                        "conflate",
-                        """
-                        `true`: while the reader is behind, only the newest waiting event of each `event` type is \
-                        kept; the ones it replaced count in the next `event: gap`.
-                        """,
-                        ["type": "boolean"]
-                    ),
-                    .query(
-                        "client",
-                        """
-                        The subscriber's name in the channel's presence (GET /channels/{name}/presence, `join` and \
-                        `leave` events): 1–64 characters of A–Z a–z 0–9 . _ ~ - @.
-                        """,
-                        ["type": "string", "pattern": "^[A-Za-z0-9._~@-]{1,64}$", "minLength": 1, "maxLength": 64]
-                    ),
-                    .query(
-                        "presence",
-                        """
-                        `true`: the stream also carries `event: join` and `event: leave` (no id; data \
-                        {"channel":…,"client":…}) when a named client's first subscription joins or its last leaves.
-                        """,
-                        ["type": "boolean"]
-                    ),
-                ],
+                ] + streamOptionParameters,
                 security: subscribeSecurity,
                 responses: [
                     APIResponse(
