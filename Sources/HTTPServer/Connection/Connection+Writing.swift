@@ -110,7 +110,10 @@ extension Connection {
             sendBufferCapped = true
             Socket.setSendBufferBytes(fd, cap)
         }
-        if let seconds = context.configuration.streamDeadPeerSeconds { DeadPeerDetection.arm(fd, seconds: seconds) }
+        if let seconds = context.configuration.streamDeadPeerSeconds {
+            let stall = Int(context.configuration.writeStallTimeout.components.seconds)
+            DeadPeerDetection.arm(fd, seconds: seconds, stalledReaderSeconds: stall)
+        }
         prepareOutbound()
         // The head and the first batch in one allocation, rather than a small one for the head that the
         // first batch then outgrows.

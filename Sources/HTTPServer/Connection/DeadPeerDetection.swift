@@ -5,12 +5,16 @@ import Glibc
 /// open until the write-stall timeout, and a subscriber to a channel would stay "present".
 ///
 /// Two kernel mechanisms, together on the connection's socket:
-/// - `TCP_USER_TIMEOUT`: data sent and not acknowledged for `seconds` fails the socket (`ETIMEDOUT`). A stream
-///   with heartbeats always has something in flight within a heartbeat interval, so a dead SSE reader is noticed
-///   within `seconds` plus one interval (the heartbeat's write is the deadline's start);
 /// - TCP keepalive (`SO_KEEPALIVE`, `TCP_KEEPIDLE` a third of `seconds`, then `TCP_KEEPCNT` 3 probes
-///   `TCP_KEEPINTVL` a ninth of it apart): a connection with nothing in flight (NDJSON, which has no heartbeats)
-///   is probed, and fails when no probe is answered.
+///   `TCP_KEEPINTVL` a ninth of it apart): a connection with nothing in flight (NDJSON between events, SSE between
+///   a heartbeat's acknowledgement and the next) is probed, and fails within about `seconds` when no probe is
+///   answered;
+/// - `TCP_USER_TIMEOUT`: data sent and not acknowledged fails the socket (`ETIMEDOUT`). On Linux this also counts
+///   the time a reader keeps its receive window shut (zero-window probes), so it cannot be shorter than the
+///   server's write-stall timeout without cutting a live reader that merely stopped reading, which the write-stall
+///   timeout promises to keep (and a channel's `drop-oldest` policy serves with gaps). It is set to the larger of
+///   the two: a peer that vanished with data in flight is noticed within the write-stall timeout, one with nothing
+///   in flight within `seconds`.
 ///
 /// The failed socket's next read or write errors, and the connection closes as for any peer that left.
 ///
@@ -19,15 +23,17 @@ package enum DeadPeerDetection {
     /// `TCP_USER_TIMEOUT` from `linux/tcp.h` (Glibc's module does not export it).
     package static let tcpUserTimeout: Int32 = 18
 
-    /// Arms both on `fd` for a bound of `seconds` (at least 3). Best effort: a failure leaves the kernel's
-    /// defaults.
-    package static func arm(_ fd: Int32, seconds: Int) {
+    /// Arms both on `fd`: keepalive for a bound of `seconds` (at least 3), the user timeout for the larger of that
+    /// and `stalledReaderSeconds` (the write-stall timeout). Best effort: a failure leaves the kernel's defaults.
+    package static func arm(_ fd: Int32, seconds: Int, stalledReaderSeconds: Int) {
         let seconds = Int32(clamping: max(3, seconds))
+        let userTimeout = max(seconds, Int32(clamping: stalledReaderSeconds))
         set(fd, SOL_SOCKET, SO_KEEPALIVE, 1)
         set(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, max(1, seconds / 3))
         set(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, max(1, seconds / 9))
         set(fd, Int32(IPPROTO_TCP), TCP_KEEPCNT, 3)
-        set(fd, Int32(IPPROTO_TCP), tcpUserTimeout, seconds.multipliedReportingOverflow(by: 1000).partialValue)
+        let milliseconds = userTimeout.multipliedReportingOverflow(by: 1000)
+        set(fd, Int32(IPPROTO_TCP), tcpUserTimeout, milliseconds.overflow ? Int32.max : milliseconds.partialValue)
     }
 
     /// An option's value as the kernel reports it, for tests.

@@ -644,8 +644,20 @@ extension StreamClient {
         #expect(DeadPeerDetection.option(fd, tcp, TCP_KEEPIDLE) == 3)
         #expect(DeadPeerDetection.option(fd, tcp, TCP_KEEPINTVL) == 1)
         #expect(DeadPeerDetection.option(fd, tcp, TCP_KEEPCNT) == 3)
-        #expect(DeadPeerDetection.option(fd, tcp, DeadPeerDetection.tcpUserTimeout) == 9000)
+        // Not 9 s: on Linux the user timeout also cuts a live reader whose window stays shut, which the write-stall
+        // timeout (300 s by default) promises to keep; so it is the larger of the two.
+        #expect(DeadPeerDetection.option(fd, tcp, DeadPeerDetection.tcpUserTimeout) == 300_000)
         await server.stop()
+
+        let shortStall = try SpoutTestServer {
+            $0.channels.deadPeerSeconds = 9
+            $0.limits.writeStallTimeoutSeconds = 5
+        }
+        let other = try StreamClient.multi(["room"], port: shortStall.port)
+        defer { other.close() }
+        let otherFD = try #require(Self.serverEnd(of: other.client.fd, serverPort: shortStall.port))
+        #expect(DeadPeerDetection.option(otherFD, tcp, DeadPeerDetection.tcpUserTimeout) == 9000)
+        await shortStall.stop()
     }
 
     @Test func withZeroTheKernelDefaultsStay() async throws {
