@@ -79,13 +79,15 @@ import Testing
         #expect(slowest < Self.deadline + slack, "the slowest answer took \(slowest) s")
 
         // Whatever ended each transfer, its connection is closed: the upstream sees none left open and can
-        // send nothing more, and the session holds no transfer.
+        // send nothing more, and the session holds no transfer. (Within 5 s: the upstream notices a close only on
+        // its next read or trickled write, which a loaded 2-core machine delays; the fault this guards against
+        // left connections open for good. The second-scale figure is bench/upstream_faults.sh's.)
         #expect(
-            eventually(timeout: .seconds(2)) { upstream.snapshot.open == 0 },
+            eventually(timeout: .seconds(5)) { upstream.snapshot.open == 0 },
             "\(upstream.snapshot.open) of \(upstream.snapshot.accepted) upstream connections still open"
         )
         #expect(
-            try eventually(timeout: .seconds(2)) { try Self.openTransfers(server) == 0 },
+            try eventually(timeout: .seconds(5)) { try Self.openTransfers(server) == 0 },
             "spout_upstream_transfers_open is \(String(describing: try? Self.openTransfers(server)))"
         )
         #expect(upstream.snapshot.accepted >= crowd.concurrency)
