@@ -75,9 +75,13 @@ public final class ChildProcess: Sendable {
     public let pid: pid_t
     private let state: LockedState<State>
 
+    /// The sanitizer runtimes' settings a child started with an environment of its own still gets.
+    static let sanitizerVariables = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"]
+
     /// Starts `executable` (a path; no `PATH` search) with `arguments` (without argv[0], which is `executable`).
     /// - Parameters:
-    ///   - environment: The child's whole environment; `nil` inherits the test process's.
+    ///   - environment: The child's whole environment (plus the sanitizers' `ASAN_OPTIONS`, `LSAN_OPTIONS` and
+    ///     `TSAN_OPTIONS` of the test process, unless given); `nil` inherits the test process's.
     ///   - workingDirectory: The child's current directory; `nil` keeps the test process's.
     ///   - input: Bytes the child reads on stdin; `nil` gives it `/dev/null`.
     ///   - newProcessGroup: Puts the child in a process group of its own (see ``signalGroup(_:)``).
@@ -183,7 +187,13 @@ public final class ChildProcess: Sendable {
         defer { for argument in argv { free(argument) } }
         var child: pid_t = 0
         let status: Int32
-        if let environment {
+        if var environment {
+            // A sanitized test run's settings (suppressions, leak exit code) hold for the children it starts too,
+            // unless the test sets them itself: a child with none would fail on what the stage has ruled out.
+            let inherited = ProcessInfo.processInfo.environment
+            for name in Self.sanitizerVariables where environment[name] == nil {
+                if let value = inherited[name] { environment[name] = value }
+            }
             var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") }
             envp.append(nil)
             defer { for entry in envp { free(entry) } }
