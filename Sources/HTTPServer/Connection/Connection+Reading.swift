@@ -26,27 +26,35 @@ extension Connection {
         }
         defer { updateInterest() }
         let buffer = loop.readBuffer
+        guard let count = readSocket(into: buffer) else { return }
+        machine.bytesRead(now: SystemEnvironment.monotonicNanoseconds())
+        parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        processBufferedRequests()
+        flush()
+    }
+
+    /// Reads what the socket has into `buffer`, plain or TLS: the count of bytes to process, or nil when there is
+    /// none to (it would block; the peer closed or the read failed, and the machine was told; or the connection
+    /// lingers, discarding input until the peer closes).
+    @inline(__always)
+    func readSocket(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         let count: Int
         do {
             switch try Socket.read(fd, into: buffer) {
             case .wouldBlock:
-                return
+                return nil
             case .processed(let read):
                 count = read
             }
         } catch {
             handle(machine.mustClose())
-            return
+            return nil
         }
         if count == 0 {
             handle(machine.peerClosed())
-            return
+            return nil
         }
-        if machine.isLingering { return }  // discarding input until the peer closes
-        machine.bytesRead(now: SystemEnvironment.monotonicNanoseconds())
-        parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-        processBufferedRequests()
-        flush()
+        return machine.isLingering ? nil : count
     }
 
     /// Pulls parser events and delivers requests until the parser needs more bytes or a response is pending.

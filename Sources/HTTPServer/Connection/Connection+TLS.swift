@@ -63,23 +63,9 @@ extension Connection {
         let buffer = loop.readBuffer
         let capacity = min(buffer.count, tls.engine.inputCapacity)
         guard capacity > 0 else { return }
-        let count: Int
-        do {
-            switch try Socket.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<capacity])) {
-            case .wouldBlock:
-                return
-            case .processed(let read):
-                count = read
-            }
-        } catch {
-            handle(machine.mustClose())
+        guard let count = readSocket(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<capacity])) else {
             return
         }
-        if count == 0 {
-            handle(machine.peerClosed())
-            return
-        }
-        if machine.isLingering { return }  // discarding input until the peer closes
         tls.engine.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         if !tls.handshakeDone {
             switch tls.engine.handshake() {
