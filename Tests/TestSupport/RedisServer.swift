@@ -281,7 +281,7 @@ public final class RedisServer {
 
     /// A loopback port nobody listens on right now: bound to port 0, read back and released.
     public static func freePort() -> Int? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var address = sockaddr_in()

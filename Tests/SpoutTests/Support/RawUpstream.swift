@@ -66,6 +66,8 @@ final class RawUpstream: Sendable {
             guard look.revents != 0, !stopped.load(ordering: .relaxed) else { continue }
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { continue }
+            // Not inherited by a child another test spawns meanwhile (it would hold the connection open).
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             state.withLock {
                 $0.accepted += 1
                 $0.open += 1

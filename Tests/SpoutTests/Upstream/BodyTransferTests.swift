@@ -199,4 +199,37 @@ import Testing
         }
         #expect(await fixture.waitUntil { $0.inFlight == 0 })
     }
+
+    /// The transfer's socket is close-on-exec from its creation: a process spawned meanwhile by anything else
+    /// in the service's process does not inherit it (a child that did kept the connection open after the
+    /// transfer had closed it: an exit test's child held 8 of 16 upstream connections of a crowd test).
+    @Test func theConnectionIsNotInheritedByChildProcesses() async throws {
+        let fixture = try UpstreamFixture { _ in .hang }
+        defer { fixture.stop() }
+        let port = try #require(fixture.baseURL.port)
+        let subscriber = TrackingSubscriber<Output, BodyTransferError>()
+        Self.transfer(fixture.baseURL.appendingPathComponent("hang"), session: Self.session()).subscribe(subscriber)
+        #expect(await fixture.waitUntil { $0.inFlight == 1 })
+        let sockets = Self.descriptorsConnected(toPort: port)
+        #expect(sockets.count == 1, "descriptors connected to the upstream: \(sockets)")
+        for fd in sockets {
+            #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "descriptor \(fd) is inherited by child processes")
+        }
+        subscriber.cancel()
+        #expect(await fixture.waitUntil { $0.inFlight == 0 })
+    }
+
+    /// This process's sockets whose peer is `127.0.0.1:port`.
+    static func descriptorsConnected(toPort port: Int) -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap(Int32.init).filter { fd in
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let found = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+            }
+            return found && address.sin_family == sa_family_t(AF_INET)
+                && Int(UInt16(bigEndian: address.sin_port)) == port
+        }
+    }
 }

@@ -87,6 +87,7 @@ final class CurlTask: @unchecked Sendable {
             url.absoluteString.withCString { curl.set(easy, .url, pointer: $0) },
             curl.set(easy, .httpGet, 1),
             curl.restrictToHTTP(easy) ? 0 : 1,
+            curl.openSocketsCloseOnExec(easy),
             curl.set(easy, .followLocation, 1),
             curl.set(easy, .maxRedirects, Self.maxRedirects),
             curl.set(easy, .timeoutMilliseconds, max(1, timeoutMilliseconds)),

@@ -151,6 +151,7 @@ final class LibCurl: @unchecked Sendable {
         case redirectProtocols = 182
         case protocolsString = 10318
         case redirectProtocolsString = 10319
+        case openSocketFunction = 20163
     }
 
     /// `CURLMSG_DONE`: a transfer of the multi handle ended.
@@ -175,6 +176,29 @@ final class LibCurl: @unchecked Sendable {
     func set(_ easy: OpaquePointer, _ option: Option, callback: Callback) -> Int32 {
         setoptPointer(easy, option.rawValue, unsafeBitCast(callback, to: UnsafeRawPointer.self))
     }
+
+    /// Makes `easy` open its sockets close-on-exec, atomically (`SOCK_CLOEXEC`): libcurl 7.x opens them
+    /// without the flag, so a process spawned by anything else in this process at that moment (a test's exit
+    /// test, a library's helper) would inherit a copy, and the connection would stay open in the child after
+    /// the transfer closed it here. Returns libcurl's code.
+    func openSocketsCloseOnExec(_ easy: OpaquePointer) -> Int32 {
+        setoptPointer(
+            easy,
+            Option.openSocketFunction.rawValue,
+            unsafeBitCast(Self.openSocket, to: UnsafeRawPointer.self)
+        )
+    }
+
+    /// `curl_opensocket_callback`: `struct curl_sockaddr` starts with the `int`s `family`, `socktype` and
+    /// `protocol`; returns the descriptor, or `CURL_SOCKET_BAD` (-1), which fails the connect.
+    private static let openSocket: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeMutableRawPointer?) -> Int32 =
+        { _, _, address in
+            guard let address else { return -1 }
+            let family = address.load(as: Int32.self)
+            let type = address.load(fromByteOffset: 4, as: Int32.self)
+            let proto = address.load(fromByteOffset: 8, as: Int32.self)
+            return socket(family, type | Int32(SOCK_CLOEXEC.rawValue), proto)
+        }
 
     /// Restricts `easy` (and the redirects it follows) to HTTP and HTTPS: with the string options of 7.85
     /// and later, else with the bitmask ones they deprecate. Returns whether both took.
