@@ -63,7 +63,7 @@ final class LoopbackTLSServer: Sendable {
             result.note = "no client connected"
             return result
         }
-        let connection = accept(listener, nil, nil)
+        let connection = LoopbackListener.accept(listener)
         guard connection >= 0 else {
             result.note = "accept failed: errno \(errno)"
             return result

@@ -134,7 +134,7 @@ final class FakeRedisServer: Sendable {
                 let ready = Glibc.poll(&descriptor, 1, 100)
                 if state.value.stopped { break }
                 guard ready > 0 else { continue }
-                let client = accept(fd, nil, nil)
+                let client = LoopbackListener.accept(fd)
                 guard client >= 0 else { continue }
                 state.update { $0.accepted += 1 }
                 let script = scripts[min(index, scripts.count - 1)]

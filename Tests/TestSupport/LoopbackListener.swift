@@ -30,4 +30,13 @@ public enum LoopbackListener {
         }
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
+
+    /// Accepts a connection on `listener` and makes it close-on-exec at once, so a child another test spawns
+    /// meanwhile (an exit test's copy of the test process) does not hold the connection open after the fixture
+    /// closed it. Returns `accept(2)`'s result (-1 with `errno` set on failure).
+    public static func accept(_ listener: Int32) -> Int32 {
+        let fd = Glibc.accept(listener, nil, nil)
+        if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return fd
+    }
 }

@@ -105,13 +105,11 @@ final class CuttableRelay: Sendable {
             acceptEnded.signal()
         }
         while true {
-            let client = accept(listener, nil, nil)
+            let client = LoopbackListener.accept(listener)
             if client < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
-            // Not inherited by the browser these tests spawn.
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             guard let upstream = connectToTarget() else {
                 close(client)
                 continue

@@ -60,7 +60,7 @@ final class MisbehavingRedis: Sendable {
         while served < 60 && !isStopped {
             var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard Glibc.poll(&descriptor, 1, 100) > 0, !isStopped else { continue }
-            let client = accept(listener, nil, nil)
+            let client = LoopbackListener.accept(listener)
             guard client >= 0 else { continue }
             served += 1
             state.update { $0.connections += 1 }

@@ -77,7 +77,7 @@ final class RedisLinkProxy: Sendable {
         while accepted < 200 && !state.value.stopped {
             var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard Glibc.poll(&descriptor, 1, 100) > 0 else { continue }
-            let client = accept(listener, nil, nil)
+            let client = LoopbackListener.accept(listener)
             guard client >= 0 else { continue }
             accepted += 1
             let (isCut, generation) = state.update { state -> (Bool, Int) in

@@ -64,10 +64,8 @@ final class RawUpstream: Sendable {
             var look = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&look, 1, 100) >= 0 else { return }
             guard look.revents != 0, !stopped.load(ordering: .relaxed) else { continue }
-            let fd = accept(listener, nil, nil)
+            let fd = LoopbackListener.accept(listener)
             guard fd >= 0 else { continue }
-            // Not inherited by a child another test spawns meanwhile (it would hold the connection open).
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             state.withLock {
                 $0.accepted += 1
                 $0.open += 1
