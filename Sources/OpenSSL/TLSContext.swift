@@ -354,3 +354,10 @@ private let alpnSelect: LibSSL.ALPNSelectCallback = { _, out, outCount, input, i
     outCount.pointee = UInt8(count)
     return LibSSL.extensionOK
 }
+
+/// Contexts are equal when they are the same context: a context is made from files read once, and two made from the
+/// same files are still two (a reload makes a new one). So a configuration value that holds one can stay
+/// `Equatable`.
+extension TLSContext: Equatable {
+    public static func == (left: TLSContext, right: TLSContext) -> Bool { left === right }
+}
