@@ -238,7 +238,7 @@ public final class TLSContext: @unchecked Sendable {
         self.role = role
         self.context = context
         self.alpn = alpn
-        self.certificateExpiry = library.contextCertificate(context).flatMap { library.notAfterUnixTime(of: $0) }
+        self.certificateExpiry = library.contextCertificate(context).flatMap { library.crypto.notAfterUnixTime(of: $0) }
     }
 
     deinit {
