@@ -551,6 +551,12 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         interest.writable = writable
         try? loop.updateInterest(socket, interest)
     }
+
+    private func watch(readable: Bool) {
+        guard socket >= 0, interest.readable != readable else { return }
+        interest.readable = readable
+        try? loop.updateInterest(socket, interest)
+    }
 }
 
 /// The socket's registration with the loop: hands readiness to its connection, so that the loop's callback is no part
@@ -661,9 +667,14 @@ extension RedisConnection {
         for _ in 0..<16 {
             let fd = socket
             guard fd >= 0, tls === layer else { return }
-            // Zero only while decryption waits for the engine's output to drain (see `decryptTLS`).
+            // Zero only while decryption waits for the engine's output to drain (see `decryptTLS`): the socket is
+            // not watched for reading meanwhile (the poller is level-triggered: it would report it again and again),
+            // until `flushTLS` has sent the output and decrypted the rest.
             let capacity = min(buffer.count, layer.engine.inputCapacity)
-            guard capacity > 0 else { return }
+            guard capacity > 0 else {
+                watch(readable: false)
+                return
+            }
             let count: Int
             do {
                 switch try Socket.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<capacity])) {
@@ -785,6 +796,7 @@ extension RedisConnection {
                 guard let layer = tls, layer.inputStalled else { return }
                 handlingEvent = true
                 decryptTLS(layer, now: ContinuousClock.now)
+                if tls === layer, !layer.inputStalled { watch(readable: true) }
                 finishEvent()
             }
         }
