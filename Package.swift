@@ -63,11 +63,16 @@ let package = Package(
         ),
 
         // Redis: the RESP connection state machine on non-blocking sockets driven by the event loops, with a small
-        // typed API (streams, pub/sub) delivered as Reactive futures. Below the service, beside HTTPServer.
-        .target(name: "Redis", dependencies: ["RESP", "EventLoops", "Reactive"], swiftSettings: strictSettings),
+        // typed API (streams, pub/sub) delivered as Reactive futures; `rediss://` through OpenSSL's TLSEngine. Below
+        // the service, beside HTTPServer.
+        .target(
+            name: "Redis",
+            dependencies: ["RESP", "EventLoops", "Reactive", "OpenSSL"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "RedisTests",
-            dependencies: ["Redis", "RESP", "EventLoops", "Reactive", "TestSupport"],
+            dependencies: ["Redis", "RESP", "EventLoops", "Reactive", "OpenSSL", "TestSupport"],
             swiftSettings: strictSettings
         ),
 

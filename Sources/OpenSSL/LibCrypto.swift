@@ -1,7 +1,13 @@
-/// The parts of OpenSSL 3's `libcrypto.so.3` that verify signatures, loaded at run time through ``SharedLibrary``.
+import Glibc
+
+/// The one binding of OpenSSL 3's `libcrypto.so.3`, loaded at run time through ``SharedLibrary``: what token
+/// verification needs and what TLS (``LibSSL``) needs of libcrypto, in one place.
 ///
-/// Only verification: HMAC (to recompute a MAC), message digests by name, public keys read from DER
-/// (`d2i_PUBKEY`), and `EVP_DigestVerify` for RSA PKCS #1 v1.5, RSA-PSS, ECDSA and Ed25519. Each stored function
+/// - Signatures: HMAC (to recompute a MAC), message digests by name, public keys read from DER (`d2i_PUBKEY`), and
+///   `EVP_DigestVerify` for RSA PKCS #1 v1.5, RSA-PSS, ECDSA and Ed25519.
+/// - For TLS: memory BIOs (the ``TLSEngine``'s ciphertext buffers), the error queue, and a certificate's expiry.
+///
+/// Each stored function
 /// carries, in its comment, the C prototype it mirrors; the Swift type beside it must match it (`int` is `Int32`,
 /// `size_t` is `Int`, `long` is `Int`, `unsigned int` is `UInt32`, an opaque `EVP_*` pointer is `OpaquePointer`).
 ///
@@ -51,83 +57,125 @@ package final class LibCrypto: @unchecked Sendable {
     /// `void ERR_clear_error(void);`: a failed call leaves errors in the calling thread's queue; they are dropped.
     let clearErrors: @convention(c) () -> Void
 
+    // MARK: Memory BIOs (TLS)
+
+    /// `const BIO_METHOD *BIO_s_mem(void);`
+    let memoryMethod: @convention(c) () -> OpaquePointer?
+    /// `BIO *BIO_new(const BIO_METHOD *type);`
+    let bioNew: @convention(c) (OpaquePointer?) -> OpaquePointer?
+    /// `int BIO_free(BIO *a);`
+    let bioFree: @convention(c) (OpaquePointer?) -> Int32
+    /// `int BIO_read(BIO *b, void *data, int dlen);`
+    let bioRead: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Int32
+    /// `int BIO_write(BIO *b, const void *data, int dlen);`
+    let bioWrite: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32
+    /// `size_t BIO_ctrl_pending(BIO *b);`
+    let bioPending: @convention(c) (OpaquePointer?) -> Int
+
+    // MARK: Errors and certificates (TLS)
+
+    /// `unsigned long ERR_get_error(void);`
+    let errorGet: @convention(c) () -> UInt
+    /// `const char *ERR_reason_error_string(unsigned long e);`
+    let errorReason: @convention(c) (UInt) -> UnsafePointer<CChar>?
+    /// `void ERR_error_string_n(unsigned long e, char *buf, size_t len);`
+    let errorString: @convention(c) (UInt, UnsafeMutablePointer<CChar>?, Int) -> Void
+    /// `const char *X509_verify_cert_error_string(long n);`
+    let verifyErrorString: @convention(c) (Int) -> UnsafePointer<CChar>?
+    /// `const ASN1_TIME *X509_get0_notAfter(const X509 *x);`
+    let notAfter: @convention(c) (OpaquePointer?) -> OpaquePointer?
+    /// `int ASN1_TIME_to_tm(const ASN1_TIME *s, struct tm *tm);`
+    let timeToTM: @convention(c) (OpaquePointer?, UnsafeMutablePointer<tm>?) -> Int32
+
     /// `RSA_PKCS1_PSS_PADDING` from `<openssl/rsa.h>`.
     static let pssPadding: Int32 = 6
     /// `RSA_PSS_SALTLEN_DIGEST` from `<openssl/rsa.h>`: the salt is as long as the digest (RFC 7518 §3.5).
     static let saltLengthIsDigestLength: Int32 = -1
 
-    /// The loaded library, or `nil` when `libcrypto.so.3` is missing or lacks one of the functions.
-    package static let shared: LibCrypto? = LibCrypto(names: ["libcrypto.so.3"])
+    /// The process's binding of `libcrypto.so.3`, or why it did not load (the library or a function missing).
+    static let loaded: Result<LibCrypto, TLSError> = load(names: ["libcrypto.so.3"])
 
-    /// Loads the first of `names` that opens and has every function.
-    init?(names: [String]) {
-        guard let library = SharedLibrary(names) else { return nil }
-        guard
-            let digestByName = library.function(
-                "EVP_get_digestbyname",
-                as: (@convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?).self
-            ),
-            let hmacFunction = library.function(
-                "HMAC",
-                as: (@convention(c) (
-                    OpaquePointer?, UnsafeRawPointer?, Int32, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?,
-                    UnsafeMutablePointer<UInt32>?
-                ) -> UnsafeMutablePointer<UInt8>?).self
-            ),
-            let constantTimeCompare = library.function(
-                "CRYPTO_memcmp",
-                as: (@convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int) -> Int32).self
-            ),
-            let d2iPublicKey = library.function(
-                "d2i_PUBKEY",
-                as: (@convention(c) (
-                    UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, Int
-                ) -> OpaquePointer?).self
-            ),
-            let freeKey = library.function("EVP_PKEY_free", as: (@convention(c) (OpaquePointer?) -> Void).self),
-            let keyBits = library.function("EVP_PKEY_get_bits", as: (@convention(c) (OpaquePointer?) -> Int32).self),
-            let newDigestContext = library.function("EVP_MD_CTX_new", as: (@convention(c) () -> OpaquePointer?).self),
-            let freeDigestContext = library.function(
-                "EVP_MD_CTX_free",
-                as: (@convention(c) (OpaquePointer?) -> Void).self
-            ),
-            let digestVerifyInit = library.function(
-                "EVP_DigestVerifyInit",
-                as: (@convention(c) (
-                    OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, OpaquePointer?,
-                    OpaquePointer?
-                ) -> Int32).self
-            ),
-            let digestVerify = library.function(
-                "EVP_DigestVerify",
-                as: (@convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32)
-                    .self
-            ),
-            let setRSAPadding = library.function(
-                "EVP_PKEY_CTX_set_rsa_padding",
-                as: (@convention(c) (OpaquePointer?, Int32) -> Int32).self
-            ),
-            let setRSAPSSSaltLength = library.function(
-                "EVP_PKEY_CTX_set_rsa_pss_saltlen",
-                as: (@convention(c) (OpaquePointer?, Int32) -> Int32).self
-            ),
-            let clearErrors = library.function("ERR_clear_error", as: (@convention(c) () -> Void).self)
-        else {
-            return nil
+    /// The loaded library, or `nil` when `libcrypto.so.3` is missing or lacks one of the functions.
+    package static let shared: LibCrypto? = try? loaded.get()
+
+    /// Opens the first of `names` that loads and looks up every function; the error names the library or the
+    /// first function missing.
+    static func load(names: [String]) -> Result<LibCrypto, TLSError> {
+        guard let library = SharedLibrary(names) else {
+            return .failure(.libraryUnavailable("\(names.joined(separator: ", ")) (OpenSSL 3) could not be loaded"))
         }
-        self.digestByName = digestByName
-        self.hmacFunction = hmacFunction
-        self.constantTimeCompare = constantTimeCompare
-        self.d2iPublicKey = d2iPublicKey
-        self.freeKey = freeKey
-        self.keyBits = keyBits
-        self.newDigestContext = newDigestContext
-        self.freeDigestContext = freeDigestContext
-        self.digestVerifyInit = digestVerifyInit
-        self.digestVerify = digestVerify
-        self.setRSAPadding = setRSAPadding
-        self.setRSAPSSSaltLength = setRSAPSSSaltLength
-        self.clearErrors = clearErrors
+        do throws(TLSError) {
+            return .success(try LibCrypto(library))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Looks up every function, failing with the name of the first one missing.
+    init(_ library: SharedLibrary) throws(TLSError) {
+        func lookUp<F>(_ name: String, as type: F.Type = F.self) throws(TLSError) -> F {
+            guard let function = library.function(name, as: type) else {
+                throw .libraryUnavailable("OpenSSL 3 lacks \(name)")
+            }
+            return function
+        }
+        digestByName = try lookUp("EVP_get_digestbyname")
+        hmacFunction = try lookUp("HMAC")
+        constantTimeCompare = try lookUp("CRYPTO_memcmp")
+        d2iPublicKey = try lookUp("d2i_PUBKEY")
+        freeKey = try lookUp("EVP_PKEY_free")
+        keyBits = try lookUp("EVP_PKEY_get_bits")
+        newDigestContext = try lookUp("EVP_MD_CTX_new")
+        freeDigestContext = try lookUp("EVP_MD_CTX_free")
+        digestVerifyInit = try lookUp("EVP_DigestVerifyInit")
+        digestVerify = try lookUp("EVP_DigestVerify")
+        setRSAPadding = try lookUp("EVP_PKEY_CTX_set_rsa_padding")
+        setRSAPSSSaltLength = try lookUp("EVP_PKEY_CTX_set_rsa_pss_saltlen")
+        clearErrors = try lookUp("ERR_clear_error")
+        memoryMethod = try lookUp("BIO_s_mem")
+        bioNew = try lookUp("BIO_new")
+        bioFree = try lookUp("BIO_free")
+        bioRead = try lookUp("BIO_read")
+        bioWrite = try lookUp("BIO_write")
+        bioPending = try lookUp("BIO_ctrl_pending")
+        errorGet = try lookUp("ERR_get_error")
+        errorReason = try lookUp("ERR_reason_error_string")
+        errorString = try lookUp("ERR_error_string_n")
+        verifyErrorString = try lookUp("X509_verify_cert_error_string")
+        notAfter = try lookUp("X509_get0_notAfter")
+        timeToTM = try lookUp("ASN1_TIME_to_tm")
+    }
+
+    /// Takes every entry of this thread's error queue (oldest first), leaving it empty: the first code and the
+    /// messages joined with "; " (nil when the queue was empty).
+    func takeErrors() -> (first: UInt, message: String)? {
+        var first: UInt?
+        var messages: [String] = []
+        while true {
+            let code = errorGet()
+            guard code != 0 else { break }
+            if first == nil { first = code }
+            if messages.count < 4 { messages.append(describe(errorCode: code)) }
+        }
+        guard let first else { return nil }
+        return (first, messages.joined(separator: "; "))
+    }
+
+    /// One error code's reason text ("certificate verify failed"), or OpenSSL's full line when it has none.
+    func describe(errorCode code: UInt) -> String {
+        if let reason = errorReason(code) { return String(cString: reason) }
+        var buffer = [CChar](repeating: 0, count: 256)
+        errorString(code, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The Unix time of `certificate`'s notAfter, or nil when it cannot be read.
+    func notAfterUnixTime(of certificate: OpaquePointer) -> Int64? {
+        guard let time = notAfter(certificate) else { return nil }
+        var broken = tm()
+        guard timeToTM(time, &broken) == 1 else { return nil }
+        let seconds = timegm(&broken)
+        return seconds == -1 ? nil : Int64(seconds)
     }
 
     /// The `EVP_MD` of `digest` (a static object of the library; never freed), or `nil`.

@@ -1,12 +1,8 @@
 import Glibc
 
-/// The parts of OpenSSL 3's `libssl.so.3` that ``TLSContext`` and ``TLSEngine`` use, with the few `libcrypto.so.3`
-/// functions TLS needs (memory BIOs, the error queue, a certificate's expiry), loaded at run time with
-/// ``SharedLibrary``.
-///
-/// **Why its own libcrypto symbols.** The token verification (`LibCrypto`) loads `libcrypto.so.3` for itself; the
-/// handful of libcrypto functions TLS needs are looked up again here, in this type, so the two bindings do not
-/// depend on each other's lists (`dlopen` of the same library returns the same handle: nothing is loaded twice).
+/// The parts of OpenSSL 3's `libssl.so.3` that ``TLSContext`` and ``TLSEngine`` use, loaded at run time with
+/// ``SharedLibrary``; the libcrypto functions TLS needs (memory BIOs, the error queue, a certificate's expiry) are
+/// ``crypto``'s, the one libcrypto binding that token verification uses too.
 ///
 /// **Macros.** What `ssl.h` defines as macros (`SSL_CTX_set_min_proto_version`, `SSL_CTX_set_mode`,
 /// `SSL_CTX_set1_groups_list`, `SSL_set_tlsext_host_name`) are calls of `SSL_CTX_ctrl` or `SSL_ctrl` with the
@@ -117,37 +113,8 @@ final class LibSSL: @unchecked Sendable {
     /// `int SSL_session_reused(const SSL *s);`
     let sessionReused: @convention(c) (OpaquePointer?) -> Int32
 
-    // MARK: libcrypto: memory BIOs
-
-    /// `const BIO_METHOD *BIO_s_mem(void);`
-    let memoryMethod: @convention(c) () -> OpaquePointer?
-    /// `BIO *BIO_new(const BIO_METHOD *type);`
-    let bioNew: @convention(c) (OpaquePointer?) -> OpaquePointer?
-    /// `int BIO_free(BIO *a);`
-    let bioFree: @convention(c) (OpaquePointer?) -> Int32
-    /// `int BIO_read(BIO *b, void *data, int dlen);`
-    let bioRead: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Int32
-    /// `int BIO_write(BIO *b, const void *data, int dlen);`
-    let bioWrite: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32
-    /// `size_t BIO_ctrl_pending(BIO *b);`
-    let bioPending: @convention(c) (OpaquePointer?) -> Int
-
-    // MARK: libcrypto: errors and certificates
-
-    /// `unsigned long ERR_get_error(void);`
-    let errorGet: @convention(c) () -> UInt
-    /// `void ERR_clear_error(void);`
-    let errorClear: @convention(c) () -> Void
-    /// `const char *ERR_reason_error_string(unsigned long e);`
-    let errorReason: @convention(c) (UInt) -> UnsafePointer<CChar>?
-    /// `void ERR_error_string_n(unsigned long e, char *buf, size_t len);`
-    let errorString: @convention(c) (UInt, UnsafeMutablePointer<CChar>?, Int) -> Void
-    /// `const char *X509_verify_cert_error_string(long n);`
-    let verifyErrorString: @convention(c) (Int) -> UnsafePointer<CChar>?
-    /// `const ASN1_TIME *X509_get0_notAfter(const X509 *x);`
-    let notAfter: @convention(c) (OpaquePointer?) -> OpaquePointer?
-    /// `int ASN1_TIME_to_tm(const ASN1_TIME *s, struct tm *tm);`
-    let timeToTM: @convention(c) (OpaquePointer?, UnsafeMutablePointer<tm>?) -> Int32
+    /// The libcrypto binding (``LibCrypto/loaded`` for the default library names).
+    let crypto: LibCrypto
 
     /// The loaded libraries, or why they did not load.
     static let shared = load(ssl: ["libssl.so.3"], crypto: ["libcrypto.so.3"])
@@ -155,10 +122,11 @@ final class LibSSL: @unchecked Sendable {
     /// Opens the first of `ssl` and of `crypto` that loads and looks up every function; the error names the
     /// library that is missing or the first function it lacks.
     static func load(ssl sslNames: [String], crypto cryptoNames: [String]) -> Result<LibSSL, TLSError> {
-        guard let crypto = SharedLibrary(cryptoNames) else {
-            return .failure(
-                .libraryUnavailable("\(cryptoNames.joined(separator: ", ")) (OpenSSL 3) could not be loaded")
-            )
+        let loaded = cryptoNames == ["libcrypto.so.3"] ? LibCrypto.loaded : LibCrypto.load(names: cryptoNames)
+        let crypto: LibCrypto
+        switch loaded {
+        case .success(let library): crypto = library
+        case .failure(let error): return .failure(error)
         }
         guard let ssl = SharedLibrary(sslNames) else {
             return .failure(.libraryUnavailable("\(sslNames.joined(separator: ", ")) (OpenSSL 3) could not be loaded"))
@@ -171,7 +139,8 @@ final class LibSSL: @unchecked Sendable {
     }
 
     /// Looks up every function, failing with the name of the first one missing.
-    init(ssl: SharedLibrary, crypto: SharedLibrary) throws(TLSError) {
+    init(ssl: SharedLibrary, crypto: LibCrypto) throws(TLSError) {
+        self.crypto = crypto
         func lookUp<F>(_ library: SharedLibrary, _ name: String, as type: F.Type = F.self) throws(TLSError) -> F {
             guard let function = library.function(name, as: type) else {
                 throw .libraryUnavailable("OpenSSL 3 lacks \(name)")
@@ -216,19 +185,6 @@ final class LibSSL: @unchecked Sendable {
         cipherName = try lookUp(ssl, "SSL_CIPHER_get_name")
         selectedALPN = try lookUp(ssl, "SSL_get0_alpn_selected")
         sessionReused = try lookUp(ssl, "SSL_session_reused")
-        memoryMethod = try lookUp(crypto, "BIO_s_mem")
-        bioNew = try lookUp(crypto, "BIO_new")
-        bioFree = try lookUp(crypto, "BIO_free")
-        bioRead = try lookUp(crypto, "BIO_read")
-        bioWrite = try lookUp(crypto, "BIO_write")
-        bioPending = try lookUp(crypto, "BIO_ctrl_pending")
-        errorGet = try lookUp(crypto, "ERR_get_error")
-        errorClear = try lookUp(crypto, "ERR_clear_error")
-        errorReason = try lookUp(crypto, "ERR_reason_error_string")
-        errorString = try lookUp(crypto, "ERR_error_string_n")
-        verifyErrorString = try lookUp(crypto, "X509_verify_cert_error_string")
-        notAfter = try lookUp(crypto, "X509_get0_notAfter")
-        timeToTM = try lookUp(crypto, "ASN1_TIME_to_tm")
     }
 
     /// `SSL_CTRL_*` command numbers of `ssl.h` for the macros called through `SSL_CTX_ctrl` and `SSL_ctrl`.
@@ -284,30 +240,10 @@ final class LibSSL: @unchecked Sendable {
 
     /// Empties this thread's OpenSSL error queue; called before every OpenSSL call whose failure is then read
     /// from the queue (`SSL_get_error` requires an empty queue to be right).
-    func clearErrors() { errorClear() }
+    func clearErrors() { crypto.clearErrors() }
 
-    /// Takes every entry of this thread's error queue (oldest first), leaving it empty: the first code and the
-    /// messages joined with "; " (nil when the queue was empty).
-    func takeErrors() -> (first: UInt, message: String)? {
-        var first: UInt?
-        var messages: [String] = []
-        while true {
-            let code = errorGet()
-            guard code != 0 else { break }
-            if first == nil { first = code }
-            if messages.count < 4 { messages.append(describe(errorCode: code)) }
-        }
-        guard let first else { return nil }
-        return (first, messages.joined(separator: "; "))
-    }
-
-    /// One error code's reason text ("certificate verify failed"), or OpenSSL's full line when it has none.
-    func describe(errorCode code: UInt) -> String {
-        if let reason = errorReason(code) { return String(cString: reason) }
-        var buffer = [CChar](repeating: 0, count: 256)
-        errorString(code, &buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    /// ``LibCrypto/takeErrors()``.
+    func takeErrors() -> (first: UInt, message: String)? { crypto.takeErrors() }
 
     /// The reason part of an error code: OpenSSL 3 packs the library in bits 23–30 and the reason in the low 23.
     static func reason(ofError code: UInt) -> Int { Int(code & 0x7F_FFFF) }
@@ -315,13 +251,4 @@ final class LibSSL: @unchecked Sendable {
     static func library(ofError code: UInt) -> Int { code & (1 << 31) != 0 ? 2 : Int((code >> 23) & 0xFF) }
     /// `ERR_LIB_SSL`.
     static let sslLibrary = 20
-
-    /// The Unix time of `certificate`'s notAfter, or nil when it cannot be read.
-    func notAfterUnixTime(of certificate: OpaquePointer) -> Int64? {
-        guard let time = notAfter(certificate) else { return nil }
-        var broken = tm()
-        guard timeToTM(time, &broken) == 1 else { return nil }
-        let seconds = timegm(&broken)
-        return seconds == -1 ? nil : Int64(seconds)
-    }
 }

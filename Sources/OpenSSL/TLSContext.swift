@@ -238,7 +238,7 @@ public final class TLSContext: @unchecked Sendable {
         self.role = role
         self.context = context
         self.alpn = alpn
-        self.certificateExpiry = library.contextCertificate(context).flatMap { library.notAfterUnixTime(of: $0) }
+        self.certificateExpiry = library.contextCertificate(context).flatMap { library.crypto.notAfterUnixTime(of: $0) }
     }
 
     deinit {
@@ -353,4 +353,11 @@ private let alpnSelect: LibSSL.ALPNSelectCallback = { _, out, outCount, input, i
     out.pointee = input + offset
     outCount.pointee = UInt8(count)
     return LibSSL.extensionOK
+}
+
+/// Contexts are equal when they are the same context: a context is made from files read once, and two made from the
+/// same files are still two (a reload makes a new one). So a configuration value that holds one can stay
+/// `Equatable`.
+extension TLSContext: Equatable {
+    public static func == (left: TLSContext, right: TLSContext) -> Bool { left === right }
 }

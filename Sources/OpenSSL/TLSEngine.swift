@@ -147,6 +147,8 @@ public final class TLSEngine: @unchecked Sendable {
     public private(set) var sentCloseNotify = false
 
     private let library: LibSSL
+    /// `library.crypto`, for the BIO calls of every read and write.
+    private let crypto: LibCrypto
     private let ssl: OpaquePointer
     /// The ciphertext from the peer: `SSL_read` and `SSL_do_handshake` read it. Owned by `ssl`.
     private let input: OpaquePointer
@@ -160,16 +162,17 @@ public final class TLSEngine: @unchecked Sendable {
 
     init(context: TLSContext, serverName: String?, limits: Limits) throws(TLSError) {
         let library = context.library
+        let crypto = library.crypto
         library.clearErrors()
         guard let ssl = library.new(context.context) else {
             throw .configuration("SSL_new failed: \(TLSContext.errorText(library))")
         }
-        guard let input = library.bioNew(library.memoryMethod()) else {
+        guard let input = crypto.bioNew(crypto.memoryMethod()) else {
             library.free(ssl)
             throw .configuration("BIO_new failed: \(TLSContext.errorText(library))")
         }
-        guard let output = library.bioNew(library.memoryMethod()) else {
-            _ = library.bioFree(input)
+        guard let output = crypto.bioNew(crypto.memoryMethod()) else {
+            _ = crypto.bioFree(input)
             library.free(ssl)
             throw .configuration("BIO_new failed: \(TLSContext.errorText(library))")
         }
@@ -209,6 +212,7 @@ public final class TLSEngine: @unchecked Sendable {
         self.context = context
         self.limits = limits
         self.library = library
+        self.crypto = crypto
         self.ssl = ssl
         self.input = input
         self.output = output
@@ -222,7 +226,7 @@ public final class TLSEngine: @unchecked Sendable {
 
     /// How many bytes of ciphertext ``feed(_:)`` takes now: read no more from the socket.
     public var inputCapacity: Int {
-        max(0, limits.maxBufferedInput - library.bioPending(input))
+        max(0, limits.maxBufferedInput - crypto.bioPending(input))
     }
 
     /// Takes ciphertext read from the socket, up to ``inputCapacity``; returns how many bytes it took (keep the
@@ -232,7 +236,7 @@ public final class TLSEngine: @unchecked Sendable {
         guard failure == nil else { return ciphertext.count }
         let count = min(ciphertext.count, inputCapacity, Int(Int32.max))
         guard count > 0, let base = ciphertext.baseAddress else { return 0 }
-        let written = library.bioWrite(input, base, Int32(count))
+        let written = crypto.bioWrite(input, base, Int32(count))
         return max(0, Int(written))
     }
 
@@ -246,13 +250,13 @@ public final class TLSEngine: @unchecked Sendable {
     }
 
     /// How many bytes of ciphertext wait to be sent.
-    public var pendingOutputCount: Int { library.bioPending(output) }
+    public var pendingOutputCount: Int { crypto.bioPending(output) }
 
     /// Moves waiting ciphertext into `buffer`; returns how many bytes (0 when none waits).
     public func takeOutput(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let count = min(buffer.count, Int(Int32.max))
         guard count > 0, let base = buffer.baseAddress, pendingOutputCount > 0 else { return 0 }
-        return max(0, Int(library.bioRead(output, base, Int32(count))))
+        return max(0, Int(crypto.bioRead(output, base, Int32(count))))
     }
 
     /// Takes up to `maxCount` bytes of waiting ciphertext.
@@ -425,7 +429,7 @@ public final class TLSEngine: @unchecked Sendable {
         switch LibSSL.reason(ofError: code) {
         case 134:  // SSL_R_CERTIFICATE_VERIFY_FAILED: the reason is the verification's
             let result = library.verifyResult(ssl)
-            let text = library.verifyErrorString(result).map { String(cString: $0) } ?? "error \(result)"
+            let text = crypto.verifyErrorString(result).map { String(cString: $0) } ?? "error \(result)"
             return TLSFailure(reason: Self.verificationReason(result), message: "\(message): \(text)")
         case 155, 156:  // SSL_R_HTTPS_PROXY_REQUEST, SSL_R_HTTP_REQUEST
             return TLSFailure(reason: .plaintextHTTP, message: message)

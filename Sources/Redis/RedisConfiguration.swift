@@ -1,10 +1,11 @@
+import OpenSSL
 import RESP
 
 /// Where a ``RedisConnection`` connects and the limits it keeps.
 ///
-/// ``init(url:clientName:commandTimeout:connectTimeout:pingInterval:maxPendingCommands:maxReplyBytes:reconnect:)``
-/// takes the host, port, user, password and database from a `redis://` URL; the rest are limits, each documented
-/// with its default.
+/// ``init(url:clientName:commandTimeout:connectTimeout:pingInterval:maxPendingCommands:maxReplyBytes:maxOutboundBytes:reconnect:tls:)``
+/// takes the host, port, user, password and database from a `redis://` or `rediss://` URL; the rest are limits,
+/// each documented with its default, and the TLS context a `rediss://` URL needs.
 ///
 /// **Ownership:** A value; copied into the connection.
 /// **Thread safety:** Value type; not shared.
@@ -18,8 +19,9 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// reply before it) before the connection is deemed dead; nil waits forever. Default 5 s. Blocking reads add
     /// their blocking time to it (``RedisConnection/xread(_:count:block:)``).
     public var commandTimeout: Duration?
-    /// The limit on opening the socket plus the whole handshake (`HELLO`, `AUTH`, `SELECT`, restored
-    /// subscriptions). Default 5 s.
+    /// The limit on opening the socket plus the whole handshake (the TLS handshake for `rediss://`, then `HELLO`,
+    /// `AUTH`, `SELECT`, restored subscriptions): a server that stalls any of it is given up and retried. Default
+    /// 5 s.
     public var connectTimeout: Duration
     /// How long a ready connection with nothing outstanding stays silent before it sends `PING`; nil never pings.
     /// Default 15 s.
@@ -39,6 +41,12 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var maxOutboundBytes: Int
     /// When to reconnect after a failure: exponential backoff with jitter. Default ``defaultReconnect``.
     public var reconnect: RESPReconnectPolicy
+    /// The client-side TLS context for a `rediss://` URL (``RedisURL/usesTLS``): the CAs the server's certificate
+    /// must chain to and an optional client certificate (``TLSContext/init(client:)``; making one reads files, so
+    /// make it at start-up). Each connection attempt makes a ``TLSEngine`` from it for the URL's host (sent as SNI
+    /// unless it is an address, and checked against the certificate). Ignored for `redis://`. A `rediss://` URL
+    /// without one fails every attempt with a message that says so. Default nil; compared by identity.
+    public var tls: TLSContext?
     /// Whether a server without RESP3 (Redis before 6) is refused with an error that says so, rather than spoken
     /// to in RESP2 (see ``RESPConnectionStateMachine/Configuration/requiresRESP3``). Default false.
     public var requiresRESP3 = false
@@ -63,8 +71,10 @@ public struct RedisConfiguration: Sendable, Equatable {
         maxPendingCommands: Int = 10_000,
         maxReplyBytes: Int = 64 << 20,
         maxOutboundBytes: Int = 64 << 20,
-        reconnect: RESPReconnectPolicy = RedisConfiguration.defaultReconnect
+        reconnect: RESPReconnectPolicy = RedisConfiguration.defaultReconnect,
+        tls: TLSContext? = nil
     ) {
+        self.tls = tls
         self.url = url
         self.clientName = clientName
         self.commandTimeout = commandTimeout

@@ -1,6 +1,7 @@
 import Dispatch
 import EventLoops
 import Glibc
+import OpenSSL
 import RESP
 import Reactive
 import Synchronization
@@ -30,6 +31,14 @@ import Synchronization
 /// A blocking read (``xread(_:count:block:)`` with `block`) holds the pipeline until it returns: give it a
 /// connection of its own. So for subscriptions (``subscribe(_:)``): the pushes arrive on ``pushes``.
 ///
+/// **TLS.** With a `rediss://` URL every connection runs through a ``TLSEngine`` made from
+/// ``RedisConfiguration/tls`` for the URL's host: the TLS handshake comes between the socket's connect and the
+/// machine's `HELLO`, within the same ``RedisConfiguration/connectTimeout``; the ciphertext read from the socket is
+/// fed to the engine and the plaintext it yields goes to the machine; commands are encrypted from the outbound
+/// buffer as the socket takes the ciphertext. A handshake failure (an untrusted or expired certificate, a wrong
+/// host name, a server that is not TLS) is a failed attempt like a refused connect: its reason is the status's
+/// `lastError`, and the client retries with backoff.
+///
 /// **Ownership:** The creator owns it and must ``close()`` it: while it has a socket, its loop's poller retains it.
 /// It retains its loop.
 ///
@@ -48,6 +57,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         var drainScheduled = false
         var status = RedisConnectionStatus.connecting
         var metrics = RedisConnectionMetrics()
+        var tlsSession: TLSSessionInfo?
     }
 
     private enum Operation {
@@ -88,6 +98,9 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     /// The last failure, for ``RedisConnectionStatus/reconnecting(failures:lastError:)``.
     private var lastError = ""
     private var finished = false
+    /// The TLS layer of the socket (`rediss://`), made when the socket connects; nil for `redis://` and between
+    /// sockets.
+    private var tls: RedisTLSLayer?
 
     /// Creates a connection that does not connect until ``start()``.
     ///
@@ -165,6 +178,10 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
 
     /// The counters as of the loop's last event.
     public var metrics: RedisConnectionMetrics { shared.withLock { $0.metrics } }
+
+    /// What the TLS handshake of the current connection agreed on (protocol, cipher, SNI); nil for `redis://`,
+    /// and while no TLS connection is up.
+    public var tlsSession: TLSSessionInfo? { shared.withLock { $0.tlsSession } }
 
     // MARK: - The inbox
 
@@ -266,9 +283,15 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         case .push(let push):
             pushSubject.send(push)
         case .close(let failing, let error, let reconnectAfter):
+            // A timeout before the TLS handshake completed: a server that stalls it, or a plain-TCP port (Redis
+            // waits for the end of a line that a ClientHello never sends). Said so, for the operator.
+            let duringTLSHandshake = tls.map { !$0.handshakeDone } ?? false
             closeSocket()
             if error != .closed {
                 lastError = error.description
+                if duringTLSHandshake, case .connectTimedOut = error {
+                    lastError += ", in the tls handshake (is the port a tls port?)"
+                }
             }
             shared.withLock { shared in
                 shared.metrics.commandsFailed &+= failing.count
@@ -418,7 +441,7 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
             interest = progress == .inProgress ? PollInterest(writable: true) : readInterest
             try loop.register(fd, SocketReadiness(self), interest: interest)
             if progress == .connected {
-                perform(machine.connected(now: now), now: now)
+                socketConnected(now: now)
             }
         } catch {
             closeSocket()
@@ -442,6 +465,11 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         outbound.removeAll(keepingCapacity: outbound.capacity <= 64 << 10)
         outboundSent = 0
         socketConnecting = false
+        if let tls {
+            if socket >= 0 { tls.sendCloseNotify(socket) }
+            self.tls = nil
+            shared.withLock { $0.tlsSession = nil }
+        }
         guard socket >= 0 else { return }
         loop.deregister(socket)
         Socket.close(socket)
@@ -453,6 +481,10 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     /// Reads what the socket holds (at most 16 buffers per event, so the loop's other work gets its turn) and
     /// carries out what it completes.
     private func readAvailable(now: ContinuousClock.Instant) {
+        if let tls {
+            readAvailableTLS(tls, now: now)
+            return
+        }
         let buffer = loop.readBuffer
         for _ in 0..<16 {
             let fd = socket
@@ -484,6 +516,10 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     /// Sends what is queued; watches for room when the kernel takes only part.
     private func flush() {
         guard socket >= 0, !socketConnecting else { return }
+        if let tls {
+            flushTLS(tls)
+            return
+        }
         let fd = socket
         while outboundSent < outbound.count {
             let result = outbound.withUnsafeBytes { bytes -> Result<IOResult<Int>, IOError> in
@@ -513,6 +549,12 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     private func watch(writable: Bool) {
         guard socket >= 0, interest.writable != writable else { return }
         interest.writable = writable
+        try? loop.updateInterest(socket, interest)
+    }
+
+    private func watch(readable: Bool) {
+        guard socket >= 0, interest.readable != readable else { return }
+        interest.readable = readable
         try? loop.updateInterest(socket, interest)
     }
 }
@@ -553,7 +595,7 @@ extension RedisConnection {
                 socketConnecting = false
                 interest = readInterest
                 try? loop.updateInterest(socket, interest)
-                perform(machine.connected(now: now), now: now)
+                socketConnected(now: now)
             }
             finishEvent()
             return
@@ -568,5 +610,195 @@ extension RedisConnection {
             perform(machine.connectionClosed(reason, now: now), now: now)
         }
         finishEvent()
+    }
+}
+
+// MARK: - TLS (rediss://)
+
+extension RedisConnection {
+    /// The socket connected: over `redis://` the machine's handshake begins; over `rediss://` the TLS handshake
+    /// comes first (the machine hears of the connection when it completes).
+    fileprivate func socketConnected(now: ContinuousClock.Instant) {
+        guard configuration.url.usesTLS else {
+            perform(machine.connected(now: now), now: now)
+            return
+        }
+        guard let context = configuration.tls else {
+            perform(
+                machine.connectionClosed("rediss:// needs a tls context (RedisConfiguration.tls)", now: now),
+                now: now
+            )
+            return
+        }
+        let layer: RedisTLSLayer
+        do {
+            layer = RedisTLSLayer(engine: try context.makeClientEngine(serverName: configuration.url.host))
+        } catch {
+            perform(machine.connectionClosed("\(error)", now: now), now: now)
+            return
+        }
+        tls = layer
+        advanceTLSHandshake(layer, now: now)
+    }
+
+    /// Runs the TLS handshake as far as the input allows; its output is sent by ``flush()`` at the event's end.
+    private func advanceTLSHandshake(_ layer: RedisTLSLayer, now: ContinuousClock.Instant) {
+        switch layer.engine.handshake() {
+        case .complete(let session):
+            layer.handshakeDone = true
+            shared.withLock { $0.tlsSession = session }
+            perform(machine.connected(now: now), now: now)
+            // The server's first bytes may have come with its last handshake flight.
+            if tls === layer { decryptTLS(layer, now: now) }
+        case .wantInput, .outputFull:
+            break
+        case .failed(let failure):
+            layer.sendPendingOutput(socket)
+            let reason =
+                "tls handshake with \(configuration.url.host):\(configuration.url.port) failed: \(failure)"
+            perform(machine.connectionClosed(reason, now: now), now: now)
+        }
+    }
+
+    /// Reads ciphertext (at most 16 buffers, each at most what the engine takes) into the engine, and carries on
+    /// the handshake or decrypts.
+    private func readAvailableTLS(_ layer: RedisTLSLayer, now: ContinuousClock.Instant) {
+        let buffer = loop.readBuffer
+        for _ in 0..<16 {
+            let fd = socket
+            guard fd >= 0, tls === layer else { return }
+            // Zero only while decryption waits for the engine's output to drain (see `decryptTLS`): the socket is
+            // not watched for reading meanwhile (the poller is level-triggered: it would report it again and again),
+            // until `flushTLS` has sent the output and decrypted the rest.
+            let capacity = min(buffer.count, layer.engine.inputCapacity)
+            guard capacity > 0 else {
+                watch(readable: false)
+                return
+            }
+            let count: Int
+            do {
+                switch try Socket.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<capacity])) {
+                case .processed(let read):
+                    count = read
+                case .wouldBlock:
+                    return
+                }
+            } catch {
+                perform(machine.connectionClosed("\(error)", now: now), now: now)
+                return
+            }
+            guard count > 0 else {
+                let reason =
+                    layer.handshakeDone
+                    ? "the server closed the connection"
+                    : "the server closed the connection during the tls handshake (is it a tls port?)"
+                perform(machine.connectionClosed(reason, now: now), now: now)
+                return
+            }
+            layer.engine.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            if layer.handshakeDone {
+                decryptTLS(layer, now: now)
+            } else {
+                advanceTLSHandshake(layer, now: now)
+            }
+            if count < capacity { return }
+        }
+    }
+
+    /// Hands every byte of plaintext the engine can decrypt now to the machine. Stops early only when the engine's
+    /// output is full (the server does not read); ``flushTLS(_:)`` resumes it once the output drained.
+    private func decryptTLS(_ layer: RedisTLSLayer, now: ContinuousClock.Instant) {
+        let buffer = loop.readBuffer
+        let fd = socket
+        layer.inputStalled = false
+        while socket == fd, tls === layer {
+            switch layer.engine.read(into: buffer) {
+            case .bytes(let count):
+                guard count > 0 else { return }
+                machine.bytesReceived(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), now: now)
+                while socket == fd, let action = machine.nextReceivedAction(now: now) {
+                    perform(action, now: now)
+                }
+            case .wantInput:
+                return
+            case .outputFull:
+                layer.inputStalled = true
+                return
+            case .closed:
+                perform(machine.connectionClosed("the server closed the tls connection", now: now), now: now)
+                return
+            case .failed(let failure):
+                layer.sendPendingOutput(fd)
+                perform(machine.connectionClosed("\(failure)", now: now), now: now)
+                return
+            }
+        }
+    }
+
+    /// Sends the ciphertext waiting (what the kernel refused before first), encrypting the outbound buffer into the
+    /// engine as it drains, until everything is sent or the kernel takes no more (then it watches for room).
+    private func flushTLS(_ layer: RedisTLSLayer) {
+        let fd = socket
+        let buffer = loop.readBuffer
+        do {
+            while true {
+                if layer.unsentOffset < layer.unsent.count {
+                    let result = try layer.unsent.withUnsafeBytes { bytes throws(IOError) in
+                        try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[layer.unsentOffset...]))
+                    }
+                    if case .processed(let count) = result { layer.unsentOffset &+= count }
+                    guard layer.unsentOffset == layer.unsent.count else {
+                        watch(writable: true)
+                        return
+                    }
+                    layer.unsent = []
+                    layer.unsentOffset = 0
+                }
+                if layer.handshakeDone, outboundSent < outbound.count {
+                    let result = outbound.withUnsafeBytes {
+                        layer.engine.write(UnsafeRawBufferPointer(rebasing: $0[outboundSent...]))
+                    }
+                    switch result {
+                    case .wrote(let count):
+                        outboundSent &+= count
+                    case .wantInput, .outputFull:
+                        break
+                    case .failed(let failure):
+                        let now = ContinuousClock.now
+                        perform(machine.connectionClosed("\(failure)", now: now), now: now)
+                        return
+                    }
+                }
+                let taken = layer.engine.takeOutput(into: buffer)
+                guard taken > 0 else { break }
+                let result = try Socket.send(fd, UnsafeRawBufferPointer(rebasing: buffer[0..<taken]))
+                var sent = 0
+                if case .processed(let count) = result { sent = count }
+                if sent < taken {
+                    layer.unsent = Array(buffer[sent..<taken])
+                    watch(writable: true)
+                    return
+                }
+            }
+        } catch {
+            let now = ContinuousClock.now
+            perform(machine.connectionClosed("\(error)", now: now), now: now)
+            return
+        }
+        if outboundSent == outbound.count {
+            outbound.removeAll(keepingCapacity: outbound.capacity <= 64 << 10)
+            outboundSent = 0
+        }
+        watch(writable: false)
+        if layer.inputStalled {
+            // Decryption stopped on a full output, which is sent now; no socket event would announce the rest.
+            loop.execute { [self] in
+                guard let layer = tls, layer.inputStalled else { return }
+                handlingEvent = true
+                decryptTLS(layer, now: ContinuousClock.now)
+                if tls === layer, !layer.inputStalled { watch(readable: true) }
+                finishEvent()
+            }
+        }
     }
 }

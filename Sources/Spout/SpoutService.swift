@@ -3,6 +3,7 @@ import EventLoops
 import Foundation
 import HTTPServer
 import OpenSSL
+import RESP
 import Reactive
 import Sequences
 import Synchronization
@@ -69,8 +70,8 @@ public final class SpoutService: Sendable {
     ///   - log: Where request log lines go; `nil` for none. They are `info` lines: a `log.level` above it
     ///     silences them, as does `log.requests: false`.
     ///   - events: Where the service's own messages go (listening, draining, stopped); `nil` for none.
-    /// - Throws: `IOError` when the address cannot be bound; ``TLSError`` when TLS is configured and OpenSSL 3 is
-    ///   missing or the certificate or key file is bad.
+    /// - Throws: `IOError` when the address cannot be bound; ``TLSError`` when TLS is configured (HTTPS, or a
+    ///   `rediss://` Redis) and OpenSSL 3 is missing or a certificate, key or CA file is bad.
     public static func start(
         configuration: SpoutConfiguration,
         log: (any LogSink)? = nil,
@@ -93,6 +94,7 @@ public final class SpoutService: Sendable {
         let tls =
             try configuration.tls.isEnabled
             ? TLSReloadableContext(TLSServerConfiguration(spout: configuration.tls)) : nil
+        let redisTLS = try TLSClientConfiguration.redisContext(configuration.channels)
         let group = EventLoopGroup(loopCount: loopCount)
         let metrics = SpoutMetrics()
         let tlsMetrics = tls.map { TLSMetrics(registry: metrics.registry, context: $0) }
@@ -107,7 +109,8 @@ public final class SpoutService: Sendable {
             loops: group.loops,
             routes: router.patterns,
             hooks: hooks,
-            events: events
+            events: events,
+            redisTLS: redisTLS
         )
         var serverConfiguration = Server.Configuration(spout: configuration)
         // A request may have a body only on a route that takes one, up to that route's `maxBodyBytes` (GET,
@@ -351,5 +354,28 @@ extension TLSServerConfiguration {
     /// The files of `tls.certificateFile` and `tls.privateKeyFile`, offering ALPN `http/1.1`.
     init(spout tls: SpoutConfiguration.TLS) {
         self.init(certificateFile: tls.certificateFile, privateKeyFile: tls.privateKeyFile)
+    }
+}
+
+extension TLSClientConfiguration {
+    /// The trust and client certificate of a `rediss://` `channels.redisURL`: `channels.redisTLSCAFile` or the
+    /// system's CA store, and `channels.redisTLSCertificateFile` with its key when set.
+    init(redis channels: SpoutConfiguration.Channels) {
+        self.init(
+            trust: channels.redisTLSCAFile.isEmpty ? .system : .caFile(channels.redisTLSCAFile),
+            certificateFile: channels.redisTLSCertificateFile.isEmpty ? nil : channels.redisTLSCertificateFile,
+            privateKeyFile: channels.redisTLSPrivateKeyFile.isEmpty ? nil : channels.redisTLSPrivateKeyFile
+        )
+    }
+
+    /// The client context for `channels.redisURL` when it is `rediss://`, nil otherwise. Reads the CA store or file
+    /// and the client certificate: at start-up.
+    ///
+    /// - Throws: ``TLSError`` when OpenSSL 3 is missing, or a file is bad (naming it).
+    static func redisContext(_ channels: SpoutConfiguration.Channels) throws(TLSError) -> TLSContext? {
+        guard !channels.redisURL.isEmpty, (try? RedisURL(parsing: channels.redisURL))?.usesTLS == true else {
+            return nil
+        }
+        return try TLSContext(client: TLSClientConfiguration(redis: channels))
     }
 }

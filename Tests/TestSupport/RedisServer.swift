@@ -146,6 +146,39 @@ public final class RedisServer {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// The TLS port of a server started with ``startTLS(certificateFile:privateKeyFile:caFile:authClients:arguments:)``
+    /// (kept by ``restarted(timeout:)``), nil for a plain one.
+    public var tlsPort: Int? {
+        guard let index = arguments.firstIndex(of: "--tls-port"), index + 1 < arguments.count else { return nil }
+        return Int(arguments[index + 1])
+    }
+
+    /// Whether the `rediss://` tests run: `redis-server` and the `openssl` tool are installed (Debian's redis-server
+    /// is built with TLS), or Redis or TLS tests are required (CI sets both flags).
+    public static var tlsTestsEnabled: Bool {
+        isRequired || TestCertificates.isRequired
+            || (executablePath != nil && TestCertificates.executable("openssl") != nil)
+    }
+
+    /// A server that speaks TLS too, on a free port of its own (``tlsPort``), with the certificate chain and key
+    /// given; its plain port stays open for ``command(_:timeout:)``. `caFile` is the CA bundle redis-server checks
+    /// client certificates with; with `authClients`, a client without a certificate from it is refused.
+    public static func startTLS(
+        certificateFile: String,
+        privateKeyFile: String,
+        caFile: String,
+        authClients: Bool = false,
+        arguments: [String] = []
+    ) throws -> RedisServer {
+        guard let tlsPort = freePort() else { throw Failure.noFreePort }
+        return try start(
+            arguments: [
+                "--tls-port", String(tlsPort), "--tls-cert-file", certificateFile, "--tls-key-file", privateKeyFile,
+                "--tls-ca-cert-file", caFile, "--tls-auth-clients", authClients ? "yes" : "no",
+            ] + arguments
+        )
+    }
+
     /// Kills the server with SIGKILL, as a crash would, and reaps it. With `keepingData` it first makes the server
     /// write its dump (`SAVE`, which works with `--save ""`), and leaves its directory for ``restarted(timeout:)``,
     /// which loads it; without, the directory goes, and the restarted server starts empty.

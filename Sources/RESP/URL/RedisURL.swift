@@ -1,9 +1,11 @@
-/// Where a Redis server is and how to log in to it, read from `redis://[user:password@]host[:port][/db]`.
+/// Where a Redis server is and how to log in to it, read from `redis://[user:password@]host[:port][/db]`, or
+/// `rediss://…` for TLS.
 ///
 /// The port defaults to 6379 and the database to 0. The username and password are percent-decoded; a password may
 /// also hold `@`, `:` or `/` unencoded (the last `@` ends it). `redis://:secret@host` logs in with a password only
-/// (the `default` user). IPv6 hosts go in brackets: `redis://[::1]:6379`. `rediss://` (TLS) is recognised and
-/// refused with a clear error, since the client speaks plain TCP; so are query strings and other schemes.
+/// (the `default` user). IPv6 hosts go in brackets: `redis://[::1]:6379`. `rediss://` sets ``usesTLS``: the
+/// same URL, spoken over TLS (the transport's business, not this value's). Query strings and other schemes are
+/// refused with a clear error.
 ///
 /// ``description`` never shows the password.
 ///
@@ -20,6 +22,8 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     public var password: String?
     /// The database number.
     public var database: Int
+    /// Whether the URL is `rediss://`: the connection is TLS, verified against the URL's host.
+    public var usesTLS: Bool
 
     public static let defaultPort = 6379
 
@@ -28,16 +32,18 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         port: Int = RedisURL.defaultPort,
         username: String? = nil,
         password: String? = nil,
-        database: Int = 0
+        database: Int = 0,
+        usesTLS: Bool = false
     ) {
         self.host = host
         self.port = port
         self.username = username
         self.password = password
         self.database = database
+        self.usesTLS = usesTLS
     }
 
-    /// Parses a `redis://` URL.
+    /// Parses a `redis://` or `rediss://` URL.
     ///
     /// - Throws: ``RedisURLError`` naming the part that is wrong.
     public init(parsing text: String) throws(RedisURLError) {
@@ -48,11 +54,12 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             throw .unsupportedScheme(RESPText.quoted(bytes[..<end]))
         }
         let scheme = String(decoding: bytes[..<schemeEnd], as: UTF8.self).lowercased()
+        let usesTLS: Bool
         switch scheme {
         case "redis":
-            break
+            usesTLS = false
         case "rediss":
-            throw .tlsNotSupported
+            usesTLS = true
         default:
             throw .unsupportedScheme(RESPText.quoted(scheme.utf8))
         }
@@ -138,13 +145,14 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             port: port,
             username: username,
             password: password,
-            database: database
+            database: database,
+            usesTLS: usesTLS
         )
     }
 
     /// The URL with the password replaced by `***`.
     public var description: String {
-        var text = "redis://"
+        var text = usesTLS ? "rediss://" : "redis://"
         if password != nil || username != nil {
             text += RedisURL.percentEncoded(username ?? "")
             text += password == nil ? "" : ":***"

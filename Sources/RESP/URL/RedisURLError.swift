@@ -1,12 +1,10 @@
-/// Why a `redis://` URL could not be used; each case carries the offending part (never the password).
+/// Why a `redis://` or `rediss://` URL could not be used; each case carries the offending part (never the password).
 ///
 /// **Ownership:** A value; thrown by ``RedisURL/init(parsing:)``.
 /// **Thread safety:** Value type; not shared.
 public enum RedisURLError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The URL does not start with `redis://`.
+    /// The URL does not start with `redis://` or `rediss://`.
     case unsupportedScheme(String)
-    /// The URL starts with `rediss://`: TLS is not supported.
-    case tlsNotSupported
     /// There is no host between `//` and the port or path.
     case missingHost
     /// The host holds a character a host name or bracketed IPv6 address may not.
@@ -26,9 +24,7 @@ public enum RedisURLError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unsupportedScheme(let scheme):
-            return "redis url must start with redis://, got \"\(scheme)\""
-        case .tlsNotSupported:
-            return "rediss:// (tls) is not supported; use redis:// over a trusted network or a local tls proxy"
+            return "redis url must start with redis:// or rediss://, got \"\(scheme)\""
         case .missingHost:
             return "redis url has no host"
         case .invalidHost(let host):

@@ -1,5 +1,6 @@
 import EventLoops
 import HTTPServer
+import OpenSSL
 import RESP
 
 /// What the channel routes share: the broker (in-process, or over Redis when `channels.redisURL` is set) and the
@@ -30,6 +31,7 @@ final class ChannelService: Sendable {
     }
 
     /// - Parameter loops: The loops the Redis connections run on (the server's).
+    /// - Parameter redisTLS: The client context of a `rediss://` URL, made at start-up.
     init(
         configuration: SpoutConfiguration.Channels,
         metrics: ChannelMetrics,
@@ -37,7 +39,8 @@ final class ChannelService: Sendable {
         registry: MetricsRegistry? = nil,
         maxBodyBytes: Int = 4 << 20,
         events: EventLog? = nil,
-        trustedProxies: [String] = []
+        trustedProxies: [String] = [],
+        redisTLS: TLSContext? = nil
     ) {
         self.metrics = metrics
         access = ChannelAccess(configuration: configuration, trustedProxies: trustedProxies)
@@ -50,7 +53,8 @@ final class ChannelService: Sendable {
                 metrics: metrics,
                 loops: loops,
                 maxBodyBytes: maxBodyBytes,
-                events: events
+                events: events,
+                tls: redisTLS
             )
             registry?.add(RedisMetrics(publishers: redis.publishers, followers: redis.followers))
             redis.start()

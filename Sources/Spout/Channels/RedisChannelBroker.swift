@@ -2,6 +2,7 @@ import Dispatch
 import EventLoops
 import Foundation
 import HTTPServer
+import OpenSSL
 import RESP
 import Reactive
 import Redis
@@ -142,6 +143,7 @@ final class RedisChannelBroker: @unchecked Sendable {
         }
     }
 
+    /// - Parameter tls: The client context of a `rediss://` URL (``RedisConfiguration/tls``).
     /// - Parameter maxBodyBytes: The largest publish body (`limits.maxBodyBytes`): a batch's command and its
     ///   announcement are about that large, so the connections' reply and write limits are above it.
     init(
@@ -150,7 +152,8 @@ final class RedisChannelBroker: @unchecked Sendable {
         metrics: ChannelMetrics,
         loops: [EventLoop],
         maxBodyBytes: Int = 4 << 20,
-        events: EventLog? = nil
+        events: EventLog? = nil,
+        tls: TLSContext? = nil
     ) {
         self.configuration = configuration
         self.events = events
@@ -166,7 +169,8 @@ final class RedisChannelBroker: @unchecked Sendable {
                 url: url,
                 clientName: name,
                 maxReplyBytes: messageBytes,
-                maxOutboundBytes: messageBytes
+                maxOutboundBytes: messageBytes,
+                tls: tls
             )
             // A follower reads the history on the connection it subscribed on, which only RESP3 allows: a Redis
             // before 6 is refused with a message that names the cause (in /ready and the log).

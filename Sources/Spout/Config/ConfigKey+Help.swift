@@ -58,9 +58,12 @@ extension ConfigKey {
         "channels.overflow": "a subscriber past its buffer: disconnect (it resumes from history) or drop-oldest (gap)",
         "channels.publishTokens": "Bearer tokens that may publish and list channels; empty: loopback clients only",
         "channels.redisURL":
-            "redis://[user:password@]host[:port][/db]: share channels across replicas; empty: in-process",
+            "redis[s]://[user:password@]host[:port][/db]: share channels across replicas (rediss: TLS); empty: in-process",
         "channels.redisReadiness":
             "report (/ready stays 200, says Redis's state) or fail (/ready 503 while Redis is down)",
+        "channels.redisTLSCAFile": "PEM CAs to verify a rediss:// server with; empty: the system's CA store",
+        "channels.redisTLSCertificateFile": "PEM client certificate chain for a rediss:// server that asks for one",
+        "channels.redisTLSPrivateKeyFile": "PEM private key of channels.redisTLSCertificateFile",
         "channels.redisKeyPrefix": "prefix of every Redis key and pub/sub channel Spout uses",
         "channels.subscribeTokens": "Bearer tokens that may subscribe and read /latest (or ?token=); empty: anyone",
         "channels.idempotencyWindowSeconds": "how long a publish's Idempotency-Key is remembered (a retry: same ids)",

@@ -183,6 +183,21 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "channels.subscribeTokens", kind: .names(\.channels.subscribeTokens)),
         ConfigKey(name: "channels.redisURL", kind: .redisURL(\.channels.redisURL), alias: "SPOUT_REDIS_URL"),
         ConfigKey(
+            name: "channels.redisTLSCAFile",
+            kind: .path(\.channels.redisTLSCAFile),
+            alias: "SPOUT_REDIS_TLS_CA_FILE"
+        ),
+        ConfigKey(
+            name: "channels.redisTLSCertificateFile",
+            kind: .path(\.channels.redisTLSCertificateFile),
+            alias: "SPOUT_REDIS_TLS_CERTIFICATE_FILE"
+        ),
+        ConfigKey(
+            name: "channels.redisTLSPrivateKeyFile",
+            kind: .path(\.channels.redisTLSPrivateKeyFile),
+            alias: "SPOUT_REDIS_TLS_PRIVATE_KEY_FILE"
+        ),
+        ConfigKey(
             name: "channels.redisReadiness",
             kind: .choice(Choice(\.channels.redisReadiness))
         ),
@@ -317,7 +332,8 @@ struct ConfigKey: @unchecked Sendable {
                 } catch {
                     throw invalid(
                         "(not shown: it may hold a password)",
-                        expected: "a redis:// URL (redis://[user:password@]host[:port][/db]; \(error)), or empty",
+                        expected:
+                            "a redis:// or rediss:// URL (redis[s]://[user:password@]host[:port][/db]; \(error)), or empty",
                         source
                     )
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import RESP
 
 extension SpoutConfiguration {
     /// What a command line asked for besides configuration.
@@ -174,10 +175,40 @@ extension SpoutConfiguration {
 }
 
 extension SpoutConfiguration {
+    /// The `rediss://` files: a client certificate needs its key and the other way round, and none is given unless
+    /// `channels.redisURL` is `rediss://` (a CA file beside a `redis://` URL would otherwise be ignored silently,
+    /// with the connection in clear). Whether the files are good is checked when the service starts.
+    func checkRedisTLS() throws(ConfigError) {
+        let certificate = channels.redisTLSCertificateFile
+        let key = channels.redisTLSPrivateKeyFile
+        if certificate.isEmpty != key.isEmpty {
+            let missing = certificate.isEmpty ? "channels.redisTLSCertificateFile" : "channels.redisTLSPrivateKeyFile"
+            let other = certificate.isEmpty ? "channels.redisTLSPrivateKeyFile" : "channels.redisTLSCertificateFile"
+            throw .invalidValue(
+                key: missing,
+                value: "nothing",
+                expected: "a PEM file when \(other) is set",
+                source: "the configuration"
+            )
+        }
+        let usesTLS = (try? RedisURL(parsing: channels.redisURL))?.usesTLS ?? false
+        for (name, value) in [
+            ("channels.redisTLSCAFile", channels.redisTLSCAFile), ("channels.redisTLSCertificateFile", certificate),
+        ] where !value.isEmpty && !usesTLS {
+            throw .invalidValue(
+                key: name,
+                value: value,
+                expected: "empty unless channels.redisURL is a rediss:// URL",
+                source: "the configuration"
+            )
+        }
+    }
+
     /// The TLS keys that only make sense together: a certificate needs its key and the other way round, and
     /// `tls.port` needs both and a port of its own. (Whether the files are good is checked when the service
     /// starts, where OpenSSL reads them.)
     func checkTLS() throws(ConfigError) {
+        try checkRedisTLS()
         if tls.certificateFile.isEmpty != tls.privateKeyFile.isEmpty {
             let missing = tls.certificateFile.isEmpty ? "tls.certificateFile" : "tls.privateKeyFile"
             let other = tls.certificateFile.isEmpty ? "tls.privateKeyFile" : "tls.certificateFile"

@@ -190,9 +190,15 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var publishTokens: [String] = []
         /// Bearer tokens that may subscribe (header, or `?token=` for `EventSource`); empty means anyone may.
         public var subscribeTokens: [String] = []
-        /// `redis://[user:password@]host[:port][/db]`: channels are shared through this Redis (history, ids and
-        /// fan-out across every replica that names it); empty keeps them in this process.
+        /// `redis://[user:password@]host[:port][/db]` (or `rediss://…` for TLS): channels are shared through this
+        /// Redis (history, ids and fan-out across every replica that names it); empty keeps them in this process.
         public var redisURL = ""
+        /// A PEM file of the CAs a `rediss://` server's certificate must chain to; empty: the system's CA store.
+        public var redisTLSCAFile = ""
+        /// A PEM client certificate chain to present to a `rediss://` server that asks for one; empty: none.
+        public var redisTLSCertificateFile = ""
+        /// The PEM private key of ``redisTLSCertificateFile``; set exactly when it is.
+        public var redisTLSPrivateKeyFile = ""
         /// Whether `/ready` fails while Redis is unreachable (`fail`) or only says so in its body (`report`).
         public var redisReadiness = RedisReadiness.report
         /// The prefix of every key (and pub/sub channel) Spout uses in Redis, so deployments can share one.

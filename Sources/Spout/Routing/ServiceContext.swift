@@ -1,6 +1,7 @@
 import EventLoops
 import Foundation
 import HTTPServer
+import OpenSSL
 
 /// What every route shares: configuration, metrics, the log, CORS policy and per-loop timers.
 ///
@@ -43,7 +44,8 @@ final class ServiceContext: Sendable {
         loops: [EventLoop],
         routes: [String] = [],
         hooks: ServiceHooks = ServiceHooks(),
-        events: EventLog? = nil
+        events: EventLog? = nil,
+        redisTLS: TLSContext? = nil
     ) {
         self.hooks = hooks
         self.sequenceWorker = hooks.sequenceWorker
@@ -71,7 +73,8 @@ final class ServiceContext: Sendable {
             registry: metrics.registry,
             maxBodyBytes: configuration.limits.maxBodyBytes,
             events: events,
-            trustedProxies: configuration.trustedProxies
+            trustedProxies: configuration.trustedProxies,
+            redisTLS: redisTLS
         )
         self.upstream = UpstreamClient(
             configuration: configuration.upstream,

@@ -21,14 +21,22 @@ import Testing
         ("redis://[::1]", RedisURL(host: "::1")),
         ("redis://[::1]:6390/4", RedisURL(host: "::1", port: 6390, database: 4)),
         ("redis://[fe80::1%25eth0]:1", RedisURL(host: "fe80::1%eth0", port: 1)),
+        ("rediss://host:6380", RedisURL(host: "host", port: 6380, usesTLS: true)),
+        (
+            "REDISS://:secret@redis.example.com/1",
+            RedisURL(host: "redis.example.com", password: "secret", database: 1, usesTLS: true)
+        ),
+        ("rediss://[::1]", RedisURL(host: "::1", usesTLS: true)),
     ])
     func parses(_ text: String, _ expected: RedisURL) throws {
         #expect(try RedisURL(parsing: text) == expected)
     }
 
     @Test(arguments: [
-        ("rediss://host:6380", RedisURLError.tlsNotSupported),
-        ("http://host", .unsupportedScheme("http")),
+        ("http://host", RedisURLError.unsupportedScheme("http")),
+        ("redisss://host", .unsupportedScheme("redisss")),
+        ("rediss://", .missingHost),
+        ("rediss://host?ssl_cert_reqs=none", .unexpectedComponent("?ssl_cert_reqs=none")),
         ("unix:///tmp/redis.sock", .unsupportedScheme("unix")),
         ("localhost:6379", .unsupportedScheme("localhost")),
         ("redis:user:secret@host", .unsupportedScheme("redis")),
@@ -69,15 +77,20 @@ import Testing
         #expect(try RedisURL(parsing: "redis://[::1]").description == "redis://[::1]:6379/0")
         #expect(try RedisURL(parsing: "redis://[fe80::1%25eth0]").description == "redis://[fe80::1%25eth0]:6379/0")
         #expect(RedisURL(host: "h", username: "a b").description == "redis://a%20b@h:6379/0")
+        #expect(try RedisURL(parsing: "rediss://:hunter2@h:6380").description == "rediss://:***@h:6380/0")
         #expect(
             try RedisURL(parsing: RedisURL(host: "h", port: 2, database: 3).description)
                 == RedisURL(host: "h", port: 2, database: 3)
+        )
+        #expect(
+            try RedisURL(parsing: RedisURL(host: "h", port: 2, database: 3, usesTLS: true).description)
+                == RedisURL(host: "h", port: 2, database: 3, usesTLS: true)
         )
     }
 
     @Test func errorsNeverCarryThePassword() {
         for text in [
-            "redis:/:hunter2@host", "redis://:hunter2@ho st", "redis://:hunter2@host:x", "rediss://:hunter2@h",
+            "redis:/:hunter2@host", "redis://:hunter2@ho st", "redis://:hunter2@host:x", "rediss://:hunter2@h:x",
         ] {
             do {
                 _ = try RedisURL(parsing: text)

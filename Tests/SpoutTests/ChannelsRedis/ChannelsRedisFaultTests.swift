@@ -165,7 +165,7 @@ struct ChannelsRedisFaultTests {
     }
 
     @Test(arguments: [
-        "rediss://127.0.0.1:6379", "not a url", "http://127.0.0.1:6379", "redis://127.0.0.1:99999",
+        "rediss://127.0.0.1:99999", "not a url", "http://127.0.0.1:6379", "redis://127.0.0.1:99999",
         "redis://127.0.0.1/x", "redis://",
     ])
     func aRedisURLThatCannotBeUsedIsRefusedAtStartNamingTheKey(url: String) async {
@@ -173,7 +173,7 @@ struct ChannelsRedisFaultTests {
             try SpoutConfiguration.load(arguments: [], environment: ["SPOUT_REDIS_URL": url])
         } throws: { error in
             let text = "\(error)"
-            return text.contains("channels.redisURL") && (!url.hasPrefix("rediss") || text.contains("tls"))
+            return text.contains("channels.redisURL")
         }
         var file = SpoutConfiguration()
         #expect {
