@@ -13,7 +13,8 @@
 // then), event k (0 ≤ k < M) is published to channel k mod P with the body `{"data":[k,T]}` (`[k,T]` with -raw,
 // for servers that relay the body as the data: nchan), T its send time in ns; at R events/s, or as fast as the
 // publishes return (R = 0). Each subscriber checks it gets exactly the events of its channels: every one, once.
-// With -hold D the run publishes nothing after the warm-up: it prints `scale_ready` and holds the subscribers
+// With -before-publish CMD, the shell command CMD runs after the warm-up, before the first publish (a profiler's
+// counters zeroed there, say). With -hold D the run publishes nothing after the warm-up: it prints `scale_ready` and holds the subscribers
 // for D (idle memory).
 //
 // Prints, one figure a line: scale_connected, scale_failed, scale_connect_s, scale_delivered: D of E,
@@ -63,6 +64,7 @@ var (
 	timeout  = flag.Duration("timeout", 300*time.Second, "bound on the whole run")
 	grace    = flag.Duration("grace", 60*time.Second, "how long deliveries may take after the last publish")
 	hold     = flag.Duration("hold", 0, "idle mode: hold the warm subscribers this long, publish nothing")
+	before   = flag.String("before-publish", "", "a shell command run after the warm-up, before the first publish")
 	child    = flag.Bool("child", false, "internal: run as a child holding subscribers [first, first+count)")
 	first    = flag.Int("first", 0, "internal: the child's first subscriber")
 	count    = flag.Int("count", 0, "internal: the child's subscribers")
@@ -466,6 +468,11 @@ func runParent() {
 		return
 	}
 
+	if *before != "" {
+		if out, err := exec.Command("sh", "-c", *before).CombinedOutput(); err != nil {
+			fmt.Printf("scale_error: -before-publish: %v %s\n", err, out)
+		}
+	}
 	start := time.Now()
 	var gap time.Duration
 	if *rate > 0 {
