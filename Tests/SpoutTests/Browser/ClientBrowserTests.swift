@@ -146,6 +146,56 @@ struct ClientBrowserTests {
         await server.stop()
     }
 
+    /// docs/CLIENT.md: where Web Locks or `BroadcastChannel` are missing, or with `shared: false`, each tab has a
+    /// connection of its own. Two tabs, on `a` and on `a`,`b`: two streams on the server, each tab gets exactly its
+    /// channels' events, once; closing one tab ends its connection only, and the other goes on.
+    @Test(arguments: ["no Web Locks", "no BroadcastChannel", "shared: false"])
+    func withoutSharingEachTabHasAConnectionOfItsOwn(fallback: String) async throws {
+        let server = try SpoutTestServer()
+        let publisher = try ChannelHTTP(port: server.port)
+        let browser = try HeadlessChromium.launch()
+        defer { browser.terminate() }
+        let page = "http://127.0.0.1:\(server.port)/problems/not-found"
+        let (patch, options) =
+            switch fallback {
+            case "no Web Locks":
+                ("Object.defineProperty(Navigator.prototype, 'locks', { get: () => undefined }); 'patched'", "{}")
+            case "no BroadcastChannel": ("delete window.BroadcastChannel; 'patched'", "{}")
+            default: ("'unpatched'", "{ shared: false }")
+            }
+
+        var tabs: [ClientTab] = []
+        for channels in [["a"], ["a", "b"]] {
+            let tab = try ClientTab(browser: browser, url: page)
+            try tab.evaluate(patch)
+            try tab.subscribe(channels, options: options)
+            _ = try tab.until("its own connection", "status && status.leader && status.connected")
+            tabs.append(tab)
+        }
+        #expect(eventually { server.subscribers(["a", "b"]) == [2, 1] && server.activeStreams == 2 })
+
+        var ids: [String: [String]] = [:]
+        for (channel, numbers) in [("a", [1, 2, 3]), ("b", [1]), ("c", [9])] {
+            ids[channel, default: []] += try publisher.publishIDs(channel, channelBody(numbers))
+        }
+        let firstSeen = try tabs[0].until("a", "events(log).length >= 3")
+        let secondSeen = try tabs[1].until("a and b", "events(log).length >= 4")
+        #expect(firstSeen.numbers(on: "a") == [1, 2, 3] && firstSeen.events.count == 3)
+        #expect(firstSeen.ids(on: "a") == ids["a"])
+        #expect(secondSeen.numbers(on: "a") == [1, 2, 3] && secondSeen.numbers(on: "b") == [1])
+        #expect(secondSeen.events.count == 4)
+
+        try tabs[0].close()
+        #expect(eventually { server.subscribers(["a", "b"]) == [1, 1] && server.activeStreams == 1 })
+        ids["a", default: []] += try publisher.publishIDs("a", channelBody([4]))
+        let secondLast = try tabs[1].until("a 4", "events(log).length >= 5")
+        #expect(secondLast.numbers(on: "a") == [1, 2, 3, 4], "every event once")
+        #expect(secondLast.ids(on: "a") == ids["a"])
+        #expect(try tabs[1].snapshot().status?.connected == true)
+        #expect(server.isHealthy())
+        await server.stop()
+    }
+
     @Test func theClientReadsTheWireFormatAndResumesFromItsCursor() async throws {
         let server = try SpoutTestServer()
         let script = try ScriptedStream(responses: [

@@ -324,6 +324,26 @@ extension StreamClient {
         #expect(text.utf8.count <= ChannelCursor.maxLength(entries: 3))
     }
 
+    /// The base-36 numbers of a cursor (epoch indices, sequences) are the standard library's digits, at every
+    /// change of length and at the ends of the range.
+    @Test func itsNumbersAreBase36() {
+        var values: [UInt64] = [0, 1, 35, 36, 1_295, 1_296, UInt64.max, UInt64.max - 1]
+        var power: UInt64 = 36
+        for _ in 2...12 {
+            power *= 36
+            values += [power - 1, power, power + 1]
+        }
+        var generator = SystemRandomNumberGenerator()
+        values += (0..<1_000).map { _ in
+            UInt64.random(in: 0...UInt64.max, using: &generator) >> UInt64.random(in: 0...63)
+        }
+        for value in values {
+            var bytes: [UInt8] = [UInt8(ascii: "x")]
+            ChannelCursor.appendBase36(value, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == "x" + String(value, radix: 36), "\(value)")
+        }
+    }
+
     @Test func itIsCompactAndBounded() {
         let positions = (0..<100).map {
             (

@@ -1,0 +1,3 @@
+module spoutbench/scale
+
+go 1.19
