@@ -37,7 +37,13 @@ final class LoopContext: @unchecked Sendable {  // Mutable state is confined to 
     /// (``Connection/pipelineBacklogBytes``). For tests. // Loop-confined.
     var pipelineHolds = 0
     /// The cached `Date` header line of the responses written on this loop. // Loop-confined.
-    var dateCache = DateCache()
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        var dateCache = DateCache()
+    #else
+        // Unchecked: bench/tools/request_cost.sh SCOPE=loop (/health, fib JSON): every response's head takes it
+        // `inout`, and the loop's serial queue already rules out an overlapping access (see `Connection`).
+        @exclusivity(unchecked) var dateCache = DateCache()
+    #endif
 
     init(
         loop: EventLoop,

@@ -74,14 +74,6 @@ public struct BigUInt: Sendable, Hashable, Comparable, CustomStringConvertible, 
         }
     }
 
-    /// Limbs 1 and up, least significant first; empty for values below 10^18. Allocates: for tests.
-    var high: [UInt64] {
-        switch storage {
-        case .small: []
-        case .large(let limbs): Array(limbs.dropFirst())
-        }
-    }
-
     /// Every limb, least significant first, moved out of `self` (left zero) so that it stays uniquely referenced.
     private mutating func takeLimbs() -> [UInt64] {
         switch storage {

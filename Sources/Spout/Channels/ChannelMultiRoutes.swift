@@ -145,18 +145,23 @@ enum ChannelMultiRoutes {
     }
 
     /// `GET /subscribe`.
-    static let subscribe: Routes.Handler = { context in
+    static let subscribe: Routes.Handler<ChannelRoutes.Dependencies> = { context, channels in
         do throws(Problem) {
-            let settings = context.service.configuration.channels
+            let settings = channels.settings
             let query = try parse(context.request.queryItems, maxChannels: settings.maxChannelsPerSubscription)
             let format = try StreamFormat.negotiate(
                 format: query.single["format"],
                 accept: context.request.headers["Accept"],
                 allowed: [.sse, .ndjson]
             )
-            let broker = context.service.channels
+            let broker = channels.broker
             let rights = ChannelSubscriberRights(
-                identity: try ChannelRoutes.identity(context, for: .subscribe, queryToken: query.single["token"])
+                identity: try ChannelRoutes.identity(
+                    context,
+                    channels,
+                    for: .subscribe,
+                    queryToken: query.single["token"]
+                )
             )
             for name in query.named {
                 if let refusal = rights.mayFollow(name) { throw refusal }
@@ -212,7 +217,7 @@ enum ChannelMultiRoutes {
                 }
                 if let refusal {
                     multi.cancel()
-                    ChannelRoutes.respond(refusal, context)
+                    ChannelRoutes.respond(refusal, channels.settings, context)
                     return
                 }
             }
@@ -223,7 +228,7 @@ enum ChannelMultiRoutes {
             case .ndjson:
                 stream(multi, context, format: format, encoder: ChannelMultiNDJSONEncoder())
             default:
-                let retry = context.service.configuration.sse.retryMilliseconds
+                let retry = channels.retryMilliseconds
                 stream(multi, context, format: format, encoder: ChannelMultiSSEEncoder(retryMilliseconds: retry))
             }
         } catch {

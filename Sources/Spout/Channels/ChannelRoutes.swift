@@ -13,14 +13,26 @@ enum ChannelRoutes {
     /// Seconds a client is told to wait when the broker is at a limit.
     static let retryAfterSeconds = "1"
 
+    /// What the channel routes (and `/subscribe`, ``ChannelMultiRoutes``) use.
+    ///
+    /// **Thread safety:** immutable; the broker is thread-safe.
+    struct Dependencies: Sendable {
+        /// The broker, access rules and idempotency keys.
+        let broker: ChannelService
+        /// `channels.*`.
+        let settings: SpoutConfiguration.Channels
+        /// `sse.retryMilliseconds`, for the streams' `retry:` field.
+        let retryMilliseconds: Int
+    }
+
     /// `POST /channels/{name}/events`: `{"data": …, "event": …}` or an array of them → `202` with the ids. With an
     /// `Idempotency-Key` (``ChannelIdempotency``), a retry gets the first `202` again and publishes nothing.
-    static let publish: Routes.Handler = { context in
+    static let publish: Routes.Handler<Dependencies> = { context, channels in
         do throws(Problem) {
             let name = try channelName(context)
             _ = try QueryParameters(query: context.request, known: [])
-            let broker = context.service.channels
-            let identity = try requireAccess(context, channel: name, for: .publish)
+            let broker = channels.broker
+            let identity = try requireAccess(context, channels, channel: name, for: .publish)
             if let limiter = broker.access.publishLimiter {
                 let client = broker.access.proxies.client(
                     peer: context.request.remoteAddress,
@@ -46,7 +58,7 @@ enum ChannelRoutes {
             let key = try ChannelIdempotency.key(in: context.request.headers)
             let body = try ChannelPublishBody(
                 context.request.body,
-                maxDataBytes: context.service.configuration.channels.maxEventBytes
+                maxDataBytes: channels.settings.maxEventBytes
             )
             // The key's place in this process's table: in flight from here until the answer.
             var slot: ChannelIdempotency.Slot?
@@ -66,7 +78,7 @@ enum ChannelRoutes {
                             + "nothing was published by this request: wait for that answer, or retry later"
                     )
                 case .reused:
-                    throw keyReused(name, context)
+                    throw keyReused(name, channels.settings)
                 case .full:
                     context.respond(
                         problem: .unavailable(
@@ -88,7 +100,8 @@ enum ChannelRoutes {
                     if let slot { broker.idempotency.complete(slot, published: nil, now: ChannelBroker.now) }
                     switch result {
                     case .success(let ids): respondPublished(ids, on: name, context)
-                    case .failure(let failure): respond(failure, keyed: key != nil, on: name, context)
+                    case .failure(let failure):
+                        respond(failure, keyed: key != nil, on: name, channels.settings, context)
                     }
                 }
             case .inProcess(let local):
@@ -103,7 +116,7 @@ enum ChannelRoutes {
                 }
                 switch result {
                 case .success(let ids): respondPublished(ids, on: name, context)
-                case .failure(let refusal): respond(refusal, context)
+                case .failure(let refusal): respond(refusal, channels.settings, context)
                 }
             }
         } catch {
@@ -112,10 +125,10 @@ enum ChannelRoutes {
     }
 
     /// `422`: the key was used with another body.
-    private static func keyReused(_ name: String, _ context: RequestContext) -> Problem {
+    private static func keyReused(_ name: String, _ settings: SpoutConfiguration.Channels) -> Problem {
         .idempotencyKeyReused(
             "this Idempotency-Key was used on channel \"\(name)\" within the last "
-                + "\(windowText(context.service.configuration.channels.idempotencyWindowSeconds)) for a publish with "
+                + "\(windowText(settings.idempotencyWindowSeconds)) for a publish with "
                 + "another body; nothing was published: use a new key for a new publish"
         )
     }
@@ -127,7 +140,7 @@ enum ChannelRoutes {
 
     /// `GET /channels/{name}`: the channel's events as SSE or NDJSON, resumed after `Last-Event-ID` (or
     /// `?lastEventId=`) from the history.
-    static let subscribe: Routes.Handler = { context in
+    static let subscribe: Routes.Handler<Dependencies> = { context, channels in
         do throws(Problem) {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: subscribeParameters)
@@ -136,8 +149,8 @@ enum ChannelRoutes {
                 accept: context.request.headers["Accept"],
                 allowed: [.sse, .ndjson]
             )
-            let broker = context.service.channels
-            try requireAccess(context, channel: name, for: .subscribe, queryToken: query["token"])
+            let broker = channels.broker
+            try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
             // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
             // parameter of the first connection.
             // An empty one (after trimming) is no resume point at all.
@@ -145,7 +158,7 @@ enum ChannelRoutes {
                 .map { $0.trimmingCharacters(in: .whitespaces) }
                 .flatMap { $0.isEmpty ? nil : $0 }
             let resume = lastEventID.map(Channel.Resume.after) ?? .live
-            let settings = context.service.configuration.channels
+            let settings = channels.settings
             let limits = ChannelSubscription.Limits(
                 events: settings.subscriberBufferEvents,
                 bytes: settings.subscriberBufferBytes,
@@ -172,13 +185,13 @@ enum ChannelRoutes {
                 }
             switch joined {
             case .failure(let refusal):
-                respond(refusal, context)
+                respond(refusal, channels.settings, context)
             case .success(let subscription):
                 switch format {
                 case .ndjson:
                     stream(subscription, context, format: format, encoder: ChannelNDJSONEncoder())
                 default:
-                    let retry = context.service.configuration.sse.retryMilliseconds
+                    let retry = channels.retryMilliseconds
                     stream(subscription, context, format: format, encoder: ChannelSSEEncoder(retryMilliseconds: retry))
                 }
             }
@@ -188,12 +201,12 @@ enum ChannelRoutes {
     }
 
     /// `GET /channels/{name}/latest`: the newest event as JSON, `404` when there is none.
-    static let latest: Routes.Handler = { context in
+    static let latest: Routes.Handler<Dependencies> = { context, channels in
         do throws(Problem) {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
-            let broker = context.service.channels
-            try requireAccess(context, channel: name, for: .subscribe, queryToken: query["token"])
+            let broker = channels.broker
+            try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
             let none = Problem.notFound("channel \"\(name)\" has no event")
             switch broker.backend {
             case .redis(let redis):
@@ -201,7 +214,7 @@ enum ChannelRoutes {
                     switch result {
                     case .success(let event?): context.respond(json: event.jsonObject)
                     case .success(nil): respond(none, context)
-                    case .failure(let failure): respond(failure, context)
+                    case .failure(let failure): respond(failure, channels.settings, context)
                     }
                 }
             case .inProcess(let local):
@@ -215,11 +228,11 @@ enum ChannelRoutes {
 
     /// `GET /channels`: every channel with its subscribers, last id and history, for operators (the same rule
     /// as publishing: a publish token, or loopback when none is configured).
-    static let list: Routes.Handler = { context in
+    static let list: Routes.Handler<Dependencies> = { context, channels in
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
-            let broker = context.service.channels
-            let identity = try identity(context, for: .publish)
+            let broker = channels.broker
+            let identity = try identity(context, channels, for: .publish)
             guard identity.mayAccessEveryChannel(for: .publish) else {
                 switch identity.publish {
                 case .denied(let problem): throw problem
@@ -232,7 +245,7 @@ enum ChannelRoutes {
                 redis.summaries(loop: context.loop) { result in
                     switch result {
                     case .success(let summaries): respondList(summaries, context)
-                    case .failure(let failure): respond(failure, context)
+                    case .failure(let failure): respond(failure, channels.settings, context)
                     }
                 }
             case .inProcess(let local):
@@ -281,11 +294,12 @@ enum ChannelRoutes {
         _ failure: RedisChannelBroker.PublishFailure,
         keyed: Bool = false,
         on name: String = "",
+        _ settings: SpoutConfiguration.Channels,
         _ context: RequestContext
     ) {
         switch failure {
         case .tooManyChannels:
-            respond(ChannelBroker.Refusal.tooManyChannels, context)
+            respond(ChannelBroker.Refusal.tooManyChannels, settings, context)
         case .unavailable(let reason):
             context.respond(
                 problem: .unavailable(
@@ -306,18 +320,18 @@ enum ChannelRoutes {
                 headers: ["Retry-After": retryAfterSeconds]
             )
         case .keyReused:
-            respond(keyReused(name, context), context)
+            respond(keyReused(name, settings), context)
         }
     }
 
     /// `GET /channels/{name}/presence`: `{"channel":…,"count":n,"clients":[…]}`, who is subscribed here (over
     /// Redis: to this replica), the named ones (`?client=`) by name.
-    static let presence: Routes.Handler = { context in
+    static let presence: Routes.Handler<Dependencies> = { context, channels in
         do throws(Problem) {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
-            let broker = context.service.channels
-            try requireAccess(context, channel: name, for: .subscribe, queryToken: query["token"])
+            let broker = channels.broker
+            try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
             let channel: Channel? =
                 switch broker.backend {
                 case .inProcess(let local): local.existingChannel(named: name)
@@ -426,10 +440,11 @@ enum ChannelRoutes {
     /// throws the `401` of a token that is not valid.
     static func identity(
         _ context: RequestContext,
+        _ channels: Dependencies,
         for operation: ChannelOperation,
         queryToken: String? = nil
     ) throws(Problem) -> ChannelIdentity {
-        let access = context.service.channels.access
+        let access = channels.broker.access
         let cookieToken =
             operation == .subscribe
             ? access.cookieName.flatMap { RequestCookies.value(named: $0, in: context.request.headers) } : nil
@@ -446,11 +461,12 @@ enum ChannelRoutes {
     @discardableResult
     static func requireAccess(
         _ context: RequestContext,
+        _ channels: Dependencies,
         channel: String,
         for operation: ChannelOperation,
         queryToken: String? = nil
     ) throws(Problem) -> ChannelIdentity {
-        let identity = try identity(context, for: operation, queryToken: queryToken)
+        let identity = try identity(context, channels, for: operation, queryToken: queryToken)
         guard identity.mayAccess(channel: channel, for: operation) else {
             throw identity.refusal(channel: channel, for: operation)
         }
@@ -469,15 +485,19 @@ enum ChannelRoutes {
         context.respond(problem: problem, headers: headers)
     }
 
-    static func respond(_ refusal: ChannelBroker.Refusal, _ context: RequestContext) {
+    static func respond(
+        _ refusal: ChannelBroker.Refusal,
+        _ settings: SpoutConfiguration.Channels,
+        _ context: RequestContext
+    ) {
         let detail =
             switch refusal {
             case .tooManyChannels:
                 "the service has its most channels (channels.maxChannels = "
-                    + "\(context.service.configuration.channels.maxChannels)); idle ones are dropped, retry later"
+                    + "\(settings.maxChannels)); idle ones are dropped, retry later"
             case .tooManySubscribers:
                 "the channel has its most subscribers (channels.maxSubscribersPerChannel = "
-                    + "\(context.service.configuration.channels.maxSubscribersPerChannel)); retry later"
+                    + "\(settings.maxSubscribersPerChannel)); retry later"
             }
         context.respond(problem: .unavailable(detail), headers: ["Retry-After": retryAfterSeconds])
     }
@@ -507,7 +527,7 @@ enum ChannelRoutes {
         return DemandBridge<E, ChannelStreamEnd>(
             writer: writer,
             encoder: encoder,
-            heartbeats: context.service.heartbeats(on: context.loop),
+            heartbeats: context.heartbeats,
             failureProblem: { _ in .unavailable("the subscriber fell behind") },
             failureEnd: { end in
                 switch end {

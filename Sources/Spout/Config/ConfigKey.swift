@@ -17,8 +17,9 @@ struct ConfigKey: @unchecked Sendable {
         case integer(WritableKeyPath<SpoutConfiguration, Int>, ClosedRange<Int>)
         case seconds(WritableKeyPath<SpoutConfiguration, Double>, ClosedRange<Double>)
         case string(WritableKeyPath<SpoutConfiguration, String>, allowed: [String]?)
-        /// A string that may be empty (empty: "not set").
-        case text(WritableKeyPath<SpoutConfiguration, String>)
+        /// A string that may be empty (empty: "not set"), stored as given; `what` names it in `--help` (a file's
+        /// path is read, and judged, when the service starts).
+        case text(WritableKeyPath<SpoutConfiguration, String>, what: String = "string")
         /// A list, maybe empty, of CIDR networks or addresses (``TrustedProxies``).
         case networks(WritableKeyPath<SpoutConfiguration, [String]>)
         case boolean(WritableKeyPath<SpoutConfiguration, Bool>)
@@ -30,8 +31,6 @@ struct ConfigKey: @unchecked Sendable {
         case url(WritableKeyPath<SpoutConfiguration, String>)
         /// A `redis://` URL (``RedisURL``), or empty for "not set".
         case redisURL(WritableKeyPath<SpoutConfiguration, String>)
-        /// A file's path, or empty for "not set" (the file is read, and judged, when the service starts).
-        case path(WritableKeyPath<SpoutConfiguration, String>)
         /// `debug`, `info`, `warn` or `error`.
         case level(WritableKeyPath<SpoutConfiguration, LogLevel>)
         /// One of an enum's raw values (``ConfigChoice``): `channels.overflow`, `channels.redisReadiness`.
@@ -184,17 +183,17 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "channels.redisURL", kind: .redisURL(\.channels.redisURL), alias: "SPOUT_REDIS_URL"),
         ConfigKey(
             name: "channels.redisTLSCAFile",
-            kind: .path(\.channels.redisTLSCAFile),
+            kind: .text(\.channels.redisTLSCAFile, what: "file path"),
             alias: "SPOUT_REDIS_TLS_CA_FILE"
         ),
         ConfigKey(
             name: "channels.redisTLSCertificateFile",
-            kind: .path(\.channels.redisTLSCertificateFile),
+            kind: .text(\.channels.redisTLSCertificateFile, what: "file path"),
             alias: "SPOUT_REDIS_TLS_CERTIFICATE_FILE"
         ),
         ConfigKey(
             name: "channels.redisTLSPrivateKeyFile",
-            kind: .path(\.channels.redisTLSPrivateKeyFile),
+            kind: .text(\.channels.redisTLSPrivateKeyFile, what: "file path"),
             alias: "SPOUT_REDIS_TLS_PRIVATE_KEY_FILE"
         ),
         ConfigKey(
@@ -215,14 +214,14 @@ struct ConfigKey: @unchecked Sendable {
             kind: .integer(\.channels.publishRatePerMinute, 0...1_000_000)
         ),
         ConfigKey(name: "channels.publishBurst", kind: .integer(\.channels.publishBurst, 1...1_000_000)),
-        ConfigKey(name: "channels.jwt.jwksFile", kind: .text(\.channels.jwt.jwksFile)),
+        ConfigKey(name: "channels.jwt.jwksFile", kind: .text(\.channels.jwt.jwksFile, what: "file path")),
         ConfigKey(name: "channels.jwt.leewaySeconds", kind: .seconds(\.channels.jwt.leewaySeconds, 0...86_400)),
         ConfigKey(name: "channels.jwt.issuer", kind: .text(\.channels.jwt.issuer)),
         ConfigKey(name: "channels.jwt.audience", kind: .text(\.channels.jwt.audience)),
         ConfigKey(name: "channels.jwt.cookieName", kind: .text(\.channels.jwt.cookieName)),
         ConfigKey(name: "channels.jwt.cacheEntries", kind: .integer(\.channels.jwt.cacheEntries, 0...10_000_000)),
-        ConfigKey(name: "tls.certificateFile", kind: .path(\.tls.certificateFile)),
-        ConfigKey(name: "tls.privateKeyFile", kind: .path(\.tls.privateKeyFile)),
+        ConfigKey(name: "tls.certificateFile", kind: .text(\.tls.certificateFile, what: "file path")),
+        ConfigKey(name: "tls.privateKeyFile", kind: .text(\.tls.privateKeyFile, what: "file path")),
         ConfigKey(name: "tls.port", kind: .integer(\.tls.port, 0...65_535)),
     ]
 
@@ -268,7 +267,7 @@ struct ConfigKey: @unchecked Sendable {
                 )
             }
             configuration[keyPath: path] = trimmed
-        case .text(let path):
+        case .text(let path, _):
             configuration[keyPath: path] = trimmed
         case .networks(let path):
             let items = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -323,8 +322,6 @@ struct ConfigKey: @unchecked Sendable {
                 }
             }
             configuration[keyPath: path] = trimmed
-        case .path(let path):
-            configuration[keyPath: path] = trimmed
         case .redisURL(let path):
             if !trimmed.isEmpty {
                 do {
@@ -361,7 +358,7 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(value.summary, expected: expected, source)
             }
             configuration[keyPath: path] = number
-        case .string, .text, .url, .redisURL, .level, .choice, .path:
+        case .string, .text, .url, .redisURL, .level, .choice:
             guard case .string(let text) = value else { throw invalid(value.summary, expected: "a string", source) }
             try apply(text: text, to: &configuration, source: source)
         case .boolean(let path):
@@ -406,7 +403,7 @@ struct ConfigKey: @unchecked Sendable {
         case .seconds(let path, _):
             let value = defaults[keyPath: path]
             return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        case .string(let path, _), .text(let path), .url(let path), .path(let path):
+        case .string(let path, _), .text(let path, _), .url(let path):
             return ConfigJSON.quote(defaults[keyPath: path])
         case .redisURL(let path):
             // Its description never shows the password (this text goes to the start-up log).
@@ -435,11 +432,10 @@ struct ConfigKey: @unchecked Sendable {
         case .seconds(_, let range):
             "seconds \(ConfigKey.plain(range.lowerBound))...\(ConfigKey.plain(range.upperBound))"
         case .string(_, let allowed): allowed?.joined(separator: "|") ?? "string"
-        case .text: "string (may be empty)"
+        case .text(_, let what): "\(what) (may be empty)"
         case .networks: "list of CIDR networks (may be empty)"
         case .url: "URL"
         case .redisURL: "redis URL"
-        case .path: "file path (may be empty)"
         case .boolean: "true|false"
         case .strings: "list"
         case .names: "list (may be empty)"

@@ -8,11 +8,19 @@ enum DocumentRoutes {
     /// A problem page changes only with a release.
     static let pageCacheControl = "max-age=86400"
 
+    /// What `/openapi.json` serves.
+    ///
+    /// **Thread safety:** immutable.
+    struct Dependencies: Sendable {
+        /// The document, with this configuration's limits.
+        let openAPI: OpenAPIDocument
+    }
+
     /// `GET /openapi.json`: the OpenAPI 3.1 document of this service, as configured.
-    static let openAPI: Routes.Handler = { context in
+    static let openAPI: Routes.Handler<Dependencies> = { context, documents in
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
-            let document = context.service.openAPI
+            let document = documents.openAPI
             let validator = Validator(tag: document.tag, cacheControl: documentCacheControl)
             if context.respondNotModified(validator) { return }
             context.respond(json: document.bytes, validator: validator)
@@ -22,7 +30,7 @@ enum DocumentRoutes {
     }
 
     /// `GET /problems/{type}`: the HTML page explaining a problem type; `404` for a type Spout does not have.
-    static let problemType: Routes.Handler = { context in
+    static let problemType: Routes.PlainHandler = { context in
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
             let slug = context.parameters["type"] ?? ""

@@ -285,6 +285,10 @@ enum SpoutAPI {
         .problem(504, .upstreamTimeout),
     ]
 
+    /// What a JSON route on one upstream item (an article, a user) answers besides its `200`.
+    static let upstreamItemFailures: [APIResponse] =
+        [.problem(400, .invalidParameter), .problem(404, .notFound), .problem(406, .notAcceptable)] + upstreamFailures
+
     static let upstreamOperations: [APIOperation] = [
         APIOperation(
             "GET",
@@ -363,11 +367,8 @@ enum SpoutAPI {
             summary: "One article",
             parameters: [.path("id", "The article's id.", positiveIdentifier)],
             responses: [
-                .json(200, "The article.", reference("Article")),
-                .problem(400, .invalidParameter),
-                .problem(404, .notFound),
-                .problem(406, .notAcceptable),
-            ] + upstreamFailures
+                .json(200, "The article.", reference("Article"))
+            ] + upstreamItemFailures
         ),
         APIOperation(
             "GET",
@@ -378,11 +379,8 @@ enum SpoutAPI {
             description: "Two parallel upstream calls joined with `zip`.",
             parameters: [.path("id", "The user's id.", positiveIdentifier)],
             responses: [
-                .json(200, "The user and their articles.", reference("Profile")),
-                .problem(400, .invalidParameter),
-                .problem(404, .notFound),
-                .problem(406, .notAcceptable),
-            ] + upstreamFailures
+                .json(200, "The user and their articles.", reference("Profile"))
+            ] + upstreamItemFailures
         ),
         APIOperation(
             "GET",
@@ -396,11 +394,8 @@ enum SpoutAPI {
                 """,
             parameters: [.path("userId", "The user's id.", positiveIdentifier)],
             responses: [
-                .json(200, "The dashboard, possibly partial.", reference("Dashboard")),
-                .problem(400, .invalidParameter),
-                .problem(404, .notFound),
-                .problem(406, .notAcceptable),
-            ] + upstreamFailures
+                .json(200, "The dashboard, possibly partial.", reference("Dashboard"))
+            ] + upstreamItemFailures
         ),
         APIOperation(
             "GET",
@@ -448,10 +443,7 @@ enum SpoutAPI {
                     ]
                 ),
                 APIResponse(204, "SSE with a Last-Event-ID at or past the summary's id: nothing more to send."),
-                .problem(400, .invalidParameter),
-                .problem(404, .notFound),
-                .problem(406, .notAcceptable),
-            ] + upstreamFailures
+            ] + upstreamItemFailures
         ),
     ]
 

@@ -59,6 +59,16 @@ struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
         self.extensions = extensions
     }
 
+    /// Creates a problem of kind `type`: its URI and its title.
+    init(
+        _ type: ProblemType,
+        status: Int,
+        detail: String,
+        extensions: [(name: String, value: ExtensionValue)] = []
+    ) {
+        self.init(status: status, type: type.uri, title: type.title, detail: detail, extensions: extensions)
+    }
+
     var description: String { "\(status) \(title): \(detail)" }
 
     static func == (lhs: Problem, rhs: Problem) -> Bool {
@@ -115,9 +125,8 @@ extension Problem {
     /// `400`: a query parameter is malformed or out of range.
     static func invalidParameter(_ name: String, _ detail: String) -> Problem {
         Problem(
+            .invalidParameter,
             status: 400,
-            type: Kind.invalidParameter,
-            title: ProblemType.invalidParameter.title,
             detail: detail,
             extensions: [("parameter", .string(name))]
         )
@@ -125,15 +134,14 @@ extension Problem {
 
     /// `404`: nothing is served at this path.
     static func notFound(_ detail: String) -> Problem {
-        Problem(status: 404, type: Kind.notFound, title: ProblemType.notFound.title, detail: detail)
+        Problem(.notFound, status: 404, detail: detail)
     }
 
     /// `405`: the path exists but not for this method.
     static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
         Problem(
+            .methodNotAllowed,
             status: 405,
-            type: Kind.methodNotAllowed,
-            title: ProblemType.methodNotAllowed.title,
             detail: "\(method) is not allowed here; use \(allowed.joined(separator: ", "))",
             extensions: [("allow", .string(allowed.joined(separator: ", ")))]
         )
@@ -142,59 +150,56 @@ extension Problem {
     /// `406`: none of the representations the client accepts can be produced.
     static func notAcceptable(_ accept: String, available: [String]) -> Problem {
         Problem(
+            .notAcceptable,
             status: 406,
-            type: Kind.notAcceptable,
-            title: ProblemType.notAcceptable.title,
             detail: "cannot produce any of \"\(accept)\"; available: \(available.joined(separator: ", "))"
         )
     }
 
     /// `503`: the service is shutting down or over capacity.
     static func unavailable(_ detail: String) -> Problem {
-        Problem(status: 503, type: Kind.unavailable, title: ProblemType.unavailable.title, detail: detail)
+        Problem(.unavailable, status: 503, detail: detail)
     }
 
     /// `400`: the request body is malformed or not the shape the route takes.
     static func invalidBody(_ detail: String) -> Problem {
-        Problem(status: 400, type: Kind.invalidBody, title: ProblemType.invalidBody.title, detail: detail)
+        Problem(.invalidBody, status: 400, detail: detail)
     }
 
     /// `413`: part of the body is larger than its limit.
     static func contentTooLarge(_ detail: String) -> Problem {
-        Problem(status: 413, type: Kind.contentTooLarge, title: ProblemType.contentTooLarge.title, detail: detail)
+        Problem(.contentTooLarge, status: 413, detail: detail)
     }
 
     /// `415`: the body's media type is not one the route reads.
     static func unsupportedMediaType(_ detail: String) -> Problem {
         Problem(
+            .unsupportedMediaType,
             status: 415,
-            type: Kind.unsupportedMediaType,
-            title: ProblemType.unsupportedMediaType.title,
             detail: detail
         )
     }
 
     /// `401`: a bearer token is needed.
     static func unauthorized(_ detail: String) -> Problem {
-        Problem(status: 401, type: Kind.unauthorized, title: ProblemType.unauthorized.title, detail: detail)
+        Problem(.unauthorized, status: 401, detail: detail)
     }
 
     /// `403`: the token or the client may not do this.
     static func forbidden(_ detail: String) -> Problem {
-        Problem(status: 403, type: Kind.forbidden, title: ProblemType.forbidden.title, detail: detail)
+        Problem(.forbidden, status: 403, detail: detail)
     }
 
     /// `503`: a publish that may or may not have been stored.
     static func outcomeUnknown(_ detail: String) -> Problem {
-        Problem(status: 503, type: Kind.outcomeUnknown, title: ProblemType.outcomeUnknown.title, detail: detail)
+        Problem(.outcomeUnknown, status: 503, detail: detail)
     }
 
     /// `409`: the same `Idempotency-Key` is still being answered.
     static func idempotencyKeyInFlight(_ detail: String) -> Problem {
         Problem(
+            .idempotencyKeyInFlight,
             status: 409,
-            type: Kind.idempotencyKeyInFlight,
-            title: ProblemType.idempotencyKeyInFlight.title,
             detail: detail
         )
     }
@@ -202,9 +207,8 @@ extension Problem {
     /// `422`: an `Idempotency-Key` used again with another body.
     static func idempotencyKeyReused(_ detail: String) -> Problem {
         Problem(
+            .idempotencyKeyReused,
             status: 422,
-            type: Kind.idempotencyKeyReused,
-            title: ProblemType.idempotencyKeyReused.title,
             detail: detail
         )
     }

@@ -12,14 +12,13 @@ enum ArticleRoutes {
     static let streamParameters: [String] = ["userId", "count", "format"]
 
     /// `GET /articles?userId=`: `{"articles":[…]}` from `GET /posts`.
-    static let list: Routes.Handler = { context in
+    static let list: Routes.Handler<UpstreamRoutes.Dependencies> = { context, upstream in
         do throws(Problem) {
             let query = try QueryParameters(query: context.request, known: listParameters)
             try requireJSON(context)
             let userId = try query.integer("userId", in: 1...Int.max)
             let items = userId.map { [URLQueryItem(name: "userId", value: String($0))] } ?? []
-            let upstream = context.service.upstream
-            let posts = upstream.get([Post].self, "/posts", query: items, headers: context.upstreamHeaders)
+            let posts = upstream.client.get([Post].self, "/posts", query: items, headers: context.upstreamHeaders)
             UpstreamReply.respond(context, to: posts) { posts in
                 var object = JSONObjectWriter()
                 object.addRaw("articles", json: JSONText.array(posts) { $0.jsonBytes })
@@ -31,14 +30,14 @@ enum ArticleRoutes {
     }
 
     /// `GET /articles/{id}`: the post, or `404` when the upstream has none.
-    static let item: Routes.Handler = { context in
+    static let item: Routes.Handler<UpstreamRoutes.Dependencies> = { context, upstream in
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
             try requireJSON(context)
             let id = try pathIdentifier(context, "id")
             UpstreamReply.respond(
                 context,
-                to: context.service.upstream.get(Post.self, "/posts/\(id)", headers: context.upstreamHeaders),
+                to: upstream.client.get(Post.self, "/posts/\(id)", headers: context.upstreamHeaders),
                 notFound: "no article \(id)"
             ) { $0.jsonBytes }
         } catch {
@@ -47,9 +46,9 @@ enum ArticleRoutes {
     }
 
     /// `GET /articles/stream?userId=&count=&format=`: one event per article, pages fetched lazily.
-    static let stream: Routes.Handler = { context in
+    static let stream: Routes.Handler<UpstreamRoutes.Dependencies> = { context, upstream in
         do throws(Problem) {
-            let plan = try ArticleStreamPlan(context: context)
+            let plan = try ArticleStreamPlan(context: context, upstream)
             if plan.limit == 0 && plan.isResume {
                 // Resuming past the end of a bounded stream: 204 stops EventSource's reconnects.
                 context.respond(status: .noContent, body: [])
@@ -75,7 +74,7 @@ enum ArticleRoutes {
             writer: writer,
             encoder: encoder,
             window: DemandBridge.Window(maximum: plan.pages.pageSize),
-            heartbeats: context.service.heartbeats(on: context.loop),
+            heartbeats: context.heartbeats,
             failureProblem: { error in
                 context.noteUpstreamFailure(error)
                 return context.instanced(error.problem)
@@ -137,7 +136,7 @@ struct ArticleStreamPlan {
     static let maxPosition = 1_000_000_000
 
     // `borrowing`: read, not kept (an initializer would take it owned, a copy per request).
-    init(context: borrowing RequestContext) throws(Problem) {
+    init(context: borrowing RequestContext, _ upstream: borrowing UpstreamRoutes.Dependencies) throws(Problem) {
         let query = try QueryParameters(query: context.request, known: ArticleRoutes.streamParameters)
         let format = try StreamFormat.negotiate(
             format: query["format"],
@@ -152,13 +151,13 @@ struct ArticleStreamPlan {
             start = last + 1
             isResume = true
         }
-        let configured = context.service.configuration.upstream.pageSize
+        let configured = upstream.pageSize
         self.format = format
         self.limit = count.map { max(0, $0 - start) }
         self.isResume = isResume
-        self.retryMilliseconds = context.service.configuration.sse.retryMilliseconds
+        self.retryMilliseconds = upstream.retryMilliseconds
         self.pages = ArticlePages(
-            client: context.service.upstream,
+            client: upstream.client,
             userId: userId,
             pageSize: min(max(1, configured), 1_000),
             start: start,

@@ -43,13 +43,13 @@ enum ClientRoutes {
     static let types = File(PackageResources.spout_d_ts, mediaType: "text/typescript; charset=utf-8")
 
     /// `GET /`: the page.
-    static let index: Routes.Handler = { context in serve(page, context) }
+    static let index: Routes.PlainHandler = { context in serve(page, context) }
 
     /// `GET /client/spout.js`: the client, an ES module.
-    static let client: Routes.Handler = { context in serve(script, context) }
+    static let client: Routes.PlainHandler = { context in serve(script, context) }
 
     /// `GET /client/spout.d.ts`: the client's TypeScript declarations.
-    static let declarations: Routes.Handler = { context in serve(types, context) }
+    static let declarations: Routes.PlainHandler = { context in serve(types, context) }
 
     private static func serve(_ file: File, _ context: RequestContext) {
         do throws(Problem) {

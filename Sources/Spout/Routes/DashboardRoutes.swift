@@ -18,12 +18,12 @@ enum DashboardRoutes {
         todos: Result<[Todo], UpstreamError>
     )
 
-    static let dashboard: Routes.Handler = { context in
+    static let dashboard: Routes.Handler<UpstreamRoutes.Dependencies> = { context, dependencies in
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
             try ArticleRoutes.requireJSON(context)
             let id = try ArticleRoutes.pathIdentifier(context, "userId")
-            let upstream = context.service.upstream
+            let upstream = dependencies.client
             let headers = context.upstreamHeaders
             let joined = Publishers.Zip3(
                 settled(upstream.get(User.self, "/users/\(id)", headers: headers)),

@@ -17,7 +17,7 @@ enum DemoRoutes {
     static let defaultPageLimit = 10
 
     /// Every `/demo` route with its handler.
-    static let table: [(pattern: String, handler: Routes.Handler)] = [
+    static let table: [(pattern: String, handler: Routes.Handler<UpstreamRoutes.Dependencies>)] = [
         ("/demo/users", list { data, _ in data.users.map(\.jsonBytes) }),
         ("/demo/users/{id}", item("user") { data, id in data.users.first { $0.id == id }?.jsonBytes }),
         ("/demo/users/{id}/posts", nested { data, id in data.posts.filter { $0.userId == id }.map(\.jsonBytes) }),
@@ -35,9 +35,11 @@ enum DemoRoutes {
     private static let nestedParameters: [String] = ["_page", "_limit"]
 
     /// A top-level list, filtered by `userId` and paged.
-    private static func list(_ records: @escaping @Sendable (DemoData, Int?) -> [[UInt8]]) -> Routes.Handler {
-        { context in
-            guard isServing(context) else { return }
+    private static func list(_ records: @escaping @Sendable (DemoData, Int?) -> [[UInt8]])
+        -> Routes.Handler<UpstreamRoutes.Dependencies>
+    {
+        { context, upstream in
+            guard isServing(context, upstream) else { return }
             do throws(Problem) {
                 let query = try QueryParameters(query: context.request, known: listParameters)
                 let userId = try query.integer("userId", in: 0...Int.max)
@@ -49,9 +51,11 @@ enum DemoRoutes {
     }
 
     /// The list under one user or post; `[]` when there is no such user or post.
-    private static func nested(_ records: @escaping @Sendable (DemoData, Int) -> [[UInt8]]) -> Routes.Handler {
-        { context in
-            guard isServing(context) else { return }
+    private static func nested(_ records: @escaping @Sendable (DemoData, Int) -> [[UInt8]])
+        -> Routes.Handler<UpstreamRoutes.Dependencies>
+    {
+        { context, upstream in
+            guard isServing(context, upstream) else { return }
             do throws(Problem) {
                 let query = try QueryParameters(query: context.request, known: nestedParameters)
                 let id = identifier(context)
@@ -66,9 +70,9 @@ enum DemoRoutes {
     private static func item(
         _ kind: String,
         _ record: @escaping @Sendable (DemoData, Int) -> [UInt8]?
-    ) -> Routes.Handler {
-        { context in
-            guard isServing(context) else { return }
+    ) -> Routes.Handler<UpstreamRoutes.Dependencies> {
+        { context, upstream in
+            guard isServing(context, upstream) else { return }
             do throws(Problem) {
                 _ = try QueryParameters(query: context.request, known: [])
                 if let id = identifier(context), let bytes = record(DemoData.shared, id) {
@@ -84,8 +88,8 @@ enum DemoRoutes {
     }
 
     /// Whether the demo data is served (no upstream configured); answers `404` otherwise.
-    private static func isServing(_ context: RequestContext) -> Bool {
-        guard context.service.configuration.upstream.baseURL.isEmpty else {
+    private static func isServing(_ context: RequestContext, _ upstream: UpstreamRoutes.Dependencies) -> Bool {
+        guard upstream.servesDemo else {
             context.respond(problem: .notFound("the demo data is served only while no upstream is configured"))
             return false
         }

@@ -4,12 +4,12 @@ import Reactive
 /// `GET /users/{id}/profile`: the user and their posts, fetched in parallel and joined with `zip`.
 enum ProfileRoutes {
     /// `{"user":{…},"posts":[…]}`; `404` when the upstream has no such user.
-    static let profile: Routes.Handler = { context in
+    static let profile: Routes.Handler<UpstreamRoutes.Dependencies> = { context, dependencies in
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
             try ArticleRoutes.requireJSON(context)
             let id = try ArticleRoutes.pathIdentifier(context, "id")
-            let upstream = context.service.upstream
+            let upstream = dependencies.client
             // Both requests start together when zip asks each side for its value.
             let headers = context.upstreamHeaders
             let joined = upstream.get(User.self, "/users/\(id)", headers: headers)

@@ -5,13 +5,17 @@ import Redis
 
 /// The table of Spout's routes and the dispatch of one request through it.
 enum Routes {
-    typealias Handler = @Sendable (RequestContext) -> Void
+    /// A route's handler: the request, and what its group of routes uses (``RouteDependencies``).
+    typealias Handler<Dependencies> = @Sendable (RequestContext, Dependencies) -> Void
+    /// The handler of a route that uses nothing of the service beyond its request context.
+    typealias PlainHandler = @Sendable (RequestContext) -> Void
 
-    /// A registered route: its handler and how its responses are labelled.
+    /// A registered route: its handler, which picks its group's share of ``RouteDependencies``, and how its
+    /// responses are labelled.
     ///
     /// **Thread safety:** immutable.
     struct Entry: Sendable {
-        let handler: Handler
+        let handler: Handler<RouteDependencies>
         let policy: ResponsePolicy
     }
 
@@ -19,38 +23,42 @@ enum Routes {
     /// ``SpoutAPI/operations`` (the OpenAPI document served at `/openapi.json`; a test compares the two).
     static func makeRouter(configuration: SpoutConfiguration = SpoutConfiguration()) -> Router<Entry> {
         var router = Router<Entry>()
-        func add(_ pattern: String, _ policy: ResponsePolicy, _ handler: @escaping Handler) {
+        func add(_ pattern: String, _ policy: ResponsePolicy, _ handler: @escaping Handler<RouteDependencies>) {
             router.add("GET", pattern, Entry(handler: handler, policy: policy))
         }
+        // Each handler is given its group's dependencies only.
+        func add(_ pattern: String, _ policy: ResponsePolicy, _ handler: @escaping PlainHandler) {
+            add(pattern, policy) { context, _ in handler(context) }
+        }
         add("/health", .noStore, HealthRoutes.health)
-        add("/ready", .noStore, HealthRoutes.ready)
-        add("/metrics", .noStore, HealthRoutes.metrics)
-        add("/openapi.json", .plain, DocumentRoutes.openAPI)
+        add("/ready", .noStore) { HealthRoutes.ready($0, $1.health) }
+        add("/metrics", .noStore) { HealthRoutes.metrics($0, $1.health) }
+        add("/openapi.json", .plain) { DocumentRoutes.openAPI($0, $1.documents) }
         add("/problems/{type}", .plain, DocumentRoutes.problemType)
         add("/", .plain, ClientRoutes.index)
         add("/client/spout.js", .plain, ClientRoutes.client)
         add("/client/spout.d.ts", .plain, ClientRoutes.declarations)
-        add("/sequences", .plain, SequenceRoutes.list)
-        add("/sequences/{name}", .negotiated, SequenceRoutes.stream)
-        add("/articles", .upstreamJSON, ArticleRoutes.list)
-        add("/articles/stream", .negotiated, ArticleRoutes.stream)
-        add("/articles/{id}", .upstreamJSON, ArticleRoutes.item)
-        add("/users/{id}/profile", .upstreamJSON, ProfileRoutes.profile)
-        add("/dashboard/{userId}", .negotiated, DashboardRoutes.dashboard)
-        add("/workflow/{userId}", .negotiated, WorkflowRoutes.workflow)
+        add("/sequences", .plain) { SequenceRoutes.list($0, $1.sequences) }
+        add("/sequences/{name}", .negotiated) { SequenceRoutes.stream($0, $1.sequences) }
+        add("/articles", .upstreamJSON) { ArticleRoutes.list($0, $1.upstream) }
+        add("/articles/stream", .negotiated) { ArticleRoutes.stream($0, $1.upstream) }
+        add("/articles/{id}", .upstreamJSON) { ArticleRoutes.item($0, $1.upstream) }
+        add("/users/{id}/profile", .upstreamJSON) { ProfileRoutes.profile($0, $1.upstream) }
+        add("/dashboard/{userId}", .negotiated) { DashboardRoutes.dashboard($0, $1.upstream) }
+        add("/workflow/{userId}", .negotiated) { WorkflowRoutes.workflow($0, $1.upstream) }
         for (pattern, handler) in DemoRoutes.table {
-            add(pattern, .demo, handler)
+            add(pattern, .demo) { handler($0, $1.upstream) }
         }
-        add("/channels", .noStore, ChannelRoutes.list)
-        add("/channels/{name}", .negotiated, ChannelRoutes.subscribe)
-        add("/channels/{name}/latest", .noStore, ChannelRoutes.latest)
-        add("/subscribe", .negotiated, ChannelMultiRoutes.subscribe)
-        add("/channels/{name}/presence", .noStore, ChannelRoutes.presence)
+        add("/channels", .noStore) { ChannelRoutes.list($0, $1.channels) }
+        add("/channels/{name}", .negotiated) { ChannelRoutes.subscribe($0, $1.channels) }
+        add("/channels/{name}/latest", .noStore) { ChannelRoutes.latest($0, $1.channels) }
+        add("/subscribe", .negotiated) { ChannelMultiRoutes.subscribe($0, $1.channels) }
+        add("/channels/{name}/presence", .noStore) { ChannelRoutes.presence($0, $1.channels) }
         router.add(
             "POST",
             "/channels/{name}/events",
             maxBodyBytes: configuration.limits.maxBodyBytes,
-            Entry(handler: ChannelRoutes.publish, policy: .noStore)
+            Entry(handler: { ChannelRoutes.publish($0, $1.channels) }, policy: .noStore)
         )
         return router
     }
@@ -92,7 +100,7 @@ enum Routes {
                 route: route,
                 parameters: parameters,
                 responder: responder,
-                service: context,
+                services: context.responding,
                 routeMetrics: context.routeMetrics(index: index, route: route),
                 responses: context.responses(for: policy),
                 startNanoseconds: start,
@@ -113,7 +121,7 @@ enum Routes {
             if method == "OPTIONS" {
                 requestContext.respondToPreflight()
             } else {
-                route.handler.handler(requestContext)
+                route.handler.handler(requestContext, context.routes)
             }
         case .methodNotAllowed(let allowed) where method == "OPTIONS":
             // A preflight (or plain OPTIONS) for a path that takes other methods than GET (a POST route).
@@ -165,21 +173,35 @@ enum Routes {
 
 /// `GET /health`, `GET /ready`, `GET /metrics`.
 enum HealthRoutes {
+    /// What `/ready` and `/metrics` read.
+    ///
+    /// **Thread safety:** immutable references to thread-safe objects.
+    struct Dependencies: Sendable {
+        /// The service's phase.
+        let readiness: Readiness
+        /// The channels' Redis broker, whose connection `/ready` reports; nil without Redis.
+        let redis: RedisChannelBroker?
+        /// `channels.redisReadiness`.
+        let redisReadiness: SpoutConfiguration.Channels.RedisReadiness
+        /// The metrics `/metrics` renders.
+        let registry: MetricsRegistry
+    }
+
     private static let healthBody = Array(#"{"status":"ok"}"#.utf8)
 
     /// Liveness: the process serves requests. Body exactly `{"status":"ok"}`.
-    static let health: Routes.Handler = { context in
+    static let health: Routes.PlainHandler = { context in
         context.respond(json: healthBody)
     }
 
     /// Readiness: `200 {"ready":true}` once started, `503` while starting or draining. With channels over Redis
     /// the body names Redis's state (`"redis":"connected"`, …), and with `channels.redisReadiness` `fail` a Redis
     /// that is not connected makes it `503` (`"reason":"redis"`).
-    static let ready: Routes.Handler = { context in
-        let phase = context.service.readiness.current
-        let redis = context.service.channels.redis?.status
+    static let ready: Routes.Handler<Dependencies> = { context, health in
+        let phase = health.readiness.current
+        let redis = health.redis?.status
         let redisFails = redis.map {
-            !$0.isConnected && context.service.configuration.channels.redisReadiness == .fail
+            !$0.isConnected && health.redisReadiness == .fail
         }
         var object = JSONObjectWriter()
         object.add("ready", phase == .ready && redisFails != true)
@@ -199,8 +221,8 @@ enum HealthRoutes {
     }
 
     /// Prometheus text exposition.
-    static let metrics: Routes.Handler = { context in
-        let text = context.service.metrics.registry.render()
+    static let metrics: Routes.Handler<Dependencies> = { context, health in
+        let text = health.registry.render()
         context.respond(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: Array(text.utf8))
     }
 }

@@ -11,8 +11,24 @@ enum SequenceRoutes {
     /// The query parameters `/sequences/{name}` understands.
     static let parameterNames: [String] = ["count", "start", "interval", "format"]
 
+    /// What the sequence routes use.
+    ///
+    /// **Thread safety:** immutable; the members are thread-safe.
+    struct Dependencies: Sendable {
+        /// `sequences.*`: the limits of a request.
+        let settings: SpoutConfiguration.Sequences
+        /// `sse.retryMilliseconds`, for the streams' `retry:` field.
+        let retryMilliseconds: Int
+        /// Where costly sequence work runs (``SequenceWorker/queue`` unless test hooks watch it).
+        let worker: SequenceWorker
+        /// The small JSON documents kept for reuse.
+        let smallDocuments: SmallDocuments
+        /// Under test hooks, makes the probe that watches a stream's producer; nil in production.
+        let makeProbe: (@Sendable (SequenceKind) -> SequenceProbe?)?
+    }
+
     /// `GET /sequences`: every sequence with its description and path.
-    static let list: Routes.Handler = { context in
+    static let list: Routes.Handler<Dependencies> = { context, sequences in
         do throws(Problem) {
             _ = try QueryParameters(query: context.request, known: [])
         } catch {
@@ -26,7 +42,7 @@ enum SequenceRoutes {
             object.add("name", kind.rawValue)
             object.add("description", kind.summary)
             object.add("path", "/sequences/\(kind.rawValue)")
-            object.add("maxStart", min(kind.maxStart, context.service.configuration.sequences.maxStart))
+            object.add("maxStart", min(kind.maxStart, sequences.settings.maxStart))
             bytes.append(contentsOf: object.finish())
         }
         bytes.append(contentsOf: Array("],\"formats\":[\"sse\",\"ndjson\",\"json\"]}".utf8))
@@ -34,13 +50,13 @@ enum SequenceRoutes {
     }
 
     /// `GET /sequences/{name}?count=&start=&interval=&format=`.
-    static let stream: Routes.Handler = { context in
+    static let stream: Routes.Handler<Dependencies> = { context, sequences in
         do throws(Problem) {
-            let plan = try SequencePlan(context: context)
+            let plan = try SequencePlan(context: context, sequences)
             switch plan.format {
             case .json:
                 let isCostly = plan.isCostly
-                if !isCostly, let kept = context.service.smallDocuments.kept(for: plan) {
+                if !isCostly, let kept = sequences.smallDocuments.kept(for: plan) {
                     // Kept with its tag: nothing to build for this request.
                     let validator = Validator(tag: kept.tag, cacheControl: Validator.immutable)
                     if context.respondNotModified(validator) { return }
@@ -53,19 +69,25 @@ enum SequenceRoutes {
                 if context.respondNotModified(validator) { return }
                 guard isCostly else {
                     context.respond(
-                        json: context.service.smallDocuments.document(for: plan, tag: validator.tag),
+                        json: sequences.smallDocuments.document(for: plan, tag: validator.tag),
                         validator: validator
                     )
                     return
                 }
                 // Built on a worker; only the answer comes back to the loop.
                 let publisher = plan.publisher
-                context.service.sequenceWorker.run(plan.kind, plan.start) {
+                sequences.worker.run(plan.kind, plan.start) {
                     let bytes = jsonDocument(plan, publisher)
                     context.loop.execute { context.respond(json: bytes, validator: validator) }
                 }
-            case .sse: startStream(plan, context, encoder: SSETermEncoder(retryMilliseconds: plan.retryMilliseconds))
-            case .ndjson: startStream(plan, context, encoder: NDJSONTermEncoder())
+            case .sse:
+                startStream(
+                    plan,
+                    context,
+                    sequences.worker,
+                    encoder: SSETermEncoder(retryMilliseconds: plan.retryMilliseconds)
+                )
+            case .ndjson: startStream(plan, context, sequences.worker, encoder: NDJSONTermEncoder())
             }
         } catch {
             context.respond(problem: error)
@@ -92,8 +114,12 @@ enum SequenceRoutes {
         return document
     }
 
-    private static func startStream<E: StreamEncoder>(_ plan: SequencePlan, _ context: RequestContext, encoder: E)
-    where E.Element == Term {
+    private static func startStream<E: StreamEncoder>(
+        _ plan: SequencePlan,
+        _ context: RequestContext,
+        _ worker: SequenceWorker,
+        encoder: E
+    ) where E.Element == Term {
         if let remaining = plan.count, remaining == 0, plan.isResume {
             // Resuming past the end of a finite stream: 204 tells EventSource to stop reconnecting.
             context.respond(status: .noContent, body: [])
@@ -105,7 +131,7 @@ enum SequenceRoutes {
             let bridge = DemandBridge<E, Never>(
                 writer: writer,
                 encoder: encoder,
-                heartbeats: context.service.heartbeats(on: context.loop),
+                heartbeats: context.heartbeats,
                 onEnd: { summary in context.streamEnded(summary) }
             )
             subscribe(bridge, to: publisher, plan)
@@ -118,14 +144,14 @@ enum SequenceRoutes {
         let bridge = DemandBridge<E, Never>(
             writer: writer,
             encoder: encoder,
-            heartbeats: context.service.heartbeats(on: context.loop),
+            heartbeats: context.heartbeats,
             onEnd: { summary in
                 abandoned.set()
                 context.streamEnded(summary)
             }
         )
         let loop = context.loop
-        context.service.sequenceWorker.run(plan.kind, plan.start) {
+        worker.run(plan.kind, plan.start) {
             guard let prepared = publisher.reachingStart(isCancelled: { abandoned.isSet }) else { return }
             // Back on the loop before the bridge is touched; a bridge that ended meanwhile cancels it.
             loop.execute { subscribe(bridge, to: prepared, plan) }
@@ -197,8 +223,8 @@ struct SequencePlan {
 
     // `borrowing`: an initializer takes its arguments owned, which copied the whole context (a retain, and later
     // a release, per string and array in it) on every request.
-    init(context: borrowing RequestContext) throws(Problem) {
-        let settings = context.service.configuration.sequences
+    init(context: borrowing RequestContext, _ sequences: borrowing SequenceRoutes.Dependencies) throws(Problem) {
+        let settings = sequences.settings
         let name = context.parameters["name"] ?? ""
         guard let kind = SequenceKind(rawValue: name) else {
             let known = SequenceKind.allCases.map(\.rawValue).joined(separator: ", ")
@@ -247,8 +273,8 @@ struct SequencePlan {
         self.count = count
         self.intervalMilliseconds = interval
         self.isResume = isResume
-        self.retryMilliseconds = context.service.configuration.sse.retryMilliseconds
-        self.probe = context.service.hooks.makeSequenceProbe?(kind)
+        self.retryMilliseconds = sequences.retryMilliseconds
+        self.probe = sequences.makeProbe?(kind)
     }
 
     /// The strong tag of this plan's JSON document, a pure function of what fixes its bytes: the layout

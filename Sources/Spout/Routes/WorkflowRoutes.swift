@@ -26,7 +26,7 @@ enum WorkflowRoutes {
     /// The query parameters `/workflow/{userId}` understands.
     static let parameters: [String] = ["format"]
 
-    static let workflow: Routes.Handler = { context in
+    static let workflow: Routes.Handler<UpstreamRoutes.Dependencies> = { context, upstream in
         do throws(Problem) {
             let query = try QueryParameters(query: context.request, known: parameters)
             let format = try StreamFormat.negotiate(format: query["format"], accept: context.request.headers["Accept"])
@@ -37,7 +37,7 @@ enum WorkflowRoutes {
                 context.respond(status: .noContent, body: [])
                 return
             }
-            var events = Workflow(client: context.service.upstream, userId: id, headers: context.upstreamHeaders)
+            var events = Workflow(client: upstream.client, userId: id, headers: context.upstreamHeaders)
                 .events()
             if let resumeAfter, resumeAfter > 0 {
                 events = events.filter { event in event.id.flatMap { Int($0) }.map { $0 > resumeAfter } ?? true }
@@ -47,7 +47,7 @@ enum WorkflowRoutes {
             case .json:
                 respondSummary(events, context)
             case .sse:
-                let encoder = SSEJSONEncoder(retryMilliseconds: context.service.configuration.sse.retryMilliseconds)
+                let encoder = SSEJSONEncoder(retryMilliseconds: upstream.retryMilliseconds)
                 startStream(events, context, encoder: encoder, mediaType: format.mediaType)
             case .ndjson:
                 startStream(events, context, encoder: NDJSONEventEncoder(), mediaType: format.mediaType)
@@ -84,7 +84,7 @@ enum WorkflowRoutes {
         let bridge = DemandBridge<E, WorkflowFailure>(
             writer: writer,
             encoder: encoder,
-            heartbeats: context.service.heartbeats(on: context.loop),
+            heartbeats: context.heartbeats,
             failureProblem: { failure in
                 context.noteUpstreamFailure(failure.error)
                 return context.instanced(failure.problem)

@@ -16,7 +16,7 @@ extension RequestContext {
         }
         guard let matched = IfNoneMatch.match(header, candidates: candidates) else { return false }
         var headers: Headers = [:]
-        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        services.cors.apply(to: &headers, origin: request.headers["Origin"])
         responses.label(&headers, status: .notModified, compressible: compressible)
         headers.add(name: "Cache-Control", value: validator.cacheControl)
         write(status: .notModified, headers: headers, body: [], tag: matched)

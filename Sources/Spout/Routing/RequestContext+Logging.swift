@@ -13,10 +13,10 @@ extension RequestContext {
         end: StreamEnd? = nil,
         upstreamFailure: UpstreamFailureSummary? = nil
     ) {
-        if isSelfCall && !service.configuration.log.selfCalls { return }
+        if isSelfCall && !services.logsSelfCalls { return }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- startNanoseconds) / 1e9
         routeMetrics.record(status: status, seconds: elapsed)
-        guard let sink = service.log else { return }
+        guard let sink = services.log else { return }
         var entry = RequestLogEntry(
             time: receivedAt,
             method: request.method.rawValue,
@@ -28,7 +28,7 @@ extension RequestContext {
             end: end
         )
         entry.query = request.query
-        entry.redaction = service.queryRedaction
+        entry.redaction = services.queryRedaction
         entry.route = route
         entry.correlation = correlation
         entry.remoteAddress = request.remoteAddress.isEmpty ? nil : request.remoteAddress

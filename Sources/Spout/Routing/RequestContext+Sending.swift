@@ -36,7 +36,7 @@ extension RequestContext {
         }
         let accepted = AcceptEncoding(acceptEncoding)
         guard accepted.prefersGzip,
-            body.count >= service.configuration.compression.minimumBytes || accepted.refusesIdentity
+            body.count >= services.compressionMinimumBytes || accepted.refusesIdentity
         else {
             write(status: status, headers: headers, body: body, tag: tag, upstreamFailure: upstreamFailure)
             return

@@ -28,18 +28,18 @@ extension RequestContext {
     /// Starts a `200` streamed response; the caller reports its end with ``streamEnded(_:)``.
     func startStream(headers: Headers) -> BodyWriter {
         var headers = headers
-        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        services.cors.apply(to: &headers, origin: request.headers["Origin"])
         responses.label(&headers, status: .ok, compressible: false)
         finishHead(&headers)
-        service.metrics.activeStreams.add(1)
+        services.metrics.activeStreams.add(1)
         return responder.startStreaming(status: .ok, headers: headers)
     }
 
     /// Records a streamed response that ended.
     func streamEnded(_ summary: StreamSummary) {
-        service.metrics.activeStreams.add(-1)
-        service.metrics.eventsSent.increment(by: summary.events)
-        service.metrics.streamsEnded.increment([summary.end.rawValue])
+        services.metrics.activeStreams.add(-1)
+        services.metrics.eventsSent.increment(by: summary.events)
+        services.metrics.streamsEnded.increment([summary.end.rawValue])
         record(status: 200, bytes: summary.bytes, events: summary.events, end: summary.end)
     }
 }

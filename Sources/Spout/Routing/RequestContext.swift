@@ -24,7 +24,9 @@ struct RequestContext: Sendable {
     /// The `{name}` segments of the matched pattern.
     let parameters: PathParameters
     let responder: Responder
-    let service: ServiceContext
+    /// What every route's answers go through (CORS, the log, stream metrics and heartbeats); a route's own
+    /// dependencies come to its handler beside this context (``RouteDependencies``).
+    let services: ResponseServices
     /// The metrics of ``route``, resolved once at start-up.
     let routeMetrics: RouteMetrics
     /// The headers this route's responses carry (its ``ResponsePolicy``), resolved once at start-up.
@@ -42,6 +44,9 @@ struct RequestContext: Sendable {
 
     /// The loop the request arrived on.
     var loop: EventLoop { responder.loop }
+
+    /// The heartbeat ticker of the request's loop, for a stream's bridge.
+    var heartbeats: HeartbeatTicker? { services.heartbeats(on: loop) }
 
     /// Cancels `work` if the client leaves before the answer (see `Responder.onAbandon(_:)`); for
     /// routes that wait on upstream calls before they answer. Call on the loop.
@@ -65,7 +70,7 @@ struct RequestContext: Sendable {
         upstreamFailure: UpstreamFailureSummary? = nil
     ) {
         let compressible = responses.compresses && Self.isCompressible(contentType: headers["Content-Type"])
-        service.cors.apply(to: &headers, origin: request.headers["Origin"])
+        services.cors.apply(to: &headers, origin: request.headers["Origin"])
         responses.label(&headers, status: status, compressible: compressible)
         if let validator { headers.add(name: "Cache-Control", value: validator.cacheControl) }
         send(
@@ -92,7 +97,7 @@ struct RequestContext: Sendable {
             headers = prebuilt
         } else {
             headers = ["Content-Type": "application/json"]
-            service.cors.apply(to: &headers, origin: request.headers["Origin"])
+            services.cors.apply(to: &headers, origin: request.headers["Origin"])
             responses.label(&headers, status: status, compressible: responses.compresses)
             if let validator { headers.add(name: "Cache-Control", value: validator.cacheControl) }
         }

@@ -483,53 +483,27 @@ final class ClientTab {
                 const spout = await import("/client/spout.js");
                 const log = [];
                 let status = null;
-                const waiters = [];
                 const events = (log) => log.filter((m) => m.kind === "event");
                 const snapshot = () => JSON.stringify({ log, status });
-                const check = () => {
-                    for (const waiter of waiters.slice()) {
-                        if (!waiter.predicate(log, status, events)) continue;
-                        waiters.splice(waiters.indexOf(waiter), 1);
-                        clearTimeout(waiter.timer);
-                        waiter.resolve(snapshot());
-                    }
-                };
+                \(BrowserPage.waiters(over: "log, status, events"))
                 const options = Object.assign(\(options), {
                     onStatus(next) { status = next; check(); },
                 });
                 window.test = {
                     unsubscribe: spout.subscribe(\(list), (message) => { log.push(message); check(); }, options),
-                    until(predicate, milliseconds) {
-                        return new Promise((resolve, reject) => {
-                            const waiter = { predicate, resolve };
-                            waiter.timer = setTimeout(() => {
-                                waiters.splice(waiters.indexOf(waiter), 1);
-                                reject(new Error("timed out; the tab saw " + snapshot()));
-                            }, milliseconds);
-                            waiters.push(waiter);
-                            check();
-                        });
-                    },
+                    until,
                     snapshot,
                 };
                 return "subscribed";
             })()
             """
-        let answer = try page.evaluate(script)
-        guard answer == "subscribed" else {
-            throw HeadlessChromium.Failure.protocolError(method: "subscribe", message: answer)
-        }
+        try page.install(script, answering: "subscribed", method: "subscribe")
     }
 
     /// Waits until `condition` (JavaScript over `log`, `status` and `events(log)`) holds, and returns what the tab
     /// saw by then. The tab gives up after 8 s, the pipe read after 10 s (both stretched under sanitizers).
     func until(_ what: String, _ condition: String) throws -> Snapshot {
-        let pageWait = 8000 * TestTiming.scale
-        let text = try page.evaluate(
-            "window.test.until((log, status, events) => \(condition), \(pageWait))",
-            timeout: .seconds(10)
-        )
-        return try decode(text, what)
+        try page.until(what, "window.test", over: "log, status, events", condition)
     }
 
     /// What the tab saw so far.

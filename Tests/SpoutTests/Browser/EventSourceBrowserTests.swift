@@ -252,17 +252,9 @@ final class BrowserHarness {
         let script = """
             (() => {
                 const log = { messages: [], ends: [], errors: [], opens: [] };
-                const waiters = [];
                 const source = new EventSource(\(Self.literal(url)));
                 const snapshot = () => JSON.stringify({ ...log, readyState: source.readyState });
-                const check = () => {
-                    for (const waiter of waiters.slice()) {
-                        if (!waiter.predicate(log, source)) continue;
-                        waiters.splice(waiters.indexOf(waiter), 1);
-                        clearTimeout(waiter.timer);
-                        waiter.resolve(snapshot());
-                    }
-                };
+                \(BrowserPage.waiters(over: "log, source"))
                 source.onopen = () => { log.opens.push(performance.now()); check(); };
                 source.onmessage = (event) => {
                     log.messages.push({ id: event.lastEventId, data: event.data, origin: event.origin });
@@ -281,42 +273,19 @@ final class BrowserHarness {
                     check();
                 };
                 window.spout = {
-                    until(predicate, milliseconds) {
-                        return new Promise((resolve, reject) => {
-                            const waiter = { predicate, resolve };
-                            waiter.timer = setTimeout(() => {
-                                waiters.splice(waiters.indexOf(waiter), 1);
-                                reject(new Error("timed out; the page saw " + snapshot()));
-                            }, milliseconds);
-                            waiters.push(waiter);
-                            check();
-                        });
-                    },
+                    until,
                     close() { source.close(); return snapshot(); },
                 };
                 return "watching";
             })()
             """
-        let answer = try page.evaluate(script)
-        guard answer == "watching" else {
-            throw HeadlessChromium.Failure.protocolError(method: "Runtime.evaluate", message: answer)
-        }
+        try page.install(script, answering: "watching", method: "Runtime.evaluate")
     }
 
     /// Waits until `condition` (JavaScript over `log` and `source`) holds after some dispatch, and
     /// returns what the page saw by then. The page gives up after 8 s, the pipe read after 10 s.
     func until(_ what: String, _ condition: String) throws -> Seen {
-        // The page's own wait stretches with the test's (TestTiming: sanitizer builds run slower).
-        let pageWait = 8000 * TestTiming.scale
-        let text = try page.evaluate(
-            "window.spout.until((log, source) => \(condition), \(pageWait))",
-            timeout: .seconds(10)
-        )
-        do {
-            return try JSONDecoder().decode(Seen.self, from: Data(text.utf8))
-        } catch {
-            throw HeadlessChromium.Failure.protocolError(method: "waiting for \(what)", message: text)
-        }
+        try page.until(what, "window.spout", over: "log, source", condition)
     }
 
     /// Closes the page's `EventSource` and returns what the page saw in all: nothing is dispatched

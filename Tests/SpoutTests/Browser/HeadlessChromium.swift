@@ -361,6 +361,61 @@ final class BrowserPage {
         return "\(value["value"] ?? "undefined")"
     }
 
+    /// JavaScript that declares a recorder's waiters inside the script that installs it: `check()`, to be called on
+    /// every change, resolves each waiter whose predicate holds over `arguments` (names the script declares, e.g.
+    /// `log, source`) with `snapshot()`, which the script declares too; `until(predicate, milliseconds)` waits for
+    /// one, and rejects after `milliseconds` with what the page saw. The script exposes `until` for
+    /// ``until(_:_:over:_:)``.
+    static func waiters(over arguments: String) -> String {
+        """
+        const waiters = [];
+                const check = () => {
+                    for (const waiter of waiters.slice()) {
+                        if (!waiter.predicate(\(arguments))) continue;
+                        waiters.splice(waiters.indexOf(waiter), 1);
+                        clearTimeout(waiter.timer);
+                        waiter.resolve(snapshot());
+                    }
+                };
+                const until = (predicate, milliseconds) => new Promise((resolve, reject) => {
+                    const waiter = { predicate, resolve };
+                    waiter.timer = setTimeout(() => {
+                        waiters.splice(waiters.indexOf(waiter), 1);
+                        reject(new Error("timed out; the page saw " + snapshot()));
+                    }, milliseconds);
+                    waiters.push(waiter);
+                    check();
+                });
+        """
+    }
+
+    /// Evaluates `script`, which installs a recorder in the page, and throws (as `method`'s error) unless it
+    /// answers `expected`.
+    func install(_ script: String, answering expected: String, method: String) throws {
+        let answer = try evaluate(script)
+        guard answer == expected else {
+            throw HeadlessChromium.Failure.protocolError(method: method, message: answer)
+        }
+    }
+
+    /// Waits until `condition` (JavaScript over `arguments`) holds in the recorder at `recorder` (its `until`, from
+    /// ``waiters(over:)``), and decodes the snapshot it saw then. The page gives up after 8 s, the pipe read after
+    /// 10 s; the page's own wait stretches with the test's (TestTiming: sanitizer builds run slower).
+    func until<Snapshot: Decodable>(
+        _ what: String,
+        _ recorder: String,
+        over arguments: String,
+        _ condition: String
+    ) throws -> Snapshot {
+        let pageWait = 8000 * TestTiming.scale
+        let text = try evaluate("\(recorder).until((\(arguments)) => \(condition), \(pageWait))", timeout: .seconds(10))
+        do {
+            return try JSONDecoder().decode(Snapshot.self, from: Data(text.utf8))
+        } catch {
+            throw HeadlessChromium.Failure.protocolError(method: "waiting for \(what)", message: text)
+        }
+    }
+
     /// Waits until the tab shows `url` fully loaded; the first evaluations may still reach the
     /// previous document while the navigation commits.
     fileprivate func waitForLoad(of url: String, timeout: Duration) throws {

@@ -168,4 +168,27 @@ import Testing
         }
         #expect(try SpoutConfiguration.load(arguments: ["--help"], environment: [:]) == .help)
     }
+
+    /// Strings that may be empty are one kind of key: a file's path among them says so in `--help`, the others are
+    /// strings; each stores what it is given, an empty one included.
+    @Test func textKeysNameWhatTheyHoldAndTakeEmptyValues() throws {
+        let lines = ConfigKey.helpTable().split(separator: "\n").map(String.init)
+        func typeOf(_ key: String) -> String? {
+            lines.first { $0.hasPrefix("  \(key)  (") }?.components(separatedBy: ")  ").dropFirst().first
+        }
+        for key in ["tls.certificateFile", "tls.privateKeyFile", "channels.jwt.jwksFile"] {
+            #expect(typeOf(key) == "file path (may be empty), default \"\"")
+        }
+        #expect(typeOf("channels.jwt.issuer") == "string (may be empty), default \"\"")
+        let loaded = try SpoutConfiguration.load(
+            arguments: [],
+            environment: ["SPOUT_CHANNELS_JWT_JWKS_FILE": "/etc/spout/keys.json", "SPOUT_CHANNELS_JWT_ISSUER": ""]
+        )
+        guard case .run(let configuration) = loaded else {
+            Issue.record("expected a configuration, got \(loaded)")
+            return
+        }
+        #expect(configuration.channels.jwt.jwksFile == "/etc/spout/keys.json")
+        #expect(configuration.channels.jwt.issuer == "")
+    }
 }
