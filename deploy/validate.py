@@ -193,6 +193,7 @@ def main():
     check_compose(root, delay, grace)
     check_ingress(root, resources, service, config)
     check_monitoring(root, kube, service, config)
+    check_tls(kube, config, pod, container, ports, service)
 
     if failures:
         for failure in failures:
@@ -335,6 +336,51 @@ def check_queries(root, where, expressions):
             for alternative in value.split("|") if "~" in operator else [value]:
                 check(alternative in labels[label],
                       f"{where}: {name} matches {label}={alternative!r}, not one of {sorted(labels[label])}")
+
+
+def check_tls(kube, config, pod, container, ports, service):
+    """deploy/kubernetes/tls (cert-manager's Certificate and Issuer: CRDs the schemas do not know) and HTTPS in the
+    kit: the Certificate's secret is mounted as a directory (no subPath: renewals would never show), the
+    configuration's tls files are in that directory, tls.port is the container's https port and the Service's."""
+    directory = kube / "tls"
+    resources = {}
+    for path in sorted(directory.glob("*.yaml")):
+        if path.name != "kustomization.yaml":
+            for document in load_all(path):
+                resources[(document["kind"], document["metadata"]["name"])] = document
+    with open(directory / "kustomization.yaml") as handle:
+        listed = set(yaml.safe_load(handle)["resources"])
+    expected = {path.name for path in directory.glob("*.yaml")} - {"kustomization.yaml"}
+    check(listed == expected, f"tls/kustomization.yaml lists {sorted(listed)}, expected {sorted(expected)}")
+    certificates = [document for (kind, _), document in resources.items() if kind == "Certificate"]
+    if not check(len(certificates) == 1, "tls/ must hold one cert-manager Certificate"):
+        return
+    (certificate,) = certificates
+    check(certificate["apiVersion"] == "cert-manager.io/v1", "the Certificate's apiVersion is wrong")
+    issuer = certificate["spec"]["issuerRef"]
+    if issuer.get("kind", "Issuer") == "Issuer":
+        check((issuer.get("kind", "Issuer"), issuer["name"]) in resources,
+              f"the Certificate's Issuer {issuer['name']!r} is not in tls/")
+    secret_name = certificate["spec"]["secretName"]
+    volumes = [volume for volume in pod.get("volumes", []) if volume.get("secret", {}).get("secretName") == secret_name]
+    if not check(len(volumes) == 1, f"the Deployment does not mount the Certificate's secret {secret_name!r}"):
+        return
+    mounts = [mount for mount in container.get("volumeMounts", []) if mount["name"] == volumes[0]["name"]]
+    if not check(len(mounts) == 1, f"the secret volume {volumes[0]['name']!r} is not mounted in the container"):
+        return
+    check("subPath" not in mounts[0] and "subPathExpr" not in mounts[0],
+          "the TLS secret must be mounted as a directory: a subPath mount never sees the renewed files")
+    mode = volumes[0]["secret"].get("defaultMode", 0o644)
+    if mode & 0o004 == 0:
+        check(pod["securityContext"].get("fsGroup") == pod["securityContext"].get("runAsGroup"),
+              "the TLS secret's files are not world-readable: the pod needs fsGroup = runAsGroup to read them")
+    tls = config.get("tls", {})
+    mount = pathlib.PurePosixPath(mounts[0]["mountPath"])
+    for key, name in (("certificateFile", "tls.crt"), ("privateKeyFile", "tls.key")):
+        check(tls.get(key) == str(mount / name), f"spout.json: tls.{key} must be {mount / name} (the secret's {name})")
+    check(tls.get("port") == ports.get("https"),
+          f"spout.json: tls.port {tls.get('port')} is not the container's https port {ports.get('https')}")
+    check(any(port["targetPort"] == "https" for port in service["spec"]["ports"]), "the Service has no https port")
 
 
 def check_monitoring(root, kube, service, config):

@@ -157,4 +157,6 @@ public enum TLSEvent: Sendable {
     /// The connection closed before its handshake completed, failed or timed out: the peer left (a client that
     /// refused the certificate and reset the connection before its alert could be read), or the server shut down.
     case handshakeAbandoned
+    /// A connection whose handshake had completed closed (for gauges of the open connections' protocol and cipher).
+    case connectionClosed(TLSSessionInfo)
 }

@@ -101,6 +101,11 @@ public final class TLSContext: @unchecked Sendable {
         + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
     /// `SSL_CTX_set_ciphersuites` (TLS 1.3).
     static let tls13CipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+    /// Every cipher suite a context may agree on (TLS 1.2's, then TLS 1.3's), by OpenSSL name: the bounded set
+    /// ``TLSSessionInfo/cipherSuite`` belongs to, for metric labels.
+    public static let offeredCipherSuites: [String] = (tls12CipherSuites + ":" + tls13CipherSuites).split(
+        separator: ":"
+    ).map(String.init)
     /// `SSL_CTX_set1_groups_list`.
     static let groups = "X25519:prime256v1:secp384r1"
 

@@ -9,13 +9,18 @@ package struct ServiceHooks: Sendable {
     package var makeSequenceProbe: (@Sendable (SequenceKind) -> SequenceProbe?)?
     /// Called on the worker thread that is about to reach a costly `start` (kind, start), before the work.
     package var willReachStart: (@Sendable (SequenceKind, Int) -> Void)?
+    /// How often the TLS certificate and key files are checked for a change (``TLSFileWatcher``): 10 s, shorter
+    /// in tests.
+    package var tlsFileCheckInterval: Duration
 
     package init(
         makeSequenceProbe: (@Sendable (SequenceKind) -> SequenceProbe?)? = nil,
-        willReachStart: (@Sendable (SequenceKind, Int) -> Void)? = nil
+        willReachStart: (@Sendable (SequenceKind, Int) -> Void)? = nil,
+        tlsFileCheckInterval: Duration = .seconds(10)
     ) {
         self.makeSequenceProbe = makeSequenceProbe
         self.willReachStart = willReachStart
+        self.tlsFileCheckInterval = tlsFileCheckInterval
     }
 }
 

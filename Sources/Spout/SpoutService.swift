@@ -38,6 +38,11 @@ public final class SpoutService: Sendable {
     let context: ServiceContext
     /// The HTTPS server on `tls.port`, beside ``server``; nil without one.
     private let tlsServer: Server?
+    /// The plain HTTP listener on loopback that serves the demo upstream to the service itself when ``server`` is
+    /// HTTPS and no upstream is configured; nil otherwise.
+    let demoServer: Server?
+    /// Reloads ``tls`` when its files change; nil without TLS.
+    private let tlsWatcher: TLSFileWatcher?
     private let events: EventLog?
     private let drainDelay = DrainDelay()
 
@@ -47,12 +52,16 @@ public final class SpoutService: Sendable {
         readiness: Readiness,
         server: Server,
         tlsServer: Server?,
+        demoServer: Server?,
         tls: TLSReloadableContext?,
+        tlsWatcher: TLSFileWatcher?,
         context: ServiceContext,
         events: EventLog?
     ) {
         self.port = port
         self.tlsServer = tlsServer
+        self.demoServer = demoServer
+        self.tlsWatcher = tlsWatcher
         self.tlsPort = tlsServer?.port
         self.tls = tls
         self.metrics = metrics
@@ -90,7 +99,10 @@ public final class SpoutService: Sendable {
         let available = min(EventLoopGroup.defaultLoopCount, ProcessInfo.processInfo.activeProcessorCount)
         let loopCount =
             configuration.eventLoops > 0 ? configuration.eventLoops : CPUQuota.loopCount(available: available)
-        // TLS first: a bad file or a missing libssl refuses the start before anything listens.
+        // TLS first: a bad file or a missing libssl refuses the start before anything listens. The files' identities
+        // are read before the files, so that a change meanwhile is seen by the watcher.
+        let tlsFiles = [configuration.tls.certificateFile, configuration.tls.privateKeyFile]
+        let tlsFilesLoaded = configuration.tls.isEnabled ? tlsFiles.map(TLSFileWatcher.identity(of:)) : []
         let tls =
             try configuration.tls.isEnabled
             ? TLSReloadableContext(TLSServerConfiguration(spout: configuration.tls)) : nil
@@ -152,18 +164,48 @@ public final class SpoutService: Sendable {
                 throw error
             }
         }
+        // The demo upstream is the service's own `/demo` routes, fetched over plain HTTP on loopback. When `port`
+        // is HTTPS it answers plain HTTP with a 400, so a plain listener of its own on loopback (port chosen by the
+        // kernel, never announced) serves the demo routes only, to the service itself.
+        var demoServer: Server?
+        if context.upstream.baseURL == nil, tls != nil, tlsServer == nil {
+            var demoConfiguration = plainConfiguration
+            demoConfiguration.tls = nil
+            demoConfiguration.tlsEvents = nil
+            demoConfiguration.host = loopbackHost(for: configuration.host)
+            demoConfiguration.port = 0
+            demoConfiguration.requestBodyLimit = { _ in 0 }
+            let demoRouter = Routes.makeDemoRouter()
+            do {
+                demoServer = try Server.start(configuration: demoConfiguration, group: group) { request, responder in
+                    Routes.dispatch(request, responder: responder, router: demoRouter, context: context)
+                }
+            } catch {
+                server.shutdown(deadline: .zero)
+                throw error
+            }
+        }
         let service = SpoutService(
             port: server.port,
             metrics: metrics,
             readiness: readiness,
             server: server,
             tlsServer: tlsServer,
+            demoServer: demoServer,
             tls: tls,
+            tlsWatcher: tls.map { tls in
+                // Reloads when the files change (cert-manager renewing the mounted secret), as `SIGHUP` does.
+                TLSFileWatcher(files: tlsFiles, loaded: tlsFilesLoaded, interval: hooks.tlsFileCheckInterval) {
+                    _ = SpoutService.reloadTLS(tls, events: events, cause: "file_change")
+                }
+            },
             context: context,
             events: events
         )
         if context.upstream.baseURL == nil {
-            context.upstream.setBaseURL(demoUpstreamURL(host: configuration.host, port: server.port))
+            context.upstream.setBaseURL(
+                demoUpstreamURL(host: configuration.host, port: demoServer?.port ?? server.port)
+            )
         }
         readiness.set(.ready)
         events?.log(
@@ -235,6 +277,9 @@ public final class SpoutService: Sendable {
         async let tlsStopped: Void? = tlsServer?.shutdown(deadline: grace)
         await server.shutdown(deadline: grace)
         _ = await tlsStopped
+        // Last: the requests the servers finished may have fetched the demo upstream until now.
+        await demoServer?.shutdown(deadline: .zero)
+        tlsWatcher?.cancel()
         context.stopTimers()
         context.upstream.shutdown()
         events?.log(.info, "stopped", "stopped")
@@ -246,17 +291,31 @@ public final class SpoutService: Sendable {
     @discardableResult
     public func reloadTLS() -> Result<Void, TLSError>? {
         guard let tls else { return nil }
+        return Self.reloadTLS(tls, events: events, cause: "signal")
+    }
+
+    /// Reloads `tls` and logs the outcome (`cause`: `signal` or `file_change`).
+    fileprivate static func reloadTLS(
+        _ tls: TLSReloadableContext,
+        events: EventLog?,
+        cause: String
+    ) -> Result<Void, TLSError> {
         switch tls.reload() {
         case .success(let fresh):
             events?.log(
                 .info,
                 "tls_reloaded",
                 "tls certificate reloaded from \(tls.configuration.certificateFile)",
-                ["expires_at": .integer(Int(fresh.certificateExpiry ?? 0))]
+                ["expires_at": .integer(Int(fresh.certificateExpiry ?? 0)), "cause": .string(cause)]
             )
             return .success(())
         case .failure(let error):
-            events?.log(.error, "tls_reload_failed", "kept the previous tls certificate: \(error)")
+            events?.log(
+                .error,
+                "tls_reload_failed",
+                "kept the previous tls certificate: \(error)",
+                ["cause": .string(cause)]
+            )
             return .failure(error)
         }
     }
@@ -316,9 +375,14 @@ func hostForURL(_ host: String) -> String {
     host.contains(":") ? "[\(host)]" : host
 }
 
+/// The loopback address of the family of `host`: where the service reaches itself.
+func loopbackHost(for host: String) -> String {
+    host.contains(":") ? "::1" : "127.0.0.1"
+}
+
 /// Where the service reaches its own demo data over loopback when no upstream is configured.
 func demoUpstreamURL(host: String, port: Int) -> URL {
-    let loopback = host.contains(":") ? "[::1]" : "127.0.0.1"
+    let loopback = hostForURL(loopbackHost(for: host))
     // Both parts are ours: an IP literal and a bound port, so the URL always parses.
     return URL(string: "http://\(loopback):\(port)/demo")!
 }

@@ -206,6 +206,16 @@ extension Connection {
         return true
     }
 
+    /// The connection closed: a handshake not reported yet was abandoned; an established session ended.
+    func tlsClosed(_ tls: TLSLayer) {
+        if !tls.handshakeReported {
+            tls.handshakeReported = true
+            context.configuration.tlsEvents?(.handshakeAbandoned)
+        } else if tls.handshakeDone, let session = tls.engine.session {
+            context.configuration.tlsEvents?(.connectionClosed(session))
+        }
+    }
+
     /// Our close_notify before the write side closes, best effort (what the kernel refuses is dropped).
     func sendCloseNotify(_ tls: TLSLayer) {
         guard tls.handshakeDone, !tls.engine.sentCloseNotify, tls.unsentOffset == tls.unsent.count else { return }

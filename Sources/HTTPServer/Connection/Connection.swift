@@ -267,10 +267,7 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
         loop.deregister(fd)
         Socket.close(fd)
         context.connectionClosed(reserve: isReserve)
-        if let tls, !tls.handshakeReported {
-            tls.handshakeReported = true
-            context.configuration.tlsEvents?(.handshakeAbandoned)
-        }
+        if let tls { tlsClosed(tls) }
         abandoned?()
         writer?.streamClosed()
     }

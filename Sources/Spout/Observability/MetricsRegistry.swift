@@ -24,6 +24,11 @@ final class MetricsRegistry: @unchecked Sendable {
         register(Gauge(name: name, help: help))
     }
 
+    /// Registers and returns a gauge family with labels.
+    func gauge(_ name: String, help: String, labels: [String]) -> GaugeFamily {
+        register(GaugeFamily(name: name, help: help, labels: labels))
+    }
+
     /// Registers and returns a gauge whose value is read from a source at each render.
     func sampledGauge(_ name: String, help: String) -> SampledGauge {
         register(SampledGauge(name: name, help: help))

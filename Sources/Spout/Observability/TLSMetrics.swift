@@ -1,8 +1,8 @@
 import HTTPServer
 import OpenSSL
 
-/// The `spout_tls…` metrics of a service serving HTTPS: handshakes, failed handshakes by reason, and when the
-/// served certificate expires (so an alert can fire before it lapses).
+/// The `spout_tls…` metrics of a service serving HTTPS: handshakes, failed handshakes by reason, the protocol and
+/// cipher of open connections, and when the served certificate expires (so an alert can fire before it lapses).
 ///
 /// **Ownership:** Created by the service when TLS is configured; the servers' ``Server/Configuration/tlsEvents``
 /// feed it.
@@ -16,6 +16,14 @@ final class TLSMetrics: Sendable {
     let failures: CounterFamily
     /// `spout_tls_certificate_expiry_timestamp_seconds`: the Unix time the served certificate expires.
     let certificateExpiry: SampledGauge
+    /// `spout_tls_open_connections{protocol,cipher}`: connections whose handshake completed and that are still
+    /// open, by protocol version and cipher suite (labels from closed sets: see ``label(protocol:)``).
+    let openConnections: GaugeFamily
+
+    /// The protocol versions a server context offers; anything else is labelled `other`.
+    static let protocols: Set<String> = ["TLSv1.2", "TLSv1.3"]
+    /// The cipher suites a server context offers; anything else is labelled `other`.
+    static let cipherSuites = Set(TLSContext.offeredCipherSuites)
 
     /// The failure label of a handshake that did not complete within its deadline.
     static let timeoutReason = "timeout"
@@ -37,9 +45,23 @@ final class TLSMetrics: Sendable {
             "spout_tls_certificate_expiry_timestamp_seconds",
             help: "Unix time at which the served TLS certificate expires."
         )
+        openConnections = registry.gauge(
+            "spout_tls_open_connections",
+            help: "Open TLS connections whose handshake completed, by protocol version and cipher suite.",
+            labels: ["protocol", "cipher"]
+        )
         let reasons = TLSFailure.Reason.allCases.map(\.rawValue) + [Self.timeoutReason, Self.abandonedReason]
         failures.preinitialize(reasons.map { [$0] })
         certificateExpiry.sample { Int(context.current.certificateExpiry ?? 0) }
+    }
+
+    /// The `protocol` and `cipher` labels of `session`: its own names when they are among those offered (a
+    /// bounded set whatever clients send), else `other`.
+    static func labels(_ session: TLSSessionInfo) -> [String] {
+        [
+            protocols.contains(session.protocolVersion) ? session.protocolVersion : "other",
+            cipherSuites.contains(session.cipherSuite) ? session.cipherSuite : "other",
+        ]
     }
 
     /// Counts `event` (called on the connection's loop: cheap).
@@ -47,6 +69,9 @@ final class TLSMetrics: Sendable {
         switch event {
         case .handshakeCompleted(let session):
             handshakes.increment([session.protocolVersion])
+            openConnections.add(Self.labels(session), 1)
+        case .connectionClosed(let session):
+            openConnections.add(Self.labels(session), -1)
         case .handshakeFailed(let failure):
             failures.increment([failure.reason.rawValue])
         case .handshakeTimedOut:

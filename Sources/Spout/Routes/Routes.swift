@@ -63,6 +63,16 @@ enum Routes {
         return router
     }
 
+    /// The `/demo` routes only: what the service's own loopback listener for the demo upstream serves when its
+    /// port is HTTPS (everything else there is a 404).
+    static func makeDemoRouter() -> Router<Entry> {
+        var router = Router<Entry>()
+        for (pattern, handler) in DemoRoutes.table {
+            router.add("GET", pattern, Entry(handler: handler, policy: .demo))
+        }
+        return router
+    }
+
     /// Routes one request: CORS preflight, 404 and 405 as problems, otherwise the route's handler.
     /// The request is taken (`consuming`) and moved into the route's ``RequestContext``: one owner, no copy.
     static func dispatch(

@@ -204,7 +204,7 @@ import Testing
                     switch $0 {
                     case .handshakeFailed(let failure): failure.reason == .alertReceived
                     case .handshakeAbandoned: true
-                    case .handshakeCompleted, .handshakeTimedOut: false
+                    case .handshakeCompleted, .handshakeTimedOut, .connectionClosed: false
                     }
                 }
             },

@@ -223,7 +223,8 @@ final class BrowserHarness {
     /// The page's origin, e.g. `http://127.0.0.1:41234`.
     let origin: String
 
-    init() throws {
+    /// - Parameter browserArguments: More command-line arguments for the browser.
+    init(browserArguments: [String] = []) throws {
         pageServer = try Server.start(configuration: .init(host: "127.0.0.1", port: 0)) { _, responder in
             responder.respond(
                 headers: ["Content-Type": "text/html; charset=utf-8"],
@@ -232,7 +233,7 @@ final class BrowserHarness {
         }
         origin = "http://127.0.0.1:\(pageServer.port)"
         do {
-            browser = try HeadlessChromium.launch()
+            browser = try HeadlessChromium.launch(extraArguments: browserArguments)
         } catch {
             pageServer.shutdown(deadline: .zero)
             throw error

@@ -93,13 +93,14 @@ final class HeadlessChromium {
         terminate()
     }
 
-    /// Starts the browser and waits (up to `timeout`) until it answers on the pipe.
-    static func launch(timeout: Duration = .seconds(20)) throws -> HeadlessChromium {
+    /// Starts the browser and waits (up to `timeout`) until it answers on the pipe. `extraArguments` go before the
+    /// first page (`--ignore-certificate-errors-spki-list=…` to trust a test CA).
+    static func launch(extraArguments: [String] = [], timeout: Duration = .seconds(20)) throws -> HeadlessChromium {
         guard let executable = executablePath else { throw Failure.notFound }
         let profile = FileManager.default.temporaryDirectory
             .appendingPathComponent("spout-chromium-\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
-        let arguments = [
+        var arguments = [
             executable,
             "--headless",
             // The tests run as root in CI, where Chromium's sandbox refuses to start.
@@ -124,6 +125,7 @@ final class HeadlessChromium {
             "--remote-debugging-pipe",
             "about:blank",
         ]
+        arguments.insert(contentsOf: extraArguments, at: arguments.count - 1)
         // A browser that dies must not kill the test with SIGPIPE (HTTPServer ignores it too).
         signal(SIGPIPE, SIG_IGN)
         let (browserIn, commands) = try makePipe()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HTTPServer
 import OpenSSL
 import TestSupport
 import Testing
@@ -80,6 +81,27 @@ import Testing
         #expect(throws: (any Error).self) { try LoopbackClient(port: tlsPort) }  // stopped with the service
     }
 
+    @Test func theDemoUpstreamServesArticlesWhenPortIsHTTPS() async throws {
+        // No upstream: the service fetches its own /demo routes. With HTTPS on `port` it used to fetch them over
+        // plain HTTP from that port, which answers 400, so /articles/1 failed (502).
+        let server = try SpoutTestServer {
+            $0.tls.certificateFile = pki.server.certificateFile
+            $0.tls.privateKeyFile = pki.server.privateKeyFile
+        }
+        let (status, article) = try curl(server.port, "/articles/1", ["-w", "\n%{http_code}"])
+        #expect(status == 0)
+        #expect(article.hasSuffix("\n200"), "\(article)")
+        #expect(article.contains(#""id":1"#), "\(article)")
+        // The loopback listener it uses serves plain HTTP and the demo routes only.
+        let demoPort = try #require(server.service.demoServer?.port)
+        let client = try LoopbackClient(port: demoPort)
+        try client.sendGet("/health")
+        #expect(try client.readResponse().status == 404)
+        client.close()
+        await server.stop()
+        #expect(throws: (any Error).self) { try LoopbackClient(port: demoPort) }  // stopped with the service
+    }
+
     @Test func aReloadWithABadFileKeepsTheOldCertificateAndSaysWhy() async throws {
         let certificate = try pki.write("service-reload.crt", contents: "")
         let key = try pki.write("service-reload.key", contents: "")
@@ -108,6 +130,126 @@ import Testing
         }
         #expect(server.events.lines.contains { $0.contains("tls_reloaded") })
         await server.stop()
+    }
+
+    @Test(.enabled(if: TestCertificates.pythonTestsEnabled)) func replacedFilesAreReloadedAndAnOpenStreamKeepsFlowing()
+        async throws
+    {
+        // The layout of a Kubernetes secret volume: tls.crt -> ..data/tls.crt, and ..data a link to a timestamped
+        // directory that the kubelet replaces by renaming a new link over it.
+        let directory = "\(pki.directory)/rotation-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        let files = FileManager.default
+        try rotate(directory, to: pki.server, version: "v1")
+        try files.createSymbolicLink(atPath: "\(directory)/tls.crt", withDestinationPath: "..data/tls.crt")
+        try files.createSymbolicLink(atPath: "\(directory)/tls.key", withDestinationPath: "..data/tls.key")
+        let server = try SpoutTestServer(tlsFileCheckInterval: .milliseconds(50)) {
+            $0.tls.certificateFile = "\(directory)/tls.crt"
+            $0.tls.privateKeyFile = "\(directory)/tls.key"
+        }
+        let first = try peerNotAfter(server.port)
+
+        // A stream over TLS, open across the rotation.
+        let stream = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: [
+                "python3", "-c", Self.peerScript, String(server.port), pki.rootCertificateFile, "/channels/rotation",
+            ],
+            standardOutput: .pipe,
+            standardError: .null
+        )
+        defer { _ = stream.kill() }
+        let lines = ExecutableSignalTests.Lines(stream.standardOutput)
+        #expect(lines.next(event: "certificate")?["notAfter"] as? String == first)
+        #expect(lines.next(event: "subscribed") != nil)
+        #expect(try publish(server.port, 1))
+        #expect(lines.next(event: "data")?["data"] as? String == #"{"n":1}"#)
+
+        // Renewed: a new connection sees the new certificate; the open stream goes on.
+        let renewed = try pki.makeServerIdentity("rotation-renewed", days: 20)
+        try rotate(directory, to: renewed, version: "v2")
+        var latest = first
+        #expect(
+            try eventually {
+                latest = try peerNotAfter(server.port)
+                return latest != first
+            },
+            "a new connection still got the old certificate"
+        )
+        #expect(server.events.lines.contains { $0.contains("tls_reloaded") && $0.contains("file_change") })
+        #expect(try publish(server.port, 2))
+        #expect(lines.next(event: "data")?["data"] as? String == #"{"n":2}"#)
+
+        // A bad new file: the certificate of v2 stays, and the log says why.
+        try files.createDirectory(atPath: "\(directory)/..v3", withIntermediateDirectories: false)
+        try "garbage".write(toFile: "\(directory)/..v3/tls.crt", atomically: true, encoding: .utf8)
+        try files.copyItem(atPath: renewed.privateKeyFile, toPath: "\(directory)/..v3/tls.key")
+        try swapData(directory, to: "..v3")
+        #expect(
+            eventually {
+                server.events.lines.contains {
+                    $0.contains("tls_reload_failed") && $0.contains("file_change") && $0.contains(directory)
+                }
+            }
+        )
+        #expect(try peerNotAfter(server.port) == latest)
+        #expect(try publish(server.port, 3))
+        #expect(lines.next(event: "data")?["data"] as? String == #"{"n":3}"#)
+        await server.stop()
+    }
+
+    @Test(.enabled(if: TestCertificates.pythonTestsEnabled)) func openConnectionsAreCountedByProtocolAndCipher()
+        async throws
+    {
+        let server = try SpoutTestServer {
+            $0.tls.certificateFile = pki.server.certificateFile
+            $0.tls.privateKeyFile = pki.server.privateKeyFile
+        }
+        func series() -> [String] {
+            server.service.metrics.registry.render().split(separator: "\n").map(String.init).filter {
+                $0.hasPrefix("spout_tls_open_connections{")
+            }
+        }
+        #expect(series().isEmpty)
+        let stream = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: [
+                "python3", "-c", Self.peerScript, String(server.port), pki.rootCertificateFile, "/channels/gauge",
+            ],
+            standardOutput: .pipe,
+            standardError: .null
+        )
+        let lines = ExecutableSignalTests.Lines(stream.standardOutput)
+        #expect(lines.next(event: "subscribed") != nil)
+        let open = series()
+        #expect(open.count == 1, "\(open)")
+        let cipher = TLSContext.offeredCipherSuites.first { open.first?.contains(#"cipher="\#($0)""#) == true }
+        #expect(cipher?.hasPrefix("TLS_") == true, "\(open)")
+        #expect(open.first?.hasPrefix(#"spout_tls_open_connections{protocol="TLSv1.3",cipher="#) == true)
+        #expect(open.first?.hasSuffix("} 1") == true, "\(open)")
+        _ = stream.kill()
+        // Closed: the series stays, at 0.
+        #expect(eventually { series().count == 1 && series().first?.hasSuffix("} 0") == true }, "\(series())")
+        await server.stop()
+    }
+
+    @Test func openConnectionLabelsAreBounded() {
+        let odd = TLSSessionInfo(
+            protocolVersion: "SSLv3",
+            cipherSuite: "RC4-MD5",
+            applicationProtocol: nil,
+            serverName: nil,
+            resumed: false
+        )
+        #expect(TLSMetrics.labels(odd) == ["other", "other"])
+        let usual = TLSSessionInfo(
+            protocolVersion: "TLSv1.2",
+            cipherSuite: "ECDHE-ECDSA-AES128-GCM-SHA256",
+            applicationProtocol: "http/1.1",
+            serverName: "localhost",
+            resumed: false
+        )
+        #expect(TLSMetrics.labels(usual) == ["TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256"])
     }
 
     @Test func aBadCertificateFileRefusesTheStart() throws {
@@ -247,5 +389,66 @@ extension TLSServiceTests {
         let output = try child.readStandardOutput(timeout: .seconds(40))
         return child.wait(timeout: .seconds(10)) == .exited(0)
             && String(decoding: output, as: UTF8.self) == #"{"status":"ok"}"#
+    }
+
+    /// Connects with Python's `ssl` trusting the test CA, prints the server certificate's `notAfter` as a JSON
+    /// line (`certificate`); with a third argument, subscribes to that SSE path (`subscribed` once the response
+    /// head came) and prints each `data:` line (`data`).
+    static let peerScript = """
+        import http.client, json, ssl, sys
+        context = ssl.create_default_context(cafile=sys.argv[2])
+        connection = http.client.HTTPSConnection("localhost", int(sys.argv[1]), context=context, timeout=30)
+        connection.connect()
+        print(json.dumps({"event": "certificate", "notAfter": connection.sock.getpeercert()["notAfter"]}), flush=True)
+        if len(sys.argv) > 3:
+            connection.request("GET", sys.argv[3], headers={"Accept": "text/event-stream"})
+            response = connection.getresponse()
+            print(json.dumps({"event": "subscribed", "status": response.status}), flush=True)
+            while True:
+                line = response.readline()
+                if not line:
+                    break
+                if line.startswith(b"data:"):
+                    print(json.dumps({"event": "data", "data": line[5:].strip().decode()}), flush=True)
+        """
+
+    /// The `notAfter` of the certificate a new connection to `port` is served.
+    func peerNotAfter(_ port: Int) throws -> String? {
+        let child = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3", "-c", Self.peerScript, String(port), pki.rootCertificateFile],
+            standardOutput: .pipe,
+            standardError: .null
+        )
+        let output = try child.readStandardOutput(timeout: .seconds(30))
+        _ = child.wait(timeout: .seconds(10))
+        let object = try? JSONSerialization.jsonObject(with: Data(output)) as? [String: Any]
+        return object?["notAfter"] as? String
+    }
+
+    /// Publishes `{"n":number}` on the channel `rotation` over HTTPS; true when accepted.
+    func publish(_ port: Int, _ number: Int) throws -> Bool {
+        let (status, _) = try curl(
+            port,
+            "/channels/rotation/events",
+            ["-f", "-X", "POST", "-H", "Content-Type: application/json", "--data", channelBody([number])]
+        )
+        return status == 0
+    }
+
+    /// Writes `identity`'s files into `directory/..version` and points `..data` at it, as the kubelet does.
+    func rotate(_ directory: String, to identity: TestCertificates.Identity, version: String) throws {
+        let files = FileManager.default
+        try files.createDirectory(atPath: "\(directory)/..\(version)", withIntermediateDirectories: false)
+        try files.copyItem(atPath: identity.certificateFile, toPath: "\(directory)/..\(version)/tls.crt")
+        try files.copyItem(atPath: identity.privateKeyFile, toPath: "\(directory)/..\(version)/tls.key")
+        try swapData(directory, to: "..\(version)")
+    }
+
+    /// Points `directory/..data` at `target` atomically (a new link renamed over the old one).
+    func swapData(_ directory: String, to target: String) throws {
+        let temporary = "\(directory)/..data_tmp"
+        try FileManager.default.createSymbolicLink(atPath: temporary, withDestinationPath: target)
+        guard rename(temporary, "\(directory)/..data") == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 }

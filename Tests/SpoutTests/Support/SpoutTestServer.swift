@@ -16,7 +16,11 @@ final class SpoutTestServer: Sendable {
     let events = MemoryLogSink()
     private let probes = TestBox<[SequenceProbe]>([])
 
-    init(_ configure: (inout SpoutConfiguration) -> Void = { _ in }) throws {
+    /// - Parameter tlsFileCheckInterval: How often the TLS files are checked for a change.
+    init(
+        tlsFileCheckInterval: Duration = .seconds(10),
+        _ configure: (inout SpoutConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = SpoutConfiguration()
         configuration.port = 0
         configuration.eventLoops = 2
@@ -31,11 +35,14 @@ final class SpoutTestServer: Sendable {
             configuration: configuration,
             log: log,
             events: EventLog(sink: events, level: .debug),
-            hooks: ServiceHooks(makeSequenceProbe: { _ in
-                let probe = SequenceProbe()
-                probes.update { $0.append(probe) }
-                return probe
-            })
+            hooks: ServiceHooks(
+                makeSequenceProbe: { _ in
+                    let probe = SequenceProbe()
+                    probes.update { $0.append(probe) }
+                    return probe
+                },
+                tlsFileCheckInterval: tlsFileCheckInterval
+            )
         )
     }
 
