@@ -32,6 +32,13 @@ import Redis
 /// Redis that lost the channel gives `reset` (`unknown-id`) and the copy starts over. A copy without subscribers
 /// for ``idleGraceSeconds`` is dropped and its announcements unsubscribed.
 ///
+/// **Presence across replicas.** Each replica has a random id and refreshes a heartbeat in Redis every second;
+/// it writes its own subscribers on each channel (count and named clients) to Redis when they change, announcing
+/// the change on a pub/sub channel that every replica follows, so a copy's `join` / `leave` frames and
+/// `GET /channels/{name}/presence` cover every replica (``RedisChannelStore`` presence keys). A replica whose
+/// heartbeat lapses (``SpoutConfiguration/Channels/replicaTimeoutSeconds``) is gone: the others' next heartbeat
+/// reply no longer lists it, and its subscribers leave.
+///
 /// **Ownership:** created once by ``ChannelService``; ``stop()`` closes the connections.
 ///
 /// **Thread safety:** safe from any thread: the copies' table under `lock` (taken before a channel's own lock,
@@ -60,6 +67,10 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// The multi-channel subscriptions' patterns, told of each channel created in Redis (by any replica) that
     /// matches.
     private var watches: [ObjectIdentifier: ChannelWatch] = [:]
+    /// This replica's id in the shared presence (random, per start).
+    let replicaID = RedisChannelBroker.newGeneration()
+    /// Whether a heartbeat is in flight (one at a time).
+    private var heartbeating = false
 
     /// Follower connections per process.
     static let followerCount = 2
@@ -88,6 +99,12 @@ final class RedisChannelBroker: @unchecked Sendable {
         /// A join waits with an id of a generation the copy does not know: the read under way may predate it, so
         /// the joins wait for one more read, started after them.
         var readAgain = false
+        /// This replica's presence on the channel changed since it was last written to Redis.
+        var presenceDirty = false
+        /// A write of this replica's presence is in flight (one at a time; a change meanwhile writes again after).
+        var presenceWriting = false
+        /// This replica has a field in the channel's presence hash (its heartbeat keeps the key alive).
+        var presenceWritten = false
 
         enum Phase {
             /// Needs a read (new, or the follower was lost); joins wait.
@@ -344,55 +361,63 @@ final class RedisChannelBroker: @unchecked Sendable {
         make: (Channel) -> ChannelSubscription
     ) -> Result<ChannelSubscription, ChannelBroker.Refusal> {
         for _ in 0..<2 {
-            let outcome: Result<(ChannelSubscription, Copy, joinNow: Bool, created: Bool), ChannelBroker.Refusal> =
-                lock.withLock {
-                    var created = false
-                    let copy: Copy
-                    if let existing = copies[name] {
-                        copy = existing
-                    } else {
-                        guard copies.count < configuration.maxChannels else { return .failure(.tooManyChannels) }
-                        copy = Copy(
-                            channel: Channel(
-                                name: name,
-                                epoch: "",
-                                history: historyLimits,
-                                maxSubscribers: configuration.maxSubscribersPerChannel,
-                                mirrorsRedis: true
-                            ),
-                            follower: Self.follower(for: name, count: followers.count)
-                        )
-                        copies[name] = copy
-                        metrics.channels.add(1)
-                        created = true
+            let outcome:
+                Result<
+                    (ChannelSubscription, Copy, joinNow: Bool, needsRead: Bool, created: Bool), ChannelBroker.Refusal
+                > =
+                    lock.withLock {
+                        var created = false
+                        let copy: Copy
+                        if let existing = copies[name] {
+                            copy = existing
+                        } else {
+                            guard copies.count < configuration.maxChannels else { return .failure(.tooManyChannels) }
+                            copy = Copy(
+                                channel: Channel(
+                                    name: name,
+                                    epoch: "",
+                                    history: historyLimits,
+                                    maxSubscribers: configuration.maxSubscribersPerChannel,
+                                    mirrorsRedis: true,
+                                    localPresenceChanged: { [weak self] channel in
+                                        self?.localPresenceChanged(channel.name)
+                                    }
+                                ),
+                                follower: Self.follower(for: name, count: followers.count)
+                            )
+                            copies[name] = copy
+                            metrics.channels.add(1)
+                            created = true
+                        }
+                        guard copy.channel.subscriberCount + copy.pending.count < configuration.maxSubscribersPerChannel
+                        else { return .failure(.tooManySubscribers) }
+                        copy.idleSince = nil
+                        let subscription = make(copy.channel)
+                        // An id of another generation than the copy's: the copy may not have heard of it yet (a client
+                        // that saw the first events of a new generation on another replica). Only Redis can tell
+                        // whether it is newer or gone, so the join waits for a read that starts after it.
+                        var resumesAfter: String?
+                        if case .after(let id) = resume { resumesAfter = id }
+                        let stranger = resumesAfter.flatMap { ChannelEventID($0) }.map {
+                            $0.epoch != copy.channel.position.epoch
+                        }
+                        let joinNow: Bool
+                        if case .live = copy.phase, stranger != true {
+                            joinNow = true
+                        } else {
+                            copy.pending.append((subscription, resume))
+                            if stranger == true, case .syncing = copy.phase { copy.readAgain = true }
+                            joinNow = false
+                        }
+                        return .success((subscription, copy, joinNow, created || stranger == true, created))
                     }
-                    guard copy.channel.subscriberCount + copy.pending.count < configuration.maxSubscribersPerChannel
-                    else { return .failure(.tooManySubscribers) }
-                    copy.idleSince = nil
-                    let subscription = make(copy.channel)
-                    // An id of another generation than the copy's: the copy may not have heard of it yet (a client
-                    // that saw the first events of a new generation on another replica). Only Redis can tell
-                    // whether it is newer or gone, so the join waits for a read that starts after it.
-                    var resumesAfter: String?
-                    if case .after(let id) = resume { resumesAfter = id }
-                    let stranger = resumesAfter.flatMap { ChannelEventID($0) }.map {
-                        $0.epoch != copy.channel.position.epoch
-                    }
-                    let joinNow: Bool
-                    if case .live = copy.phase, stranger != true {
-                        joinNow = true
-                    } else {
-                        copy.pending.append((subscription, resume))
-                        if stranger == true, case .syncing = copy.phase { copy.readAgain = true }
-                        joinNow = false
-                    }
-                    return .success((subscription, copy, joinNow, created || stranger == true))
-                }
             switch outcome {
             case .failure(let refusal):
                 return .failure(refusal)
-            case .success(let (subscription, copy, joinNow, needsRead)):
+            case .success(let (subscription, copy, joinNow, needsRead, created)):
                 if needsRead { sync(copy) }
+                // The other replicas' subscribers already here are no news to the ones joining now.
+                if created { loadPresence(copy, announce: false) }
                 guard joinNow else { return .success(subscription) }
                 switch subscription.join(resume: resume, now: ChannelBroker.now) {
                 case nil: return .success(subscription)
@@ -621,6 +646,10 @@ final class RedisChannelBroker: @unchecked Sendable {
             created(String(decoding: payload, as: UTF8.self))
             return
         }
+        if channel.elementsEqual(store.presenceChannel.utf8) {
+            presenceAnnounced(payload)
+            return
+        }
         guard let name = store.channelName(pubsub: channel) else { return }
         guard let announcement = RedisChannelStore.announcement(payload) else {
             lock.withLock { malformedAnnouncements &+= 1 }
@@ -685,6 +714,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             followers[index].send(RESPCommand("SUBSCRIBE", store.creationChannel)) { _ in }
         }
         for copy in mine { sync(copy) }
+        if index == Self.presenceFollower { presenceFollowerConnected() }
     }
 
     // MARK: Patterns
@@ -743,7 +773,10 @@ final class RedisChannelBroker: @unchecked Sendable {
                         copy.idleSince = now
                         continue
                     }
-                    if now &- since >= grace, copy.channel.retireIfUnsubscribed() {
+                    // Not before its last presence write is in Redis: a field left there would count it for good.
+                    if now &- since >= grace, !copy.presenceDirty, !copy.presenceWriting,
+                        copy.channel.retireIfUnsubscribed()
+                    {
                         copy.retired = true
                         copies[name] = nil
                         metrics.channels.add(-1)
@@ -757,6 +790,171 @@ final class RedisChannelBroker: @unchecked Sendable {
             }
         }
         for copy in unsynced where followers[copy.follower].status.isConnected { sync(copy) }
+        heartbeat()
+    }
+
+    // MARK: Presence across replicas (on the presence follower)
+
+    /// The follower that carries presence: the heartbeat, the writes and reads, and the announcements (one
+    /// connection, so an announcement and a read's reply come in the order Redis made them).
+    static let presenceFollower = 0
+
+    /// How long a replica's heartbeat holds: ``SpoutConfiguration/Channels/replicaTimeoutSeconds``, in ms.
+    private var presenceLifetimeMilliseconds: Int {
+        max(1, configuration.replicaTimeoutSeconds).multipliedReportingOverflow(by: 1000).partialValue
+    }
+
+    /// The presence follower became ready (first, or after being lost): it follows the announcements again,
+    /// refreshes this replica's heartbeat before anything else, writes this replica's presence on every copy
+    /// (another replica may have taken it for gone meanwhile) and reads the others' (announcements were missed).
+    private func presenceFollowerConnected() {
+        let follower = followers[Self.presenceFollower]
+        follower.send(RESPCommand("SUBSCRIBE", store.presenceChannel)) { _ in }
+        let mine = lock.withLock {
+            heartbeating = false
+            return copies.values.filter { !$0.retired }
+        }
+        heartbeat()
+        for copy in mine {
+            lock.withLock {
+                copy.presenceWriting = false
+                copy.presenceDirty = false
+            }
+            localPresenceChanged(copy.channel.name)
+            loadPresence(copy, announce: true)
+        }
+    }
+
+    /// Refreshes this replica's heartbeat (and the presence keys it has fields in), then drops from every copy the
+    /// presence of replicas no longer live; also retries presence writes that failed. Every second, from the sweep.
+    private func heartbeat() {
+        let follower = followers[Self.presenceFollower]
+        guard follower.status.isConnected else { return }
+        let work: (keys: [String], retry: [String])? = lock.withLock {
+            guard !heartbeating else { return nil }
+            heartbeating = true
+            let live = copies.values.filter { !$0.retired }
+            return (
+                live.filter(\.presenceWritten).map(\.channel.name),
+                live.filter { $0.presenceDirty && !$0.presenceWriting }.map(\.channel.name)
+            )
+        }
+        guard let (keys, retry) = work else { return }
+        for name in retry { localPresenceChanged(name) }
+        let askedAt = ChannelBroker.now
+        let command = store.heartbeatCommand(
+            replica: replicaID,
+            lifetimeMilliseconds: presenceLifetimeMilliseconds,
+            channels: keys
+        )
+        follower.send(command) { [weak self] result in
+            guard let self else { return }
+            let copies = lock.withLock {
+                heartbeating = false
+                return self.copies.values.filter { !$0.retired }
+            }
+            guard case .success(let value) = result, let live = RedisChannelStore.liveReplicas(value) else { return }
+            for copy in copies {
+                copy.channel.dropRemoteReplicas(keeping: live, heardBefore: askedAt)
+            }
+        }
+    }
+
+    /// This replica's presence on channel `name` changed: writes it to Redis, unless a write is in flight (which
+    /// writes again when it ends).
+    private func localPresenceChanged(_ name: String) {
+        let write: (Copy, RedisChannelStore.PresenceEntry)? = lock.withLock {
+            guard let copy = copies[name], !copy.retired else { return nil }
+            copy.presenceDirty = true
+            guard !copy.presenceWriting else { return nil }
+            copy.presenceWriting = true
+            copy.presenceDirty = false
+            let (count, clients) = copy.channel.presence
+            copy.presenceWritten = count > 0
+            return (copy, RedisChannelStore.PresenceEntry(count: count, clients: clients))
+        }
+        guard let (copy, entry) = write else { return }
+        let command = store.presenceWriteCommand(
+            name,
+            replica: replicaID,
+            entry: entry,
+            lifetimeMilliseconds: presenceLifetimeMilliseconds
+        )
+        followers[Self.presenceFollower].send(command) { [weak self] result in
+            guard let self else { return }
+            let again: Bool = lock.withLock {
+                copy.presenceWriting = false
+                guard case .success = result else {
+                    copy.presenceDirty = true  // the next heartbeat, or the reconnect, writes it again
+                    return false
+                }
+                return copy.presenceDirty && !copy.retired
+            }
+            if again { localPresenceChanged(name) }
+        }
+    }
+
+    /// Reads the other replicas' presence on `copy`'s channel into it (`announce`: with `join` / `leave` for the
+    /// differences).
+    private func loadPresence(_ copy: Copy, announce: Bool) {
+        let name = copy.channel.name
+        let replicaID = replicaID
+        followers[Self.presenceFollower].send(store.presenceReadCommand(name)) { result in
+            guard case .success(let value) = result, let entries = RedisChannelStore.presenceRead(value) else { return }
+            let now = ChannelBroker.now
+            var remote: [String: Channel.RemotePresence] = [:]
+            for (replica, entry) in entries where replica != replicaID {
+                remote[replica] = Channel.RemotePresence(
+                    count: entry.count,
+                    clients: Set(entry.clients),
+                    heardAt: now
+                )
+            }
+            copy.channel.replaceRemotePresence(remote, announce: announce)
+        }
+    }
+
+    /// Another replica's presence on a channel changed: the copy here, if any, takes it.
+    private func presenceAnnounced(_ payload: [UInt8]) {
+        guard let (replica, name, entry) = RedisChannelStore.presenceAnnouncement(payload), replica != replicaID else {
+            return
+        }
+        guard let copy = lock.withLock({ copies[name].flatMap { $0.retired ? nil : $0 } }) else { return }
+        let presence =
+            entry.count == 0
+            ? nil
+            : Channel.RemotePresence(count: entry.count, clients: Set(entry.clients), heardAt: ChannelBroker.now)
+        copy.channel.updateRemotePresence(replica: replica, to: presence, announce: true)
+    }
+
+    /// Who is subscribed to `name` on every live replica: this replica's own subscribers (exact) and the others'
+    /// as Redis holds them. `completion` on `loop`.
+    func presence(
+        of name: String,
+        loop: EventLoop,
+        completion: @escaping @Sendable (Result<(count: Int, clients: [String]), PublishFailure>) -> Void
+    ) {
+        let completion = Self.on(loop, completion)
+        let replicaID = replicaID
+        publisher(for: loop).send(store.presenceReadCommand(name)) { [weak self] result in
+            switch result {
+            case .success(let value):
+                guard let entries = RedisChannelStore.presenceRead(value) else {
+                    completion(.failure(.unavailable("redis answered with \(value.briefDescription)")))
+                    return
+                }
+                let own: (count: Int, clients: [String]) = self?.copy(named: name)?.presence ?? (0, [])
+                var count = own.count
+                var clients = Set(own.clients)
+                for (replica, entry) in entries where replica != replicaID {
+                    count = count.addingReportingOverflow(entry.count).partialValue
+                    clients.formUnion(entry.clients)
+                }
+                completion(.success((count, clients.sorted())))
+            case .failure(let error):
+                completion(.failure(.unavailable(error.description)))
+            }
+        }
     }
 
     // MARK: Helpers
