@@ -85,20 +85,16 @@ final class RedisChannelBroker: @unchecked Sendable {
     ///
     /// **Thread safety:** its mutable state only under the broker's lock.
     final class Copy: @unchecked Sendable {
+        typealias Waiting = (subscription: ChannelSubscription, resume: Channel.Resume)
         let channel: Channel
         let follower: Int
-        var phase = Phase.unsynced
-        var held: [RedisChannelStore.Announcement] = []
-        var heldBytes = 0
-        /// Whether announcements were dropped past the limits while held: read again after the load.
-        var droppedHeld = false
-        /// Subscriptions waiting for the copy to load, with the id each resumes after.
-        var pending: [(subscription: ChannelSubscription, resume: Channel.Resume)] = []
+        /// Where the copy is in following Redis, and the subscriptions waiting for it to load.
+        var sync = RedisCopySync<RedisChannelStore.Announcement, Waiting>(
+            heldAnnouncementsLimit: RedisChannelBroker.heldAnnouncementsLimit,
+            heldBytesLimit: RedisChannelBroker.heldBytesLimit
+        )
         var idleSince: UInt64?
         var retired = false
-        /// A join waits with an id of a generation the copy does not know: the read under way may predate it, so
-        /// the joins wait for one more read, started after them.
-        var readAgain = false
         /// This replica's presence on the channel changed since it was last written to Redis.
         var presenceDirty = false
         /// A write of this replica's presence is in flight (one at a time; a change meanwhile writes again after).
@@ -106,25 +102,9 @@ final class RedisChannelBroker: @unchecked Sendable {
         /// This replica has a field in the channel's presence hash (its heartbeat keeps the key alive).
         var presenceWritten = false
 
-        enum Phase {
-            /// Needs a read (new, or the follower was lost); joins wait.
-            case unsynced
-            /// A read is in flight; announcements are held.
-            case syncing(loaded: Bool)
-            /// Applying announcements as they come.
-            case live
-        }
-
         init(channel: Channel, follower: Int) {
             self.channel = channel
             self.follower = follower
-        }
-
-        var isLoaded: Bool {
-            switch phase {
-            case .live, .syncing(loaded: true): true
-            default: false
-            }
         }
     }
 
@@ -389,7 +369,9 @@ final class RedisChannelBroker: @unchecked Sendable {
                             metrics.channels.add(1)
                             created = true
                         }
-                        guard copy.channel.subscriberCount + copy.pending.count < configuration.maxSubscribersPerChannel
+                        guard
+                            copy.channel.subscriberCount + copy.sync.waiting.count
+                                < configuration.maxSubscribersPerChannel
                         else { return .failure(.tooManySubscribers) }
                         copy.idleSince = nil
                         let subscription = make(copy.channel)
@@ -401,14 +383,7 @@ final class RedisChannelBroker: @unchecked Sendable {
                         let stranger = resumesAfter.flatMap { ChannelEventID($0) }.map {
                             $0.epoch != copy.channel.position.epoch
                         }
-                        let joinNow: Bool
-                        if case .live = copy.phase, stranger != true {
-                            joinNow = true
-                        } else {
-                            copy.pending.append((subscription, resume))
-                            if stranger == true, case .syncing = copy.phase { copy.readAgain = true }
-                            joinNow = false
-                        }
+                        let joinNow = copy.sync.subscribe((subscription, resume), stranger: stranger == true)
                         return .success((subscription, copy, joinNow, created || stranger == true, created))
                     }
             switch outcome {
@@ -524,23 +499,11 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// way. The follower subscribes to the announcements first, on the same connection, so the read's snapshot
     /// and the announcements after it are in order.
     private func sync(_ copy: Copy) {
-        let after: UInt64?? = lock.withLock {
-            guard !copy.retired else { return nil }
-            switch copy.phase {
-            case .syncing:
-                return nil
-            case .unsynced:
-                copy.phase = .syncing(loaded: false)
-                copy.readAgain = false
-                return .some(nil)
-            case .live:
-                copy.phase = .syncing(loaded: true)
-                copy.readAgain = false
-                let position = copy.channel.position
-                return .some(position.epoch.isEmpty ? nil : position.sequence)
-            }
+        let action: RedisCopySync<RedisChannelStore.Announcement, Copy.Waiting>.ReadAction = lock.withLock {
+            guard !copy.retired else { return .none }
+            return copy.sync.startRead { copy.channel.position }
         }
-        guard let after else { return }
+        guard case .read(let after) = action else { return }
         let follower = followers[copy.follower]
         let name = copy.channel.name
         // Subscribing twice is harmless (Redis confirms again; the connection keeps one entry).
@@ -560,11 +523,7 @@ final class RedisChannelBroker: @unchecked Sendable {
     ) {
         guard case .success(let value) = result, let snapshot = RedisChannelStore.snapshot(value) else {
             // Unreachable or an odd reply: try again at the next reconnect or sweep.
-            lock.withLock {
-                copy.phase = .unsynced
-                copy.held = []
-                copy.heldBytes = 0
-            }
+            lock.withLock { copy.sync.readFailed() }
             return
         }
         let now = ChannelBroker.now
@@ -581,7 +540,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             // read skipped. Start over in the new generation and read it from its beginning (held announcements
             // and waiting joins stay for that read's end).
             channel.breakHistory(reason: .unknownID, epoch: snapshot.generation)
-            lock.withLock { copy.phase = .live }
+            lock.withLock { copy.sync.readContinues() }
             sync(copy)
             return
         } else {
@@ -601,36 +560,22 @@ final class RedisChannelBroker: @unchecked Sendable {
             }
             if snapshot.entries.count >= count {
                 // More than one read's worth: read on from where this one ended.
-                lock.withLock { copy.phase = .live }
+                lock.withLock { copy.sync.readContinues() }
                 sync(copy)
                 return
             }
         }
-        typealias Ending = (
-            held: [RedisChannelStore.Announcement],
-            joins: [(subscription: ChannelSubscription, resume: Channel.Resume)],
-            dropped: Bool, readAgain: Bool
-        )
-        let (held, joins, dropped, readAgain): Ending = lock.withLock {
-            // Joins that came during this read with an id it may predate wait for the next one.
-            let ending = (copy.held, copy.readAgain ? [] : copy.pending, copy.droppedHeld, copy.readAgain)
-            copy.held = []
-            copy.heldBytes = 0
-            copy.droppedHeld = false
-            if !copy.readAgain { copy.pending = [] }
-            copy.phase = .live
-            return ending
-        }
+        let completion = lock.withLock { copy.sync.readCompleted() }
         var followedOn = true
-        for announcement in held where !apply(announcement, to: copy, now: now) {
+        for announcement in completion.held where !apply(announcement, to: copy, now: now) {
             followedOn = false  // the read it started fetches the rest
             break
         }
         // Announcements dropped while held may have been the last ones: read what they carried. Joins waiting for
         // a read that started after them get it here too (or from the read the gap started).
-        if dropped || readAgain, followedOn { sync(copy) }
-        if readAgain { return }
-        for (subscription, resume) in joins {
+        if completion.readAgain, followedOn { sync(copy) }
+        if completion.joinsWait { return }
+        for (subscription, resume) in completion.joins {
             subscription.loop.execute {
                 switch subscription.join(resume: resume, now: ChannelBroker.now) {
                 case nil: break
@@ -657,18 +602,8 @@ final class RedisChannelBroker: @unchecked Sendable {
         }
         let copy: Copy? = lock.withLock {
             guard let copy = copies[name], !copy.retired else { return nil }
-            guard case .live = copy.phase else {
-                if copy.held.count < Self.heldAnnouncementsLimit, copy.heldBytes &+ payload.count <= Self.heldBytesLimit
-                {
-                    copy.held.append(announcement)
-                    copy.heldBytes &+= payload.count
-                } else {
-                    copy.droppedHeld = true
-                }
-                // Past the limit: dropped; the read under way (or the gap check after it) covers them.
-                return nil
-            }
-            return copy
+            // Not live: held, or past the limits dropped (the read under way, or the one after it, covers them).
+            return copy.sync.announced(announcement, bytes: payload.count) == .apply ? copy : nil
         }
         if let copy { apply(announcement, to: copy, now: ChannelBroker.now) }
     }
@@ -767,8 +702,8 @@ final class RedisChannelBroker: @unchecked Sendable {
         lock.withLock {
             for (name, copy) in copies {
                 // Clients that left while waiting for a copy that cannot load (Redis down) let go of their place.
-                copy.pending.removeAll { $0.subscription.hasEnded }
-                if copy.pending.isEmpty, copy.channel.subscriberCount == 0 {
+                copy.sync.removeWaiting { $0.subscription.hasEnded }
+                if copy.sync.waiting.isEmpty, copy.channel.subscriberCount == 0 {
                     guard let since = copy.idleSince else {
                         copy.idleSince = now
                         continue
@@ -786,7 +721,7 @@ final class RedisChannelBroker: @unchecked Sendable {
                     continue
                 }
                 copy.idleSince = nil
-                if case .unsynced = copy.phase { unsynced.append(copy) }
+                if copy.sync.needsRead { unsynced.append(copy) }
             }
         }
         for copy in unsynced where followers[copy.follower].status.isConnected { sync(copy) }
