@@ -35,6 +35,8 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     var sendBufferCapped = false
     /// The position in the loop's registry (maintained by the registry). // Loop-confined.
     var registryIndex = -1
+    /// When an open stream's socket is next checked for a vanished peer (``DeadPeerDetection``). // Loop-confined.
+    var nextPeerCheck: UInt64 = 0
 
     // The loop-confined state that every request touches is `@exclusivity(unchecked)` (checked after all in a
     // build with `-DSPOUT_CHECKED_EXCLUSIVITY`): the loop's serial queue already rules out overlapping access from
@@ -222,6 +224,17 @@ final class Connection: PollTarget, @unchecked Sendable {  // All mutable state 
     /// Checks this connection's deadlines; called by the loop's coarse timer.
     func checkDeadlines(now: UInt64) {
         if let tls, tlsHandshakeExpired(tls, now: now) { return }
+        if let seconds = context.configuration.streamDeadPeerSeconds, machine.isStreaming, now >= nextPeerCheck {
+            nextPeerCheck = now &+ DeadPeerDetection.checkInterval(seconds: seconds)
+            if let acknowledgements = DeadPeerDetection.acknowledgements(fd),
+                DeadPeerDetection.hasVanished(acknowledgements, seconds: seconds)
+            {
+                // Reset rather than a FIN the peer will never acknowledge: the kernel lets go of the unsent data.
+                DeadPeerDetection.resetOnClose(fd)
+                handle(machine.mustClose())
+                return
+            }
+        }
         handle(
             machine.deadlinesChecked(
                 now: now,

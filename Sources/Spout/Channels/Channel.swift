@@ -29,6 +29,9 @@ final class Channel: @unchecked Sendable {
     /// events come in through ``apply(_:epoch:now:)`` rather than ``publish(_:now:)``, and a resume id ahead of
     /// the copy is one another replica delivered first, not a stranger.
     let mirrorsRedis: Bool
+    /// A Redis copy's broker, told (after the channel's lock) whenever this replica's own presence on the channel
+    /// (its subscriber count or its named clients) changed, so it writes it to Redis for the other replicas.
+    private let localPresenceChanged: (@Sendable (Channel) -> Void)?
     private let maxSubscribers: Int
     private let lock = Lock()
     private var state: State
@@ -48,8 +51,19 @@ final class Channel: @unchecked Sendable {
         var fanouts: [ObjectIdentifier: ChannelLoopFanout] = [:]
         /// The named subscribers (`?client=`), with how many subscriptions each has here.
         var clients: [String: Int] = [:]
+        /// A Redis copy: the other replicas' presence on the channel, by replica id, as they announced it.
+        var remote: [String: RemotePresence] = [:]
         /// Set once the broker dropped the channel; nothing joins or publishes after.
         var retired = false
+    }
+
+    /// Another replica's subscribers on a channel, as it announced them through Redis.
+    struct RemotePresence: Equatable, Sendable {
+        var count: Int
+        var clients: Set<String>
+        /// When this replica heard it (monotonic nanoseconds): a list of live replicas asked before then does not
+        /// drop it.
+        var heardAt: UInt64
     }
 
     /// Where a joining subscriber starts.
@@ -97,11 +111,13 @@ final class Channel: @unchecked Sendable {
         history: ChannelHistory.Limits,
         maxSubscribers: Int,
         firstSequence: UInt64 = 0,
-        mirrorsRedis: Bool = false
+        mirrorsRedis: Bool = false,
+        localPresenceChanged: (@Sendable (Channel) -> Void)? = nil
     ) {
         self.name = name
         self.maxSubscribers = maxSubscribers
         self.mirrorsRedis = mirrorsRedis
+        self.localPresenceChanged = localPresenceChanged
         self.state = State(
             epoch: epoch,
             history: ChannelHistory(limits: history),
@@ -226,9 +242,64 @@ final class Channel: @unchecked Sendable {
     /// Subscribers joined now.
     var subscriberCount: Int { lock.withLock { state.subscribers } }
 
-    /// Who is here: the subscribers joined, and the names the named ones gave, sorted.
+    /// Who is here: the subscribers joined, and the names the named ones gave, sorted. Over Redis, this replica's
+    /// own (the route adds the other replicas' from Redis).
     var presence: (count: Int, clients: [String]) {
         lock.withLock { (state.subscribers, state.clients.keys.sorted()) }
+    }
+
+    // MARK: Presence on other replicas (a Redis copy)
+
+    /// Sets what replica `replica` announced of its presence here (`nil`: it has none), sending `join` / `leave`
+    /// for the named clients that thereby arrive anywhere or are now gone everywhere, when `announce`.
+    func updateRemotePresence(replica: String, to presence: RemotePresence?, announce: Bool) {
+        changeRemote(announce: announce) { $0[replica] = presence }
+    }
+
+    /// Replaces every other replica's presence here with `entries` (a read of Redis), sending `join` / `leave` for
+    /// the differences when `announce`.
+    func replaceRemotePresence(_ entries: [String: RemotePresence], announce: Bool) {
+        changeRemote(announce: announce) { $0 = entries }
+    }
+
+    /// Drops the presence of the replicas not in `live` that was heard before `heardBefore` (when the list was
+    /// asked for): those replicas stopped refreshing their heartbeat in Redis, so their subscribers left.
+    func dropRemoteReplicas(keeping live: Set<String>, heardBefore: UInt64) {
+        changeRemote(announce: true) { remote in
+            remote = remote.filter { live.contains($0.key) || $0.value.heardAt >= heardBefore }
+        }
+    }
+
+    /// The other replicas' presence, as this copy holds it.
+    var remotePresence: [String: RemotePresence] { lock.withLock { state.remote } }
+
+    /// Applies `change` to the other replicas' presence under the lock; the named clients present anywhere before
+    /// and after differ by those that joined and those that left, announced (sorted) when `announce`.
+    private func changeRemote(announce: Bool, _ change: (inout [String: RemotePresence]) -> Void) {
+        lock.withLock {
+            let before = presentClients()
+            change(&state.remote)
+            guard announce else { return }
+            let after = presentClients()
+            for client in after.subtracting(before).sorted() {
+                events.send(ChannelEvent.presence("join", channel: name, client: client))
+            }
+            for client in before.subtracting(after).sorted() {
+                events.send(ChannelEvent.presence("leave", channel: name, client: client))
+            }
+        }
+    }
+
+    /// The named clients here or on another replica. Under the lock.
+    private func presentClients() -> Set<String> {
+        var clients = Set(state.clients.keys)
+        for entry in state.remote.values { clients.formUnion(entry.clients) }
+        return clients
+    }
+
+    /// Whether another replica has `client` here. Under the lock.
+    private func isRemotelyPresent(_ client: String) -> Bool {
+        state.remote.values.contains { $0.clients.contains(client) }
     }
 
     // MARK: Subscribing (on the subscriber's loop)
@@ -248,7 +319,7 @@ final class Channel: @unchecked Sendable {
         now: UInt64
     ) -> Result<Join, Refusal> {
         loop.preconditionInEventLoop()
-        return lock.withLock {
+        let joined: Result<Join, Refusal> = lock.withLock {
             guard !state.retired else { return .failure(.retired) }
             guard state.subscribers < maxSubscribers else { return .failure(.full) }
             state.history.expire(now: now)
@@ -268,7 +339,10 @@ final class Channel: @unchecked Sendable {
                 let held = state.clients[client] ?? 0
                 state.clients[client] = held &+ 1
                 // Before the join's control serial is read: the joining subscription does not get its own join.
-                if held == 0 { events.send(ChannelEvent.presence("join", channel: name, client: client)) }
+                // A client another replica has here already joined.
+                if held == 0, !isRemotelyPresent(client) {
+                    events.send(ChannelEvent.presence("join", channel: name, client: client))
+                }
             }
             return .success(
                 Join(
@@ -280,27 +354,33 @@ final class Channel: @unchecked Sendable {
                 )
             )
         }
+        if case .success = joined { localPresenceChanged?(self) }
+        return joined
     }
 
     /// A subscription on `fanout`'s loop leaves.
     func leave(_ subscription: ChannelSubscription, from fanout: ChannelLoopFanout) {
         fanout.loop.preconditionInEventLoop()
-        let emptied: ChannelLoopFanout? = lock.withLock {
-            guard fanout.remove(subscription) else { return nil }
+        let (left, emptied): (Bool, ChannelLoopFanout?) = lock.withLock {
+            guard fanout.remove(subscription) else { return (false, nil) }
             state.subscribers &-= 1
             if let client = subscription.client, let held = state.clients[client] {
                 if held <= 1 {
                     state.clients[client] = nil
-                    events.send(ChannelEvent.presence("leave", channel: name, client: client))
+                    // Still here through another replica: not gone.
+                    if !isRemotelyPresent(client) {
+                        events.send(ChannelEvent.presence("leave", channel: name, client: client))
+                    }
                 } else {
                     state.clients[client] = held &- 1
                 }
             }
-            guard fanout.isEmpty, state.fanouts[ObjectIdentifier(fanout.loop)] === fanout else { return nil }
+            guard fanout.isEmpty, state.fanouts[ObjectIdentifier(fanout.loop)] === fanout else { return (true, nil) }
             state.fanouts[ObjectIdentifier(fanout.loop)] = nil
-            return fanout
+            return (true, fanout)
         }
         emptied?.detach()
+        if left { localPresenceChanged?(self) }
     }
 
     /// The replay for a client resuming as `resume` says, and the sequence its live part starts after when

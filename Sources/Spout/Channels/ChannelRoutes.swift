@@ -324,34 +324,44 @@ enum ChannelRoutes {
         }
     }
 
-    /// `GET /channels/{name}/presence`: `{"channel":…,"count":n,"clients":[…]}`, who is subscribed here (over
-    /// Redis: to this replica), the named ones (`?client=`) by name.
+    /// `GET /channels/{name}/presence`: `{"channel":…,"count":n,"clients":[…]}`, who is subscribed (over Redis: to
+    /// every live replica), the named ones (`?client=`) by name.
     static let presence: Routes.Handler<Dependencies> = { context, channels in
         do throws(Problem) {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = channels.broker
             try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
-            let channel: Channel? =
-                switch broker.backend {
-                case .inProcess(let local): local.existingChannel(named: name)
-                case .redis(let redis): redis.copy(named: name)
+            switch broker.backend {
+            case .inProcess(let local):
+                let (count, clients) = local.existingChannel(named: name)?.presence ?? (0, [])
+                respondPresence(name, count: count, clients: clients, context)
+            case .redis(let redis):
+                redis.presence(of: name, loop: context.loop) { result in
+                    switch result {
+                    case .success(let (count, clients)): respondPresence(name, count: count, clients: clients, context)
+                    case .failure(let failure): respond(failure, channels.settings, context)
+                    }
                 }
-            let (count, clients) = channel?.presence ?? (0, [])
-            var object = JSONObjectWriter()
-            object.add("channel", name)
-            object.add("count", count)
-            var list: [UInt8] = [UInt8(ascii: "[")]
-            for (position, client) in clients.enumerated() {
-                if position > 0 { list.append(UInt8(ascii: ",")) }
-                JSONText.appendString(client, to: &list)
             }
-            list.append(UInt8(ascii: "]"))
-            object.addRaw("clients", json: list)
-            context.respond(json: object.finish())
         } catch {
             respond(error, context)
         }
+    }
+
+    /// The presence route's answer.
+    private static func respondPresence(_ name: String, count: Int, clients: [String], _ context: RequestContext) {
+        var object = JSONObjectWriter()
+        object.add("channel", name)
+        object.add("count", count)
+        var list: [UInt8] = [UInt8(ascii: "[")]
+        for (position, client) in clients.enumerated() {
+            if position > 0 { list.append(UInt8(ascii: ",")) }
+            JSONText.appendString(client, to: &list)
+        }
+        list.append(UInt8(ascii: "]"))
+        object.addRaw("clients", json: list)
+        context.respond(json: object.finish())
     }
 
     // MARK: Helpers

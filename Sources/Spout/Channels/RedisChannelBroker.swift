@@ -33,6 +33,13 @@ import Redis
 /// Redis that lost the channel gives `reset` (`unknown-id`) and the copy starts over. A copy without subscribers
 /// for ``idleGraceSeconds`` is dropped and its announcements unsubscribed.
 ///
+/// **Presence across replicas.** Each replica has a random id and refreshes a heartbeat in Redis every second;
+/// it writes its own subscribers on each channel (count and named clients) to Redis when they change, announcing
+/// the change on a pub/sub channel that every replica follows, so a copy's `join` / `leave` frames and
+/// `GET /channels/{name}/presence` cover every replica (``RedisChannelStore`` presence keys). A replica whose
+/// heartbeat lapses (``SpoutConfiguration/Channels/replicaTimeoutSeconds``) is gone: the others' next heartbeat
+/// reply no longer lists it, and its subscribers leave.
+///
 /// **Ownership:** created once by ``ChannelService``; ``stop()`` closes the connections.
 ///
 /// **Thread safety:** safe from any thread: the copies' table under `lock` (taken before a channel's own lock,
@@ -61,6 +68,10 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// The multi-channel subscriptions' patterns, told of each channel created in Redis (by any replica) that
     /// matches.
     private var watches: [ObjectIdentifier: ChannelWatch] = [:]
+    /// This replica's id in the shared presence (random, per start).
+    let replicaID = RedisChannelBroker.newGeneration()
+    /// Whether a heartbeat is in flight (one at a time).
+    private var heartbeating = false
 
     /// Follower connections per process.
     static let followerCount = 2
@@ -75,40 +86,26 @@ final class RedisChannelBroker: @unchecked Sendable {
     ///
     /// **Thread safety:** its mutable state only under the broker's lock.
     final class Copy: @unchecked Sendable {
+        typealias Waiting = (subscription: ChannelSubscription, resume: Channel.Resume)
         let channel: Channel
         let follower: Int
-        var phase = Phase.unsynced
-        var held: [RedisChannelStore.Announcement] = []
-        var heldBytes = 0
-        /// Whether announcements were dropped past the limits while held: read again after the load.
-        var droppedHeld = false
-        /// Subscriptions waiting for the copy to load, with the id each resumes after.
-        var pending: [(subscription: ChannelSubscription, resume: Channel.Resume)] = []
+        /// Where the copy is in following Redis, and the subscriptions waiting for it to load.
+        var sync = RedisCopySync<RedisChannelStore.Announcement, Waiting>(
+            heldAnnouncementsLimit: RedisChannelBroker.heldAnnouncementsLimit,
+            heldBytesLimit: RedisChannelBroker.heldBytesLimit
+        )
         var idleSince: UInt64?
         var retired = false
-        /// A join waits with an id of a generation the copy does not know: the read under way may predate it, so
-        /// the joins wait for one more read, started after them.
-        var readAgain = false
-
-        enum Phase {
-            /// Needs a read (new, or the follower was lost); joins wait.
-            case unsynced
-            /// A read is in flight; announcements are held.
-            case syncing(loaded: Bool)
-            /// Applying announcements as they come.
-            case live
-        }
+        /// This replica's presence on the channel changed since it was last written to Redis.
+        var presenceDirty = false
+        /// A write of this replica's presence is in flight (one at a time; a change meanwhile writes again after).
+        var presenceWriting = false
+        /// This replica has a field in the channel's presence hash (its heartbeat keeps the key alive).
+        var presenceWritten = false
 
         init(channel: Channel, follower: Int) {
             self.channel = channel
             self.follower = follower
-        }
-
-        var isLoaded: Bool {
-            switch phase {
-            case .live, .syncing(loaded: true): true
-            default: false
-            }
         }
     }
 
@@ -348,55 +345,58 @@ final class RedisChannelBroker: @unchecked Sendable {
         make: (Channel) -> ChannelSubscription
     ) -> Result<ChannelSubscription, ChannelBroker.Refusal> {
         for _ in 0..<2 {
-            let outcome: Result<(ChannelSubscription, Copy, joinNow: Bool, created: Bool), ChannelBroker.Refusal> =
-                lock.withLock {
-                    var created = false
-                    let copy: Copy
-                    if let existing = copies[name] {
-                        copy = existing
-                    } else {
-                        guard copies.count < configuration.maxChannels else { return .failure(.tooManyChannels) }
-                        copy = Copy(
-                            channel: Channel(
-                                name: name,
-                                epoch: "",
-                                history: historyLimits,
-                                maxSubscribers: configuration.maxSubscribersPerChannel,
-                                mirrorsRedis: true
-                            ),
-                            follower: Self.follower(for: name, count: followers.count)
-                        )
-                        copies[name] = copy
-                        metrics.channels.add(1)
-                        created = true
+            let outcome:
+                Result<
+                    (ChannelSubscription, Copy, joinNow: Bool, needsRead: Bool, created: Bool), ChannelBroker.Refusal
+                > =
+                    lock.withLock {
+                        var created = false
+                        let copy: Copy
+                        if let existing = copies[name] {
+                            copy = existing
+                        } else {
+                            guard copies.count < configuration.maxChannels else { return .failure(.tooManyChannels) }
+                            copy = Copy(
+                                channel: Channel(
+                                    name: name,
+                                    epoch: "",
+                                    history: historyLimits,
+                                    maxSubscribers: configuration.maxSubscribersPerChannel,
+                                    mirrorsRedis: true,
+                                    localPresenceChanged: { [weak self] channel in
+                                        self?.localPresenceChanged(channel.name)
+                                    }
+                                ),
+                                follower: Self.follower(for: name, count: followers.count)
+                            )
+                            copies[name] = copy
+                            metrics.channels.add(1)
+                            created = true
+                        }
+                        guard
+                            copy.channel.subscriberCount + copy.sync.waiting.count
+                                < configuration.maxSubscribersPerChannel
+                        else { return .failure(.tooManySubscribers) }
+                        copy.idleSince = nil
+                        let subscription = make(copy.channel)
+                        // An id of another generation than the copy's: the copy may not have heard of it yet (a client
+                        // that saw the first events of a new generation on another replica). Only Redis can tell
+                        // whether it is newer or gone, so the join waits for a read that starts after it.
+                        var resumesAfter: String?
+                        if case .after(let id) = resume { resumesAfter = id }
+                        let stranger = resumesAfter.flatMap { ChannelEventID($0) }.map {
+                            $0.epoch != copy.channel.position.epoch
+                        }
+                        let joinNow = copy.sync.subscribe((subscription, resume), stranger: stranger == true)
+                        return .success((subscription, copy, joinNow, created || stranger == true, created))
                     }
-                    guard copy.channel.subscriberCount + copy.pending.count < configuration.maxSubscribersPerChannel
-                    else { return .failure(.tooManySubscribers) }
-                    copy.idleSince = nil
-                    let subscription = make(copy.channel)
-                    // An id of another generation than the copy's: the copy may not have heard of it yet (a client
-                    // that saw the first events of a new generation on another replica). Only Redis can tell
-                    // whether it is newer or gone, so the join waits for a read that starts after it.
-                    var resumesAfter: String?
-                    if case .after(let id) = resume { resumesAfter = id }
-                    let stranger = resumesAfter.flatMap { ChannelEventID($0) }.map {
-                        $0.epoch != copy.channel.position.epoch
-                    }
-                    let joinNow: Bool
-                    if case .live = copy.phase, stranger != true {
-                        joinNow = true
-                    } else {
-                        copy.pending.append((subscription, resume))
-                        if stranger == true, case .syncing = copy.phase { copy.readAgain = true }
-                        joinNow = false
-                    }
-                    return .success((subscription, copy, joinNow, created || stranger == true))
-                }
             switch outcome {
             case .failure(let refusal):
                 return .failure(refusal)
-            case .success(let (subscription, copy, joinNow, needsRead)):
+            case .success(let (subscription, copy, joinNow, needsRead, created)):
                 if needsRead { sync(copy) }
+                // The other replicas' subscribers already here are no news to the ones joining now.
+                if created { loadPresence(copy, announce: false) }
                 guard joinNow else { return .success(subscription) }
                 switch subscription.join(resume: resume, now: ChannelBroker.now) {
                 case nil: return .success(subscription)
@@ -503,23 +503,11 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// way. The follower subscribes to the announcements first, on the same connection, so the read's snapshot
     /// and the announcements after it are in order.
     private func sync(_ copy: Copy) {
-        let after: UInt64?? = lock.withLock {
-            guard !copy.retired else { return nil }
-            switch copy.phase {
-            case .syncing:
-                return nil
-            case .unsynced:
-                copy.phase = .syncing(loaded: false)
-                copy.readAgain = false
-                return .some(nil)
-            case .live:
-                copy.phase = .syncing(loaded: true)
-                copy.readAgain = false
-                let position = copy.channel.position
-                return .some(position.epoch.isEmpty ? nil : position.sequence)
-            }
+        let action: RedisCopySync<RedisChannelStore.Announcement, Copy.Waiting>.ReadAction = lock.withLock {
+            guard !copy.retired else { return .none }
+            return copy.sync.startRead { copy.channel.position }
         }
-        guard let after else { return }
+        guard case .read(let after) = action else { return }
         let follower = followers[copy.follower]
         let name = copy.channel.name
         // Subscribing twice is harmless (Redis confirms again; the connection keeps one entry).
@@ -539,11 +527,7 @@ final class RedisChannelBroker: @unchecked Sendable {
     ) {
         guard case .success(let value) = result, let snapshot = RedisChannelStore.snapshot(value) else {
             // Unreachable or an odd reply: try again at the next reconnect or sweep.
-            lock.withLock {
-                copy.phase = .unsynced
-                copy.held = []
-                copy.heldBytes = 0
-            }
+            lock.withLock { copy.sync.readFailed() }
             return
         }
         let now = ChannelBroker.now
@@ -560,7 +544,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             // read skipped. Start over in the new generation and read it from its beginning (held announcements
             // and waiting joins stay for that read's end).
             channel.breakHistory(reason: .unknownID, epoch: snapshot.generation)
-            lock.withLock { copy.phase = .live }
+            lock.withLock { copy.sync.readContinues() }
             sync(copy)
             return
         } else {
@@ -580,36 +564,22 @@ final class RedisChannelBroker: @unchecked Sendable {
             }
             if snapshot.entries.count >= count {
                 // More than one read's worth: read on from where this one ended.
-                lock.withLock { copy.phase = .live }
+                lock.withLock { copy.sync.readContinues() }
                 sync(copy)
                 return
             }
         }
-        typealias Ending = (
-            held: [RedisChannelStore.Announcement],
-            joins: [(subscription: ChannelSubscription, resume: Channel.Resume)],
-            dropped: Bool, readAgain: Bool
-        )
-        let (held, joins, dropped, readAgain): Ending = lock.withLock {
-            // Joins that came during this read with an id it may predate wait for the next one.
-            let ending = (copy.held, copy.readAgain ? [] : copy.pending, copy.droppedHeld, copy.readAgain)
-            copy.held = []
-            copy.heldBytes = 0
-            copy.droppedHeld = false
-            if !copy.readAgain { copy.pending = [] }
-            copy.phase = .live
-            return ending
-        }
+        let completion = lock.withLock { copy.sync.readCompleted() }
         var followedOn = true
-        for announcement in held where !apply(announcement, to: copy, now: now) {
+        for announcement in completion.held where !apply(announcement, to: copy, now: now) {
             followedOn = false  // the read it started fetches the rest
             break
         }
         // Announcements dropped while held may have been the last ones: read what they carried. Joins waiting for
         // a read that started after them get it here too (or from the read the gap started).
-        if dropped || readAgain, followedOn { sync(copy) }
-        if readAgain { return }
-        for (subscription, resume) in joins {
+        if completion.readAgain, followedOn { sync(copy) }
+        if completion.joinsWait { return }
+        for (subscription, resume) in completion.joins {
             subscription.loop.execute {
                 switch subscription.join(resume: resume, now: ChannelBroker.now) {
                 case nil: break
@@ -625,6 +595,10 @@ final class RedisChannelBroker: @unchecked Sendable {
             created(String(decoding: payload, as: UTF8.self))
             return
         }
+        if channel.elementsEqual(store.presenceChannel.utf8) {
+            presenceAnnounced(payload)
+            return
+        }
         guard let name = store.channelName(pubsub: channel) else { return }
         guard let announcement = RedisChannelStore.announcement(payload) else {
             lock.withLock { malformedAnnouncements &+= 1 }
@@ -632,18 +606,8 @@ final class RedisChannelBroker: @unchecked Sendable {
         }
         let copy: Copy? = lock.withLock {
             guard let copy = copies[name], !copy.retired else { return nil }
-            guard case .live = copy.phase else {
-                if copy.held.count < Self.heldAnnouncementsLimit, copy.heldBytes &+ payload.count <= Self.heldBytesLimit
-                {
-                    copy.held.append(announcement)
-                    copy.heldBytes &+= payload.count
-                } else {
-                    copy.droppedHeld = true
-                }
-                // Past the limit: dropped; the read under way (or the gap check after it) covers them.
-                return nil
-            }
-            return copy
+            // Not live: held, or past the limits dropped (the read under way, or the one after it, covers them).
+            return copy.sync.announced(announcement, bytes: payload.count) == .apply ? copy : nil
         }
         if let copy { apply(announcement, to: copy, now: ChannelBroker.now) }
     }
@@ -689,6 +653,7 @@ final class RedisChannelBroker: @unchecked Sendable {
             followers[index].send(RESPCommand("SUBSCRIBE", store.creationChannel)) { _ in }
         }
         for copy in mine { sync(copy) }
+        if index == Self.presenceFollower { presenceFollowerConnected() }
     }
 
     // MARK: Patterns
@@ -741,13 +706,16 @@ final class RedisChannelBroker: @unchecked Sendable {
         lock.withLock {
             for (name, copy) in copies {
                 // Clients that left while waiting for a copy that cannot load (Redis down) let go of their place.
-                copy.pending.removeAll { $0.subscription.hasEnded }
-                if copy.pending.isEmpty, copy.channel.subscriberCount == 0 {
+                copy.sync.removeWaiting { $0.subscription.hasEnded }
+                if copy.sync.waiting.isEmpty, copy.channel.subscriberCount == 0 {
                     guard let since = copy.idleSince else {
                         copy.idleSince = now
                         continue
                     }
-                    if now &- since >= grace, copy.channel.retireIfUnsubscribed() {
+                    // Not before its last presence write is in Redis: a field left there would count it for good.
+                    if now &- since >= grace, !copy.presenceDirty, !copy.presenceWriting,
+                        copy.channel.retireIfUnsubscribed()
+                    {
                         copy.retired = true
                         copies[name] = nil
                         metrics.channels.add(-1)
@@ -757,10 +725,175 @@ final class RedisChannelBroker: @unchecked Sendable {
                     continue
                 }
                 copy.idleSince = nil
-                if case .unsynced = copy.phase { unsynced.append(copy) }
+                if copy.sync.needsRead { unsynced.append(copy) }
             }
         }
         for copy in unsynced where followers[copy.follower].status.isConnected { sync(copy) }
+        heartbeat()
+    }
+
+    // MARK: Presence across replicas (on the presence follower)
+
+    /// The follower that carries presence: the heartbeat, the writes and reads, and the announcements (one
+    /// connection, so an announcement and a read's reply come in the order Redis made them).
+    static let presenceFollower = 0
+
+    /// How long a replica's heartbeat holds: ``SpoutConfiguration/Channels/replicaTimeoutSeconds``, in ms.
+    private var presenceLifetimeMilliseconds: Int {
+        max(1, configuration.replicaTimeoutSeconds).multipliedReportingOverflow(by: 1000).partialValue
+    }
+
+    /// The presence follower became ready (first, or after being lost): it follows the announcements again,
+    /// refreshes this replica's heartbeat before anything else, writes this replica's presence on every copy
+    /// (another replica may have taken it for gone meanwhile) and reads the others' (announcements were missed).
+    private func presenceFollowerConnected() {
+        let follower = followers[Self.presenceFollower]
+        follower.send(RESPCommand("SUBSCRIBE", store.presenceChannel)) { _ in }
+        let mine = lock.withLock {
+            heartbeating = false
+            return copies.values.filter { !$0.retired }
+        }
+        heartbeat()
+        for copy in mine {
+            lock.withLock {
+                copy.presenceWriting = false
+                copy.presenceDirty = false
+            }
+            localPresenceChanged(copy.channel.name)
+            loadPresence(copy, announce: true)
+        }
+    }
+
+    /// Refreshes this replica's heartbeat (and the presence keys it has fields in), then drops from every copy the
+    /// presence of replicas no longer live; also retries presence writes that failed. Every second, from the sweep.
+    private func heartbeat() {
+        let follower = followers[Self.presenceFollower]
+        guard follower.status.isConnected else { return }
+        let work: (keys: [String], retry: [String])? = lock.withLock {
+            guard !heartbeating else { return nil }
+            heartbeating = true
+            let live = copies.values.filter { !$0.retired }
+            return (
+                live.filter(\.presenceWritten).map(\.channel.name),
+                live.filter { $0.presenceDirty && !$0.presenceWriting }.map(\.channel.name)
+            )
+        }
+        guard let (keys, retry) = work else { return }
+        for name in retry { localPresenceChanged(name) }
+        let askedAt = ChannelBroker.now
+        let command = store.heartbeatCommand(
+            replica: replicaID,
+            lifetimeMilliseconds: presenceLifetimeMilliseconds,
+            channels: keys
+        )
+        follower.send(command) { [weak self] result in
+            guard let self else { return }
+            let copies = lock.withLock {
+                heartbeating = false
+                return self.copies.values.filter { !$0.retired }
+            }
+            guard case .success(let value) = result, let live = RedisChannelStore.liveReplicas(value) else { return }
+            for copy in copies {
+                copy.channel.dropRemoteReplicas(keeping: live, heardBefore: askedAt)
+            }
+        }
+    }
+
+    /// This replica's presence on channel `name` changed: writes it to Redis, unless a write is in flight (which
+    /// writes again when it ends).
+    private func localPresenceChanged(_ name: String) {
+        let write: (Copy, RedisChannelStore.PresenceEntry)? = lock.withLock {
+            guard let copy = copies[name], !copy.retired else { return nil }
+            copy.presenceDirty = true
+            guard !copy.presenceWriting else { return nil }
+            copy.presenceWriting = true
+            copy.presenceDirty = false
+            let (count, clients) = copy.channel.presence
+            copy.presenceWritten = count > 0
+            return (copy, RedisChannelStore.PresenceEntry(count: count, clients: clients))
+        }
+        guard let (copy, entry) = write else { return }
+        let command = store.presenceWriteCommand(
+            name,
+            replica: replicaID,
+            entry: entry,
+            lifetimeMilliseconds: presenceLifetimeMilliseconds
+        )
+        followers[Self.presenceFollower].send(command) { [weak self] result in
+            guard let self else { return }
+            let again: Bool = lock.withLock {
+                copy.presenceWriting = false
+                guard case .success = result else {
+                    copy.presenceDirty = true  // the next heartbeat, or the reconnect, writes it again
+                    return false
+                }
+                return copy.presenceDirty && !copy.retired
+            }
+            if again { localPresenceChanged(name) }
+        }
+    }
+
+    /// Reads the other replicas' presence on `copy`'s channel into it (`announce`: with `join` / `leave` for the
+    /// differences).
+    private func loadPresence(_ copy: Copy, announce: Bool) {
+        let name = copy.channel.name
+        let replicaID = replicaID
+        followers[Self.presenceFollower].send(store.presenceReadCommand(name)) { result in
+            guard case .success(let value) = result, let entries = RedisChannelStore.presenceRead(value) else { return }
+            let now = ChannelBroker.now
+            var remote: [String: Channel.RemotePresence] = [:]
+            for (replica, entry) in entries where replica != replicaID {
+                remote[replica] = Channel.RemotePresence(
+                    count: entry.count,
+                    clients: Set(entry.clients),
+                    heardAt: now
+                )
+            }
+            copy.channel.replaceRemotePresence(remote, announce: announce)
+        }
+    }
+
+    /// Another replica's presence on a channel changed: the copy here, if any, takes it.
+    private func presenceAnnounced(_ payload: [UInt8]) {
+        guard let (replica, name, entry) = RedisChannelStore.presenceAnnouncement(payload), replica != replicaID else {
+            return
+        }
+        guard let copy = lock.withLock({ copies[name].flatMap { $0.retired ? nil : $0 } }) else { return }
+        let presence =
+            entry.count == 0
+            ? nil
+            : Channel.RemotePresence(count: entry.count, clients: Set(entry.clients), heardAt: ChannelBroker.now)
+        copy.channel.updateRemotePresence(replica: replica, to: presence, announce: true)
+    }
+
+    /// Who is subscribed to `name` on every live replica: this replica's own subscribers (exact) and the others'
+    /// as Redis holds them. `completion` on `loop`.
+    func presence(
+        of name: String,
+        loop: EventLoop,
+        completion: @escaping @Sendable (Result<(count: Int, clients: [String]), PublishFailure>) -> Void
+    ) {
+        let completion = Self.on(loop, completion)
+        let replicaID = replicaID
+        publisher(for: loop).send(store.presenceReadCommand(name)) { [weak self] result in
+            switch result {
+            case .success(let value):
+                guard let entries = RedisChannelStore.presenceRead(value) else {
+                    completion(.failure(.unavailable("redis answered with \(value.briefDescription)")))
+                    return
+                }
+                let own: (count: Int, clients: [String]) = self?.copy(named: name)?.presence ?? (0, [])
+                var count = own.count
+                var clients = Set(own.clients)
+                for (replica, entry) in entries where replica != replicaID {
+                    count = count.addingReportingOverflow(entry.count).partialValue
+                    clients.formUnion(entry.clients)
+                }
+                completion(.success((count, clients.sorted())))
+            case .failure(let error):
+                completion(.failure(.unavailable(error.description)))
+            }
+        }
     }
 
     // MARK: Helpers

@@ -53,6 +53,8 @@ extension ConfigKey {
             "channels and patterns one GET /subscribe may name (400 beyond), and channels it follows at once",
         "channels.deadPeerSeconds":
             "a streaming connection whose peer vanished without a FIN is closed within this (keepalive, TCP_USER_TIMEOUT)",
+        "channels.replicaTimeoutSeconds":
+            "over Redis: a replica whose heartbeat is this old is gone, and its subscribers leave the shared presence",
         "channels.subscriberBufferEvents": "live events a subscriber may have unsent before channels.overflow applies",
         "channels.subscriberBufferBytes": "bytes of live events a subscriber may have unsent before channels.overflow",
         "channels.overflow": "a subscriber past its buffer: disconnect (it resumes from history) or drop-oldest (gap)",

@@ -167,6 +167,10 @@ struct ConfigKey: @unchecked Sendable {
         ),
         ConfigKey(name: "channels.deadPeerSeconds", kind: .integer(\.channels.deadPeerSeconds, 0...86_400)),
         ConfigKey(
+            name: "channels.replicaTimeoutSeconds",
+            kind: .integer(\.channels.replicaTimeoutSeconds, 2...3_600)
+        ),
+        ConfigKey(
             name: "channels.subscriberBufferEvents",
             kind: .integer(\.channels.subscriberBufferEvents, 1...10_000_000)
         ),

@@ -178,6 +178,11 @@ public struct SpoutConfiguration: Equatable, Sendable {
         /// noticed and closed (TCP keepalive and `TCP_USER_TIMEOUT` on its socket), so it leaves its channels'
         /// presence; 0 leaves the kernel's defaults.
         public var deadPeerSeconds = 30
+        /// Over Redis: seconds after its last heartbeat (each replica refreshes its own every second) that a
+        /// replica is taken as gone, and its subscribers leave the shared presence (`leave` frames on the other
+        /// replicas, counts without them). The bound for a replica killed, or cut off Redis, is about this plus a
+        /// second.
+        public var replicaTimeoutSeconds = 10
         /// Live events one subscriber may have waiting for its socket; past this its overflow policy applies.
         public var subscriberBufferEvents = 1_024
         /// Bytes of live events one subscriber may have waiting; past this its overflow policy applies.

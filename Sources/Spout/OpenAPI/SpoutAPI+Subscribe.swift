@@ -119,8 +119,8 @@ extension SpoutAPI {
                 tag: "channels",
                 summary: "Who is subscribed to a channel",
                 description: """
-                    The subscribers of the channel (over Redis: those of this replica) and the names of those that \
-                    gave one (`client`), each once, sorted; a channel nobody subscribes to has count 0. \
+                    The subscribers of the channel (over Redis: those of every live replica) and the names of those \
+                    that gave one (`client`), each once, sorted; a channel nobody subscribes to has count 0. \
                     \(subscribeRule)
                     """,
                 parameters: [
@@ -148,7 +148,9 @@ extension SpoutAPI {
                         ]
                     ),
                     .problem(400, .invalidParameter),
-                ] + channelAuthFailures("subscribe tokens are configured")
+                ] + channelAuthFailures("subscribe tokens are configured") + [
+                    .problem(503, .unavailable)
+                ]
             ),
         ]
     }

@@ -68,7 +68,7 @@ enum Routes {
     static func makeDemoRouter() -> Router<Entry> {
         var router = Router<Entry>()
         for (pattern, handler) in DemoRoutes.table {
-            router.add("GET", pattern, Entry(handler: handler, policy: .demo))
+            router.add("GET", pattern, Entry(handler: { handler($0, $1.upstream) }, policy: .demo))
         }
         return router
     }

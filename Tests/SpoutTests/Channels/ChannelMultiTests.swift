@@ -40,10 +40,17 @@ extension StreamClient {
 
     /// The next `count` frames, parsed.
     func multiFrames(_ count: Int, timeout: Duration = .seconds(10)) throws -> [MultiFrame] {
-        try nextEvents(count, timeout: timeout).map { event in
-            let object = (try? JSONSerialization.jsonObject(with: Data(event.data.utf8))) as? [String: Any]
-            return MultiFrame(type: event.type, cursor: event.lastEventID, object: object ?? [:])
-        }
+        try nextEvents(count, timeout: timeout).map(Self.multiFrame)
+    }
+
+    /// The next `count` frames within `within` in all (heartbeats do not extend it); fewer when the time is up.
+    func multiFrames(_ count: Int, within: Duration) throws -> [MultiFrame] {
+        try nextEvents(count, within: within).map(Self.multiFrame)
+    }
+
+    private static func multiFrame(_ event: EventStreamParser.Event) -> MultiFrame {
+        let object = (try? JSONSerialization.jsonObject(with: Data(event.data.utf8))) as? [String: Any]
+        return MultiFrame(type: event.type, cursor: event.lastEventID, object: object ?? [:])
     }
 }
 
@@ -678,6 +685,29 @@ extension StreamClient {
         let otherFD = try #require(Self.serverEnd(of: other.client.fd, serverPort: shortStall.port))
         #expect(DeadPeerDetection.option(otherFD, tcp, DeadPeerDetection.tcpUserTimeout) == 9000)
         await shortStall.stop()
+    }
+
+    @Test func aPeerHasVanishedOnlyWithDataInFlightAndNoAcknowledgementForTheBound() {
+        typealias Seen = DeadPeerDetection.Acknowledgements
+        func vanished(_ unacknowledged: UInt32, _ since: UInt32, _ seconds: Int) -> Bool {
+            DeadPeerDetection.hasVanished(
+                Seen(unacknowledged: unacknowledged, sinceLastMilliseconds: since),
+                seconds: seconds
+            )
+        }
+        // Checked an eighth of the bound apart (at least a second), so the check that sees it comes within it.
+        #expect(DeadPeerDetection.checkInterval(seconds: 30) == 3_750_000_000)
+        #expect(DeadPeerDetection.checkInterval(seconds: 3) == 1_000_000_000)
+        #expect(DeadPeerDetection.checkInterval(seconds: 0) == 1_000_000_000)
+        #expect(DeadPeerDetection.vanishedAfterMilliseconds(seconds: 30) == 26_250)
+        #expect(DeadPeerDetection.vanishedAfterMilliseconds(seconds: 3) == 2_000)
+        #expect(DeadPeerDetection.vanishedAfterMilliseconds(seconds: 86_400) == 75_600_000)
+        // A reader that stopped reading acknowledged everything (its window is shut): never vanished.
+        #expect(!vanished(0, 1_000_000, 30))
+        // Data in flight: vanished once nothing was acknowledged for the bound less a check.
+        #expect(!vanished(3, 26_249, 30))
+        #expect(vanished(3, 26_250, 30))
+        #expect(vanished(1, UInt32.max, 3))
     }
 
     @Test func withZeroTheKernelDefaultsStay() async throws {

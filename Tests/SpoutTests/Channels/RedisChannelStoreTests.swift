@@ -76,6 +76,37 @@ import Testing
         #expect(parsed < 20_000)
     }
 
+    @Test func aPresenceEntryAndItsAnnouncementReadBackAndNothingElseDoes() throws {
+        typealias Entry = RedisChannelStore.PresenceEntry
+        let entry = Entry(count: 3, clients: ["alice", "b.o-b@x"])
+        #expect(entry.encoded == "3 alice b.o-b@x")
+        #expect(Entry(encoded: entry.encoded) == entry)
+        #expect(Entry(encoded: "0") == Entry(count: 0, clients: []))
+        for bad in ["", "-1", "x", "2 ", "2  a", "99999999999999999999", "2 " + String(repeating: "a", count: 65)] {
+            #expect(Entry(encoded: bad) == nil, "\(bad)")
+        }
+        let announced = try #require(RedisChannelStore.presenceAnnouncement(Array("r1\nroom\n2 alice".utf8)))
+        #expect(announced.replica == "r1" && announced.name == "room")
+        #expect(announced.entry == Entry(count: 2, clients: ["alice"]))
+        #expect(RedisChannelStore.presenceAnnouncement(Array("r1\nroom\n".utf8))?.entry == Entry(count: 0, clients: []))
+        for bad in ["", "r1", "r1\nroom", "\nroom\n1", "r1\n\n1", "r1\nroom\n-3"] {
+            #expect(RedisChannelStore.presenceAnnouncement(Array(bad.utf8)) == nil, "\(bad)")
+        }
+        // Any bytes: no trap.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let bytes = (0..<Int.random(in: 0..<40, using: &generator)).map { _ in
+                [UInt8(ascii: "\n"), UInt8(ascii: " "), UInt8(ascii: "1"), UInt8(ascii: "a"), 0xFF].randomElement(
+                    using: &generator
+                )!
+            }
+            _ = RedisChannelStore.presenceAnnouncement(bytes)
+        }
+        let reply = RESPValue.array([.bulkString(Array("r1".utf8)), .bulkString(Array("1 bob".utf8))])
+        #expect(RedisChannelStore.presenceRead(reply) == ["r1": Entry(count: 1, clients: ["bob"])])
+        #expect(RedisChannelStore.presenceRead(.array([.bulkString(Array("r1".utf8))])) == nil)
+    }
+
     @Test func aSnapshotReadsTheScriptsReply() throws {
         let entry = RESPValue.array([
             .bulkString("0-5"),

@@ -17,8 +17,17 @@ final class StreamClient {
     private var ndjsonOffset = 0
 
     /// Connects and sends `GET path`, then reads the response head.
-    init(port: Int, path: String, headers: [String] = [], receiveBufferBytes: Int? = nil) throws {
-        client = try LoopbackClient(port: port, receiveBufferBytes: receiveBufferBytes)
+    convenience init(port: Int, path: String, headers: [String] = [], receiveBufferBytes: Int? = nil) throws {
+        try self.init(
+            client: LoopbackClient(port: port, receiveBufferBytes: receiveBufferBytes),
+            path: path,
+            headers: headers
+        )
+    }
+
+    /// Sends `GET path` on `client` (connected already), then reads the response head.
+    init(client: LoopbackClient, path: String, headers: [String] = []) throws {
+        self.client = client
         try client.sendGet(path, headers: headers)
         try readHead()
         decode()  // body bytes that came with the head
