@@ -247,30 +247,16 @@ where Downstream.Input == Storage.Output {
         // Unchecked: bench/reactive.sh `zip`, `zip-mapped` (every side value and delivery).
         @usableFromInline @exclusivity(unchecked) var machine: CombiningStateMachine<Downstream, Storage>
     #endif
-    /// The subscriber. Not guarded by the lock but by the delivery right the state machine hands
-    /// out: only the delivering thread (or the one that moved the machine from `.idle` to the
-    /// end) reads it, and it is dropped by whoever ends the machine while nobody delivers, or by
-    /// the delivering thread once it sees the end. Kept in a box this inner owns by hand (retained
-    /// once in `init`, released by ``releaseDownstream()`` or `deinit`), so that reaching the
-    /// subscriber copies and retains nothing per output (a subscriber copied out of the lock cost a
-    /// retain and a release, two atomic operations).
+    /// The subscriber (see ``DownstreamBox``). Not guarded by the lock but by the delivery right the
+    /// state machine hands out: only the delivering thread (or the one that moved the machine from
+    /// `.idle` to the end) reads it, and it is dropped by whoever ends the machine while nobody
+    /// delivers, or by the delivering thread once it sees the end; `deinit` drops it otherwise.
     #if SPOUT_CHECKED_EXCLUSIVITY
-        @usableFromInline var downstreamBox: Unmanaged<DownstreamBox>?
+        @usableFromInline var downstreamBox: Unmanaged<DownstreamBox<Downstream>>?
     #else
         // Unchecked: bench/reactive.sh `zip`, `zip-mapped` (every output).
-        @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox>?
+        @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox<Downstream>>?
     #endif
-
-    /// Holds the subscriber for ``downstreamBox``.
-    @usableFromInline
-    internal final class DownstreamBox {
-        @usableFromInline let downstream: Downstream
-
-        @inlinable
-        init(_ downstream: Downstream) {
-            self.downstream = downstream
-        }
-    }
 
     @inlinable
     init(downstream: Downstream) {
@@ -286,15 +272,13 @@ where Downstream.Input == Storage.Output {
     /// the deliverer (or the one that moved it from `.idle` to the end) calls this.
     @inlinable
     func withDownstream<Result>(_ body: (Downstream) -> Result) -> Result {
-        downstreamBox.unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0.downstream) }
+        DownstreamBox.with(downstreamBox, body)
     }
 
     /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstreamBox``.
     @inlinable
     func releaseDownstream() {
-        guard let box = downstreamBox else { return }
-        downstreamBox = nil
-        box.release()
+        DownstreamBox.release(&downstreamBox)
     }
 
     @inlinable
