@@ -104,22 +104,11 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// `deinit`), so that reaching the subscriber copies and retains nothing: a copy of a subscriber
     /// such as `map`'s costs a retain of each of its references per value.
     #if SPOUT_CHECKED_EXCLUSIVITY
-        @usableFromInline var downstreamBox: Unmanaged<DownstreamBox>?
+        @usableFromInline var downstreamBox: Unmanaged<DownstreamBox<Downstream>>?
     #else
         // Unchecked: bench/reactive.sh `subject`, `subject-var` (every value).
-        @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox>?
+        @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox<Downstream>>?
     #endif
-
-    /// Holds the subscriber for ``downstreamBox``.
-    @usableFromInline
-    internal final class DownstreamBox {
-        @usableFromInline let downstream: Downstream
-
-        @inlinable
-        init(_ downstream: Downstream) {
-            self.downstream = downstream
-        }
-    }
     /// The thread handing this conduit to its subscriber (in ``start()``), while it does so; set
     /// only for a current-value subject. A request that thread makes from inside
     /// `receive(subscription:)` gets the current value at once, inside `request`, as in Combine;
@@ -295,15 +284,13 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// (or the one that moved it from `.idle` to `.terminal`) calls this.
     @inlinable
     func withDownstream<Result>(_ body: (Downstream) -> Result) -> Result {
-        downstreamBox.unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0.downstream) }
+        DownstreamBox.with(downstreamBox, body)
     }
 
     /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstreamBox``.
     @inlinable
     func releaseDownstream() {
-        guard let box = downstreamBox else { return }
-        downstreamBox = nil
-        box.release()
+        DownstreamBox.release(&downstreamBox)
     }
 
     /// Runs on the delivering thread after each call into the subscriber, until nothing is left.

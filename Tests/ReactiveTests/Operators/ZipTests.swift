@@ -323,6 +323,31 @@ private func pair(_ value: (Int, String)) -> String { "\(value.0)\(value.1)" }
         #expect(weakInner == nil)
         #expect(weakSubscriber == nil)
     }
+
+    /// A cancel from inside `receive(_:)` ends the zip while a delivery is under way: the
+    /// delivering thread drops the subscriber when it returns, and nothing more is delivered.
+    @Test func releasesEverythingAfterACancelInsideReceive() {
+        weak var weakInner: AnyObject?
+        weak var weakSubscriber: TrackingSubscriber<(Int, Int), Never>?
+        let a = PassthroughSubject<Int, Never>()
+        let b = PassthroughSubject<Int, Never>()
+        do {
+            let subscriber = TrackingSubscriber<(Int, Int), Never> { subscriber, _ in
+                subscriber.cancel()
+                return .none
+            }
+            a.zip(b).subscribe(subscriber)
+            weakInner = subscriber.subscription as AnyObject?
+            weakSubscriber = subscriber
+            a.send(1)
+            a.send(2)
+            b.send(10)
+            b.send(20)
+            #expect(subscriber.values.map { [$0.0, $0.1] } == [[1, 10]])
+        }
+        #expect(weakInner == nil)
+        #expect(weakSubscriber == nil)
+    }
 }
 
 /// An equatable stand-in publisher for the `Equatable` conformance tests.

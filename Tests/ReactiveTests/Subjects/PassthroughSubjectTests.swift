@@ -323,4 +323,81 @@ private struct TestError: Error, Equatable {}
             #expect(subscribers[3].report.completions == 1)
         }
     }
+    // A subject with one subscriber sends on a lock-free path (its solo gate); these cover the
+    // moments that path opens and closes: a second subscriber arriving or the only one leaving,
+    // from inside a value's delivery or from other threads meanwhile.
+
+    @Test func subscriberAttachedInsideTheOnlySubscribersReceiveGetsTheLaterValues() {
+        let subject = PassthroughSubject<Int, Never>()
+        let late = TrackingSubscriber<Int, Never>()
+        let first = TrackingSubscriber<Int, Never>(initialDemand: .unlimited) { _, value in
+            if value == 2 { subject.subscribe(late) }
+            return .none
+        }
+        subject.subscribe(first)
+        for value in 1...4 { subject.send(value) }
+        subject.send(completion: .finished)
+        #expect(first.values == [1, 2, 3, 4])
+        #expect(late.history == [.subscription, .value(3), .value(4), .completion(.finished)])
+    }
+
+    @Test func aNewOnlySubscriberAfterTheOnlyOneCancelledGetsTheValuesAndTheOldOneNone() {
+        let subject = PassthroughSubject<Int, Never>()
+        let first = TrackingSubscriber<Int, Never>()
+        subject.subscribe(first)
+        subject.send(1)
+        first.cancel()
+        subject.send(2)
+        let second = TrackingSubscriber<Int, Never>()
+        subject.subscribe(second)
+        subject.send(3)
+        second.cancel()
+        let third = TrackingSubscriber<Int, Never>()
+        subject.subscribe(third)
+        subject.send(4)
+        subject.send(completion: .finished)
+        #expect(first.history == [.subscription, .value(1)])
+        #expect(second.history == [.subscription, .value(3)])
+        #expect(third.history == [.subscription, .value(4), .completion(.finished)])
+    }
+
+    @Test func theOnlySubscriberCancellingInsideReceiveIsReleasedWithNoFurtherSend() {
+        let subject = PassthroughSubject<Int, Never>()
+        weak var released: TrackingSubscriber<Int, Never>?
+        do {
+            let subscriber = TrackingSubscriber<Int, Never>(initialDemand: .unlimited) { subscriber, _ in
+                subscriber.cancel()
+                return .none
+            }
+            released = subscriber
+            subject.subscribe(subscriber)
+            subject.send(1)
+            #expect(subscriber.values == [1])
+        }
+        #expect(released == nil)
+        withExtendedLifetime(subject) {}
+    }
+
+    @Test func theOnlySubscriberGetsEverySendWhileOthersComeAndGoOnOtherThreads() {
+        for _ in 0..<20 {
+            let subject = PassthroughSubject<Int, Never>()
+            let kept = SerialCheckingSubscriber(initialDemand: .unlimited)
+            subject.subscribe(kept)
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                if thread == 3 {
+                    for _ in 0..<200 {
+                        let visitor = SerialCheckingSubscriber(initialDemand: .unlimited)
+                        subject.subscribe(visitor)
+                        visitor.cancel()
+                        #expect(visitor.report.overlaps == 0)
+                    }
+                    return
+                }
+                for index in 0..<1_000 { subject.send(thread * 1_000 + index) }
+            }
+            subject.send(completion: .finished)
+            #expect(kept.report == .init(values: 3_000, completions: 1, overlaps: 0))
+            #expect(Set(kept.received).count == 3_000)
+        }
+    }
 }

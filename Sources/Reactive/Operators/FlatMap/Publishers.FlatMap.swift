@@ -366,7 +366,9 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         let action = lock.withLock { machine.immediateChildArrived(value) }
         switch consume action {
         case .deliver(let downstream):
-            deliver(value, to: downstream, thenRequestOneFrom: .empty)
+            // No child to ask for more: the loop starts from the value's returned demand, so this
+            // path neither makes nor destroys a `FlatMapChildSubscription` (value witness calls).
+            deliverLoop(to: downstream, additional: downstream.receive(value))
             // With unlimited publishers a finished child asks for nothing, and the stream cannot
             // be done while its outer upstream is sending (the delivery loop would have finished it).
             if maxPublishers != .unlimited, let followUp = lock.withLock({ machine.immediateChildFinished() }) {
@@ -397,7 +399,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(child, value) }) else {
             return .none
         }
-        deliver(value, to: downstream, thenRequestOneFrom: .empty)
+        deliverLoop(to: downstream, additional: downstream.receive(value))
         return requestOneMore ? .max(1) : .none
     }
 
@@ -440,8 +442,15 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         to downstream: Downstream,
         thenRequestOneFrom child: FlatMapChildSubscription
     ) {
-        var additional = downstream.receive(first)
+        let additional = downstream.receive(first)
         child.requestOne()
+        deliverLoop(to: downstream, additional: additional)
+    }
+
+    /// The rest of the delivery loop, after a value went out with `additional` demand returned.
+    @inlinable
+    func deliverLoop(to downstream: Downstream, additional: Subscribers.Demand) {
+        var additional = additional
         while true {
             let action = lock.withLock { machine.delivered(additional) }
             switch consume action {

@@ -33,8 +33,9 @@ internal protocol CombiningStorage {
 /// sends more values than downstream asked for in total. A side whose subscription arrives late
 /// is sent the total requested so far.
 ///
-/// **Ownership:** owned by ``CombiningInner``; holds the downstream subscriber and the upstream
-/// subscriptions until it becomes terminal, then drops them.
+/// **Ownership:** owned by ``CombiningInner``; holds the upstream subscriptions until it becomes
+/// terminal, then drops them. The downstream subscriber is the inner's: the machine says which
+/// thread may call it (the deliverer) and who drops it (see ``CombiningInner/downstreamBox``).
 ///
 /// **Thread safety:** value type; every event runs under ``CombiningInner``'s lock.
 @usableFromInline
@@ -62,12 +63,13 @@ where Downstream.Input == Storage.Output {
         case request(SubscriptionQuartet, Subscribers.Demand)
         /// Cancel a subscription that arrived when it is not wanted.
         case cancel(any Subscription)
-        /// Cancel the upstream subscriptions.
-        case cancelUpstreams(SubscriptionQuartet)
-        /// Forward the demand, then start delivering.
-        case requestAndDeliver(SubscriptionQuartet, Subscribers.Demand, Downstream, Storage.Output)
-        /// Cancel the remaining upstreams, then send the completion.
-        case complete(Downstream, Subscribers.Completion<Failure>, cancel: SubscriptionQuartet)
+        /// Cancel the upstream subscriptions; `releaseDownstream`: nobody is delivering, so the
+        /// calling thread drops the downstream.
+        case cancelUpstreams(SubscriptionQuartet, releaseDownstream: Bool)
+        /// Forward the demand, then start delivering, as the deliverer.
+        case requestAndDeliver(SubscriptionQuartet, Subscribers.Demand, Storage.Output)
+        /// Cancel the remaining upstreams, then send the completion and drop the downstream.
+        case complete(Subscribers.Completion<Failure>, cancel: SubscriptionQuartet)
     }
 
     /// What the delivering thread does next.
@@ -79,12 +81,12 @@ where Downstream.Input == Storage.Output {
         case forward(SubscriptionQuartet, Subscribers.Demand)
         /// Cancel the remaining upstreams, send the completion and stop.
         case complete(Subscribers.Completion<Failure>, cancel: SubscriptionQuartet)
-        /// Stop delivering.
-        case stop
+        /// Stop delivering; `release`: the machine ended meanwhile (cancelled), so the delivering
+        /// thread drops the downstream.
+        case stop(release: Bool)
     }
 
     @usableFromInline var state: State = .idle
-    @usableFromInline var downstream: Downstream?
     @usableFromInline var storage = Storage()
     @usableFromInline var subscriptions = SubscriptionQuartet()
     /// Outstanding downstream demand.
@@ -95,9 +97,7 @@ where Downstream.Input == Storage.Output {
     @usableFromInline var finishedSides: UInt8 = 0
 
     @inlinable
-    init(downstream: Downstream) {
-        self.downstream = downstream
-    }
+    init() {}
 
     @inlinable
     mutating func subscribed(side: Int, _ subscription: any Subscription) -> Action {
@@ -123,17 +123,17 @@ where Downstream.Input == Storage.Output {
         case .idle:
             demand += newDemand
             totalRequested += newDemand
-            guard let output = nextOutput(), let downstream else { return .request(subscriptions, newDemand) }
+            guard let output = nextOutput() else { return .request(subscriptions, newDemand) }
             state = .delivering(pendingFailure: nil)
-            return .requestAndDeliver(subscriptions, newDemand, downstream, output)
+            return .requestAndDeliver(subscriptions, newDemand, output)
         }
     }
 
     @inlinable
-    /// - Returns: The output to start delivering, as the deliverer, to the downstream returned with it.
+    /// - Returns: The output to start delivering, as the deliverer.
     ///   An optional rather than an ``Action``: this runs for every value, and a copy of the generic
     ///   multi-payload `Action` goes through value witnesses even in specialized code.
-    mutating func received(_ store: (inout Storage) -> Void) -> (Downstream, Storage.Output)? {
+    mutating func received(_ store: (inout Storage) -> Void) -> Storage.Output? {
         switch state {
         case .terminal:
             return nil
@@ -142,16 +142,18 @@ where Downstream.Input == Storage.Output {
             return nil
         case .idle:
             store(&storage)
-            guard let output = nextOutput(), let downstream else { return nil }
+            guard let output = nextOutput() else { return nil }
             state = .delivering(pendingFailure: nil)
-            return (downstream, output)
+            return output
         }
     }
 
     /// The delivering thread finished one `receive(_:)`, which returned `additional`.
     @inlinable
     mutating func delivered(_ additional: Subscribers.Demand) -> DeliveryAction {
-        guard case .delivering(let pendingFailure) = state else { return .stop }
+        // Not delivering: cancelled while this thread delivered (the only way out of `.delivering`
+        // but this thread's own steps), so it drops the downstream.
+        guard case .delivering(let pendingFailure) = state else { return .stop(release: true) }
         if let pendingFailure {
             enterTerminal()
             return .complete(.failure(pendingFailure), cancel: SubscriptionQuartet())
@@ -170,7 +172,7 @@ where Downstream.Input == Storage.Output {
             return .complete(.finished, cancel: remaining)
         }
         state = .idle
-        return .stop
+        return .stop(release: false)
     }
 
     @inlinable
@@ -180,12 +182,12 @@ where Downstream.Input == Storage.Output {
         switch completion {
         case .finished:
             finishedSides |= 1 << side
-            guard case .idle = state, storage.isExhausted(finishedSides: finishedSides), let downstream else {
+            guard case .idle = state, storage.isExhausted(finishedSides: finishedSides) else {
                 return .none
             }
             let remaining = subscriptions
             enterTerminal()
-            return .complete(downstream, .finished, cancel: remaining)
+            return .complete(.finished, cancel: remaining)
         case .failure(let error):
             let remaining = subscriptions
             if case .delivering(let pendingFailure) = state {
@@ -193,11 +195,10 @@ where Downstream.Input == Storage.Output {
                     subscriptions = SubscriptionQuartet()
                     state = .delivering(pendingFailure: error)
                 }
-                return .cancelUpstreams(remaining)
+                return .cancelUpstreams(remaining, releaseDownstream: false)
             }
-            guard let downstream else { internalInconsistency("idle without a downstream") }
             enterTerminal()
-            return .complete(downstream, .failure(error), cancel: remaining)
+            return .complete(.failure(error), cancel: remaining)
         }
     }
 
@@ -205,8 +206,9 @@ where Downstream.Input == Storage.Output {
     mutating func cancelled() -> Action {
         if case .terminal = state { return .none }
         let remaining = subscriptions
+        let idle = if case .idle = state { true } else { false }
         enterTerminal()
-        return .cancelUpstreams(remaining)
+        return .cancelUpstreams(remaining, releaseDownstream: idle)
     }
 
     @inlinable
@@ -219,7 +221,6 @@ where Downstream.Input == Storage.Output {
     @inlinable
     mutating func enterTerminal() {
         state = .terminal
-        downstream = nil
         storage = Storage()
         subscriptions = SubscriptionQuartet()
     }
@@ -246,10 +247,38 @@ where Downstream.Input == Storage.Output {
         // Unchecked: bench/reactive.sh `zip`, `zip-mapped` (every side value and delivery).
         @usableFromInline @exclusivity(unchecked) var machine: CombiningStateMachine<Downstream, Storage>
     #endif
+    /// The subscriber (see ``DownstreamBox``). Not guarded by the lock but by the delivery right the
+    /// state machine hands out: only the delivering thread (or the one that moved the machine from
+    /// `.idle` to the end) reads it, and it is dropped by whoever ends the machine while nobody
+    /// delivers, or by the delivering thread once it sees the end; `deinit` drops it otherwise.
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var downstreamBox: Unmanaged<DownstreamBox<Downstream>>?
+    #else
+        // Unchecked: bench/reactive.sh `zip`, `zip-mapped` (every output).
+        @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox<Downstream>>?
+    #endif
 
     @inlinable
     init(downstream: Downstream) {
-        machine = CombiningStateMachine(downstream: downstream)
+        machine = CombiningStateMachine()
+        downstreamBox = .passRetained(DownstreamBox(downstream))
+    }
+
+    deinit {
+        downstreamBox?.release()
+    }
+
+    /// Runs `body` with the subscriber, borrowed in place. Only the thread the state machine made
+    /// the deliverer (or the one that moved it from `.idle` to the end) calls this.
+    @inlinable
+    func withDownstream<Result>(_ body: (Downstream) -> Result) -> Result {
+        DownstreamBox.with(downstreamBox, body)
+    }
+
+    /// Drops the subscriber, outside the lock (its deinit may run). Same rule as ``downstreamBox``.
+    @inlinable
+    func releaseDownstream() {
+        DownstreamBox.release(&downstreamBox)
     }
 
     @inlinable
@@ -281,8 +310,8 @@ where Downstream.Input == Storage.Output {
 
     @inlinable
     func sideReceived(_ store: (inout Storage) -> Void) {
-        if let (downstream, output) = lock.withLock({ machine.received(store) }) {
-            deliver(output, to: downstream)
+        if let output = lock.withLock({ machine.received(store) }) {
+            deliver(output)
         }
     }
 
@@ -321,35 +350,39 @@ where Downstream.Input == Storage.Output {
             subscriptions.request(demand)
         case .cancel(let subscription):
             subscription.cancel()
-        case .cancelUpstreams(let subscriptions):
+        case .cancelUpstreams(let subscriptions, let releaseDownstream):
+            if releaseDownstream { self.releaseDownstream() }
             subscriptions.cancel()
-        case .requestAndDeliver(let subscriptions, let demand, let downstream, let output):
+        case .requestAndDeliver(let subscriptions, let demand, let output):
             subscriptions.request(demand)
-            deliver(output, to: downstream)
-        case .complete(let downstream, let completion, let subscriptions):
+            deliver(output)
+        case .complete(let completion, let subscriptions):
             subscriptions.cancel()
-            downstream.receive(completion: completion)
+            withDownstream { $0.receive(completion: completion) }
+            releaseDownstream()
         }
     }
 
     /// The delivery loop: one thread at a time runs it, so downstream calls never overlap, and
     /// values or demand arriving re-entrantly are picked up here instead of recursing.
     @inlinable
-    func deliver(_ first: Storage.Output, to downstream: Downstream) {
-        var additional = downstream.receive(first)
+    func deliver(_ first: Storage.Output) {
+        var additional = withDownstream { $0.receive(first) }
         while true {
             let action = lock.withLock { machine.delivered(additional) }
             switch consume action {
             case .deliver(let output):
-                additional = downstream.receive(output)
+                additional = withDownstream { $0.receive(output) }
             case .forward(let subscriptions, let demand):
                 subscriptions.request(demand)
                 additional = .none
             case .complete(let completion, let subscriptions):
                 subscriptions.cancel()
-                downstream.receive(completion: completion)
+                withDownstream { $0.receive(completion: completion) }
+                releaseDownstream()
                 return
-            case .stop:
+            case .stop(let release):
+                if release { releaseDownstream() }
                 return
             }
         }
