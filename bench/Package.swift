@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "reactive-bench", targets: ["ReactiveBench"]),
         .executable(name: "upstream-cancel-stress", targets: ["UpstreamCancelStress"]),
         .executable(name: "redis-bench", targets: ["RedisBench"]),
+        .executable(name: "jwt-bench", targets: ["JWTBench"]),
     ],
     dependencies: [
         .package(name: "Spout", path: "..")
@@ -70,6 +71,14 @@ let package = Package(
                 .product(name: "Reactive", package: "Spout"),
             ],
             path: "RedisBench",
+            swiftSettings: strictSettings
+        ),
+        // JWT verification through Spout's public SignedTokenVerifier, cold and cached (bench/jwt.sh sets it beside
+        // PyJWT and `openssl speed`).
+        .executableTarget(
+            name: "JWTBench",
+            dependencies: [.product(name: "Spout", package: "Spout")],
+            path: "JWTBench",
             swiftSettings: strictSettings
         ),
     ],

@@ -24,20 +24,36 @@ struct ChannelAccess: Sendable {
     let tokens: TokenVerifier?
     /// Why the JWK Set file could not be read, when it could not (every JWT is then refused as unknown-key).
     let keyLoadFailure: String?
+    /// Keeps the keys of `channels.jwt.jwksURL`, when it is set (started here; stopped by ``stop()``).
+    let keyRefresher: JWKSRefresher?
     /// The cookie that may carry a subscription's token, or `nil`.
     let cookieName: String?
     /// The proxies whose forwarding fields name the client (`trustedProxies`).
     let proxies: TrustedProxies
     /// Per-client publish limits, when `channels.publishRatePerMinute` is set.
     let publishLimiter: PublishRateLimiter?
+    /// The cap on open subscription streams per client, when `channels.maxSubscriptionsPerSubject` is set.
+    let subscriptionQuota: SubscriptionQuota?
 
-    /// - Parameter trustedProxies: `trustedProxies`, checked when the configuration was loaded (an entry that does
-    ///   not parse here trusts no proxy at all).
-    init(configuration: SpoutConfiguration.Channels, trustedProxies: [String] = []) {
+    /// - Parameters:
+    ///   - trustedProxies: `trustedProxies`, checked when the configuration was loaded (an entry that does not
+    ///     parse here trusts no proxy at all).
+    ///   - events, registry: Where the JWKS URL's fetches are logged and counted.
+    ///   - fetchKeys: How the JWKS URL is fetched; `nil`: over HTTP, on a ``CurlDriver`` thread of its own.
+    init(
+        configuration: SpoutConfiguration.Channels,
+        trustedProxies: [String] = [],
+        events: EventLog? = nil,
+        registry: MetricsRegistry? = nil,
+        fetchKeys: JWKSRefresher.Fetch? = nil
+    ) {
         proxies = TrustedProxies(trustedProxies) ?? .none
         publishLimiter =
             configuration.publishRatePerMinute > 0
             ? PublishRateLimiter(perMinute: configuration.publishRatePerMinute, burst: configuration.publishBurst) : nil
+        subscriptionQuota =
+            configuration.maxSubscriptionsPerSubject > 0
+            ? SubscriptionQuota(maxPerSubject: configuration.maxSubscriptionsPerSubject) : nil
         publishTokens = configuration.publishTokens.map { Array($0.utf8) }
         subscribeTokens = configuration.subscribeTokens.map { Array($0.utf8) }
         let jwt = configuration.jwt
@@ -45,16 +61,19 @@ struct ChannelAccess: Sendable {
         guard jwt.isEnabled else {
             tokens = nil
             keyLoadFailure = nil
+            keyRefresher = nil
             return
         }
         var keys = JWKSet(keys: [])
         var failure: String?
-        switch JWKSet.load(file: jwt.jwksFile) {
-        case .success(let loaded): keys = loaded
-        case .failure(let error): failure = error.reason
+        if !jwt.jwksFile.isEmpty {
+            switch JWKSet.load(file: jwt.jwksFile) {
+            case .success(let loaded): keys = loaded
+            case .failure(let error): failure = error.reason
+            }
         }
         keyLoadFailure = failure
-        tokens = TokenVerifier(
+        let tokens = TokenVerifier(
             keys: keys,
             settings: TokenVerifier.Settings(
                 leewaySeconds: jwt.leewaySeconds,
@@ -63,6 +82,28 @@ struct ChannelAccess: Sendable {
                 cacheEntries: jwt.cacheEntries
             )
         )
+        self.tokens = tokens
+        if !jwt.jwksURL.isEmpty, let url = URL(string: jwt.jwksURL) {
+            let refresher = JWKSRefresher(
+                url: jwt.jwksURL,
+                fileKeys: keys,
+                verifier: tokens,
+                refreshSeconds: jwt.jwksRefreshSeconds,
+                minRefreshSeconds: jwt.jwksMinRefreshSeconds,
+                fetch: fetchKeys ?? JWKSRefresher.fetch(url: url, session: UpstreamSession()),
+                events: events,
+                registry: registry
+            )
+            refresher.start()
+            keyRefresher = refresher
+        } else {
+            keyRefresher = nil
+        }
+    }
+
+    /// Stops refreshing the JWKS URL's keys.
+    func stop() {
+        keyRefresher?.stop()
     }
 
     /// Whether subscribing needs a token (so a `401` should carry `WWW-Authenticate`).
@@ -129,10 +170,20 @@ struct ChannelAccess: Sendable {
         if let tokens {
             switch tokens.verify(String(decoding: token, as: UTF8.self), now: now) {
             case .failure(let refusal):
-                if case .unknownKey(let detail) = refusal, let keyLoadFailure {
-                    return .failure(
-                        .tokenKeyUnknown("\(detail); the JWK Set file could not be read: \(keyLoadFailure)")
-                    )
+                if case .unknownKey(let detail) = refusal {
+                    if let keyRefresher {
+                        keyRefresher.keyUnknown()
+                        if let fetchFailure = keyRefresher.lastFailure {
+                            return .failure(
+                                .tokenKeyUnknown("\(detail); the JWKS URL could not be fetched: \(fetchFailure)")
+                            )
+                        }
+                    }
+                    if let keyLoadFailure {
+                        return .failure(
+                            .tokenKeyUnknown("\(detail); the JWK Set file could not be read: \(keyLoadFailure)")
+                        )
+                    }
                 }
                 return .failure(refusal.problem)
             case .success(let claims):

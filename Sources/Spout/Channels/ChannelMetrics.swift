@@ -20,6 +20,15 @@ final class ChannelMetrics: Sendable {
     let dropped: CounterFamily.Cell
     /// `spout_channel_publishes_rate_limited_total`: publishes refused with `429` (``PublishRateLimiter``).
     let publishesRateLimited: CounterFamily.Cell
+    /// `spout_channel_subscriptions_refused_total`: streams refused with `429` for going past
+    /// `channels.maxSubscriptionsPerSubject` (``SubscriptionQuota``).
+    let subscriptionsRefused: CounterFamily.Cell
+    /// `spout_channel_subject_publishes_total{subject}`: publishes answered `202`, by ``subjects``' label.
+    let subjectPublishes: CounterFamily
+    /// `spout_channel_subject_subscriptions_total{subject}`: subscription streams opened, by ``subjects``' label.
+    let subjectSubscriptions: CounterFamily
+    /// The bounded `subject` label of the two families above.
+    let subjects: SubjectLabels
 
     init(registry: MetricsRegistry) {
         channels = registry.gauge("spout_channels", help: "Channels that exist.")
@@ -43,6 +52,23 @@ final class ChannelMetrics: Sendable {
         publishesRateLimited = counter(
             "spout_channel_publishes_rate_limited_total",
             "Publishes refused with 429 for going past channels.publishRatePerMinute or publishBurst."
+        )
+        subscriptionsRefused = counter(
+            "spout_channel_subscriptions_refused_total",
+            "Subscription streams refused with 429 for going past channels.maxSubscriptionsPerSubject."
+        )
+        subjects = SubjectLabels()
+        subjectPublishes = registry.counter(
+            "spout_channel_subject_publishes_total",
+            help: "Publishes answered 202, by subject (a JWT's sub for the first 64 seen, then other; anonymous, "
+                + "static).",
+            labels: ["subject"]
+        )
+        subjectSubscriptions = registry.counter(
+            "spout_channel_subject_subscriptions_total",
+            help: "Subscription streams opened, by subject (a JWT's sub for the first 64 seen, then other; "
+                + "anonymous, static).",
+            labels: ["subject"]
         )
     }
 }

@@ -155,17 +155,13 @@ enum ChannelMultiRoutes {
                 allowed: [.sse, .ndjson]
             )
             let broker = channels.broker
-            let rights = ChannelSubscriberRights(
-                identity: try ChannelRoutes.identity(
-                    context,
-                    channels,
-                    for: .subscribe,
-                    queryToken: query.single["token"]
-                )
-            )
+            let identity = try ChannelRoutes.identity(context, channels, for: .subscribe, queryToken: query.single["token"])
+            let context = context.identified(as: identity)
+            let rights = ChannelSubscriberRights(identity: identity)
             for name in query.named {
                 if let refusal = rights.mayFollow(name) { throw refusal }
             }
+            let ticket = try ChannelRoutes.takeSubscription(context, channels, identity)
             // The header wins, as on /channels/{name}; an empty one is no cursor.
             let text = (context.request.headers["Last-Event-ID"] ?? query.single["lastEventId"])
                 .map { $0.trimmingCharacters(in: .whitespaces) }
@@ -217,6 +213,7 @@ enum ChannelMultiRoutes {
                 }
                 if let refusal {
                     multi.cancel()
+                    ticket?.release()
                     ChannelRoutes.respond(refusal, channels.settings, context)
                     return
                 }
@@ -226,10 +223,11 @@ enum ChannelMultiRoutes {
             }
             switch format {
             case .ndjson:
-                stream(multi, context, format: format, encoder: ChannelMultiNDJSONEncoder())
+                stream(multi, context, format: format, encoder: ChannelMultiNDJSONEncoder(), ticket: ticket)
             default:
                 let retry = channels.retryMilliseconds
-                stream(multi, context, format: format, encoder: ChannelMultiSSEEncoder(retryMilliseconds: retry))
+                let encoder = ChannelMultiSSEEncoder(retryMilliseconds: retry)
+                stream(multi, context, format: format, encoder: encoder, ticket: ticket)
             }
         } catch {
             ChannelRoutes.respond(error, context)
@@ -302,9 +300,10 @@ enum ChannelMultiRoutes {
         _ multi: ChannelMultiSubscription,
         _ context: RequestContext,
         format: StreamFormat,
-        encoder: E
+        encoder: E,
+        ticket: SubscriptionQuota.Ticket?
     ) where E.Element == ChannelStreamItem {
-        guard let bridge = ChannelRoutes.startStream(context, format: format, encoder: encoder) else {
+        guard let bridge = ChannelRoutes.startStream(context, format: format, encoder: encoder, ticket: ticket) else {
             multi.cancel()  // HEAD: the head alone
             return
         }

@@ -33,15 +33,22 @@ enum ChannelRoutes {
             _ = try QueryParameters(query: context.request, known: [])
             let broker = channels.broker
             let identity = try requireAccess(context, channels, channel: name, for: .publish)
+            let context = context.identified(as: identity)
+            let subjectLabel = broker.metrics.subjects.label(for: identity)
+            // The RateLimit fields of an allowed publish, sent with its 202.
+            var rateFields: [(String, String)] = []
             if let limiter = broker.access.publishLimiter {
                 let client = broker.access.proxies.client(
                     peer: context.request.remoteAddress,
                     headers: context.request.headers
                 ).client
-                if let wait = limiter.take(
+                switch limiter.decide(
                     PublishRateLimiter.key(identity, client: client),
                     now: Double(ChannelBroker.now) / 1e9
                 ) {
+                case .allowed(let remaining, let fullIn):
+                    rateFields = limiter.headers(remaining: remaining, fullInSeconds: fullIn)
+                case .refused(let wait):
                     broker.metrics.publishesRateLimited.increment()
                     context.respond(
                         problem: .rateLimited(
@@ -54,6 +61,7 @@ enum ChannelRoutes {
                     return
                 }
             }
+            let allowedFields = rateFields
             try requireJSON(context.request.headers["Content-Type"])
             let key = try ChannelIdempotency.key(in: context.request.headers)
             let body = try ChannelPublishBody(
@@ -70,7 +78,7 @@ enum ChannelRoutes {
                 case .proceed:
                     slot = keySlot
                 case .repeated(let published):
-                    respondPublished(published.ids, on: name, context)
+                    respondPublished(published.ids, on: name, rateFields: allowedFields, subject: subjectLabel, channels, context)
                     return
                 case .inFlight:
                     throw .idempotencyKeyInFlight(
@@ -99,9 +107,9 @@ enum ChannelRoutes {
                 redis.publish(body.publications, on: name, loop: context.loop, idempotency: idempotency) { result in
                     if let slot { broker.idempotency.complete(slot, published: nil, now: ChannelBroker.now) }
                     switch result {
-                    case .success(let ids): respondPublished(ids, on: name, context)
-                    case .failure(let failure):
-                        respond(failure, keyed: key != nil, on: name, channels.settings, context)
+                    case .success(let ids):
+                        respondPublished(ids, on: name, rateFields: allowedFields, subject: subjectLabel, channels, context)
+                    case .failure(let failure): respond(failure, keyed: key != nil, on: name, channels.settings, context)
                     }
                 }
             case .inProcess(let local):
@@ -115,7 +123,8 @@ enum ChannelRoutes {
                     )
                 }
                 switch result {
-                case .success(let ids): respondPublished(ids, on: name, context)
+                case .success(let ids):
+                    respondPublished(ids, on: name, rateFields: allowedFields, subject: subjectLabel, channels, context)
                 case .failure(let refusal): respond(refusal, channels.settings, context)
                 }
             }
@@ -150,7 +159,9 @@ enum ChannelRoutes {
                 allowed: [.sse, .ndjson]
             )
             let broker = channels.broker
-            try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
+            let identity = try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
+            let context = context.identified(as: identity)
+            let ticket = try takeSubscription(context, channels, identity)
             // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
             // parameter of the first connection.
             // An empty one (after trimming) is no resume point at all.
@@ -185,14 +196,16 @@ enum ChannelRoutes {
                 }
             switch joined {
             case .failure(let refusal):
+                ticket?.release()
                 respond(refusal, channels.settings, context)
             case .success(let subscription):
                 switch format {
                 case .ndjson:
-                    stream(subscription, context, format: format, encoder: ChannelNDJSONEncoder())
+                    stream(subscription, context, format: format, encoder: ChannelNDJSONEncoder(), ticket: ticket)
                 default:
                     let retry = channels.retryMilliseconds
-                    stream(subscription, context, format: format, encoder: ChannelSSEEncoder(retryMilliseconds: retry))
+                    let encoder = ChannelSSEEncoder(retryMilliseconds: retry)
+                    stream(subscription, context, format: format, encoder: encoder, ticket: ticket)
                 }
             }
         } catch {
@@ -274,7 +287,17 @@ enum ChannelRoutes {
     }
 
     /// `202 {"channel": name, "ids": [...]}`.
-    private static func respondPublished(_ ids: [String], on name: String, _ context: RequestContext) {
+    /// `rateFields`: the `RateLimit` / `RateLimit-Policy` fields of a publish its quota allowed (none without one);
+    /// `subject`: the publisher's label in `spout_channel_subject_publishes_total`.
+    private static func respondPublished(
+        _ ids: [String],
+        on name: String,
+        rateFields: [(String, String)] = [],
+        subject: String,
+        _ channels: Dependencies,
+        _ context: RequestContext
+    ) {
+        channels.broker.metrics.subjectPublishes.increment([subject])
         var object = JSONObjectWriter()
         object.add("channel", name)
         var list: [UInt8] = [UInt8(ascii: "[")]
@@ -284,7 +307,13 @@ enum ChannelRoutes {
         }
         list.append(UInt8(ascii: "]"))
         object.addRaw("ids", json: list)
-        context.respond(status: .accepted, json: object.finish())
+        if rateFields.isEmpty {
+            context.respond(status: .accepted, json: object.finish())
+        } else {
+            var headers = Headers(rateFields)
+            headers.add(name: "Content-Type", value: "application/json")
+            context.respond(status: .accepted, headers: headers, body: object.finish())
+        }
     }
 
     /// What the Redis broker could not do: its store is at `maxChannels`; Redis certainly did not store or read
@@ -467,6 +496,35 @@ enum ChannelRoutes {
         ).get()
     }
 
+    /// A place among the open streams of the request's client (``SubscriptionQuota``, keyed as publish quotas are),
+    /// counted in `spout_channel_subject_subscriptions_total`; `nil` without `channels.maxSubscriptionsPerSubject`.
+    /// Throws the `429` when the client has its most streams open.
+    static func takeSubscription(
+        _ context: RequestContext,
+        _ channels: Dependencies,
+        _ identity: ChannelIdentity
+    ) throws(Problem) -> SubscriptionQuota.Ticket? {
+        let broker = channels.broker
+        var ticket: SubscriptionQuota.Ticket?
+        if let quota = broker.access.subscriptionQuota {
+            let client = broker.access.proxies.client(
+                peer: context.request.remoteAddress,
+                headers: context.request.headers
+            ).client
+            ticket = quota.take(PublishRateLimiter.key(identity, client: client))
+            guard ticket != nil else {
+                broker.metrics.subscriptionsRefused.increment()
+                throw .tooManySubscriptions(
+                    "this client already has \(quota.maxPerSubject) subscription streams open (channels."
+                        + "maxSubscriptionsPerSubject); no stream was opened: close one, or follow several channels on "
+                        + "one stream with GET /subscribe"
+                )
+            }
+        }
+        broker.metrics.subjectSubscriptions.increment([broker.metrics.subjects.label(for: identity)])
+        return ticket
+    }
+
     /// Throws the problem that refuses `operation` on `channel` to this request, if it is refused.
     @discardableResult
     static func requireAccess(
@@ -517,9 +575,10 @@ enum ChannelRoutes {
         _ subscription: ChannelSubscription,
         _ context: RequestContext,
         format: StreamFormat,
-        encoder: E
+        encoder: E,
+        ticket: SubscriptionQuota.Ticket?
     ) where E.Element == ChannelEvent {
-        guard let bridge = startStream(context, format: format, encoder: encoder) else {
+        guard let bridge = startStream(context, format: format, encoder: encoder, ticket: ticket) else {
             subscription.cancel()  // HEAD: the head alone
             return
         }
@@ -527,13 +586,18 @@ enum ChannelRoutes {
     }
 
     /// Starts a channel stream's response (one channel's or many's) and returns the bridge that writes `encoder`'s
-    /// frames into it at the reader's pace; nil for `HEAD`, whose head alone is sent.
+    /// frames into it at the reader's pace; nil for `HEAD`, whose head alone is sent. `ticket`, the stream's place
+    /// in its subject's quota, is given back when the stream ends.
     static func startStream<E: StreamEncoder>(
         _ context: RequestContext,
         format: StreamFormat,
-        encoder: E
+        encoder: E,
+        ticket: SubscriptionQuota.Ticket?
     ) -> DemandBridge<E, ChannelStreamEnd>? {
-        guard let writer = context.startEventStream(mediaType: format.mediaType) else { return nil }
+        guard let writer = context.startEventStream(mediaType: format.mediaType) else {
+            ticket?.release()
+            return nil
+        }
         return DemandBridge<E, ChannelStreamEnd>(
             writer: writer,
             encoder: encoder,
@@ -544,7 +608,10 @@ enum ChannelRoutes {
                 case .overflow: .overflow
                 }
             },
-            onEnd: { summary in context.streamEnded(summary) }
+            onEnd: { summary in
+                ticket?.release()
+                context.streamEnded(summary)
+            }
         )
     }
 }

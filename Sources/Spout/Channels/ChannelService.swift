@@ -43,7 +43,12 @@ final class ChannelService: Sendable {
         redisTLS: TLSContext? = nil
     ) {
         self.metrics = metrics
-        access = ChannelAccess(configuration: configuration, trustedProxies: trustedProxies)
+        access = ChannelAccess(
+            configuration: configuration,
+            trustedProxies: trustedProxies,
+            events: events,
+            registry: registry
+        )
         idempotency = ChannelIdempotency(configuration)
         // The URL was checked when the configuration was loaded; one that does not parse here means no Redis.
         if !configuration.redisURL.isEmpty, !loops.isEmpty, let url = try? RedisURL(parsing: configuration.redisURL) {
@@ -68,6 +73,7 @@ final class ChannelService: Sendable {
 
     /// Ends the sweep and closes the Redis connections.
     func stop() {
+        access.stop()
         switch backend {
         case .inProcess(let broker): broker.stop()
         case .redis(let redis): redis.stop()

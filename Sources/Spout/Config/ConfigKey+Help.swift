@@ -73,7 +73,12 @@ extension ConfigKey {
         "channels.publishRatePerMinute":
             "events a client (JWT sub, static token, address) may publish per minute; 0: no limit",
         "channels.publishBurst": "publishes a client may make at once after being idle (429 beyond the rate)",
+        "channels.maxSubscriptionsPerSubject":
+            "subscription streams one client (JWT sub, static token, address) may have open; 0: no limit",
         "channels.jwt.jwksFile": "JWK Set file of the keys that verify signed tokens (JWT); empty: no JWT",
+        "channels.jwt.jwksURL": "URL of a JWK Set, fetched off the event loops, refreshed; its keys join the file's",
+        "channels.jwt.jwksRefreshSeconds": "seconds between refreshes of channels.jwt.jwksURL",
+        "channels.jwt.jwksMinRefreshSeconds": "seconds at least between refreshes asked for by an unknown kid",
         "channels.jwt.leewaySeconds": "clock skew forgiven on a token's exp, nbf and iat",
         "channels.jwt.issuer": "the iss every token must carry; empty: any",
         "channels.jwt.audience": "a value every token's aud must hold; empty: any",

@@ -218,7 +218,20 @@ struct ConfigKey: @unchecked Sendable {
             kind: .integer(\.channels.publishRatePerMinute, 0...1_000_000)
         ),
         ConfigKey(name: "channels.publishBurst", kind: .integer(\.channels.publishBurst, 1...1_000_000)),
+        ConfigKey(
+            name: "channels.maxSubscriptionsPerSubject",
+            kind: .integer(\.channels.maxSubscriptionsPerSubject, 0...10_000_000)
+        ),
         ConfigKey(name: "channels.jwt.jwksFile", kind: .text(\.channels.jwt.jwksFile, what: "file path")),
+        ConfigKey(name: "channels.jwt.jwksURL", kind: .url(\.channels.jwt.jwksURL)),
+        ConfigKey(
+            name: "channels.jwt.jwksRefreshSeconds",
+            kind: .seconds(\.channels.jwt.jwksRefreshSeconds, 1...86_400)
+        ),
+        ConfigKey(
+            name: "channels.jwt.jwksMinRefreshSeconds",
+            kind: .seconds(\.channels.jwt.jwksMinRefreshSeconds, 0...86_400)
+        ),
         ConfigKey(name: "channels.jwt.leewaySeconds", kind: .seconds(\.channels.jwt.leewaySeconds, 0...86_400)),
         ConfigKey(name: "channels.jwt.issuer", kind: .text(\.channels.jwt.issuer)),
         ConfigKey(name: "channels.jwt.audience", kind: .text(\.channels.jwt.audience)),

@@ -218,6 +218,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var publishRatePerMinute = 0
         /// Publishes a client may make at once, after being idle (the token bucket's size).
         public var publishBurst = 60
+        /// Subscription streams one client (JWT subject, static token, or address) may have open at once (`429`
+        /// beyond); 0: no limit.
+        public var maxSubscriptionsPerSubject = 0
         /// Signed tokens (JWT) with per-channel rights; off while no key source is set (docs/IDENTITY.md).
         public var jwt = JWT()
     }
@@ -226,6 +229,13 @@ public struct SpoutConfiguration: Equatable, Sendable {
     public struct JWT: Equatable, Sendable {
         /// A JWK Set file (RFC 7517 §5) of the keys that verify tokens; empty: no JWT.
         public var jwksFile = ""
+        /// An `http`/`https` URL serving a JWK Set, fetched off the event loops and refreshed; empty: none. Its keys
+        /// join the file's.
+        public var jwksURL = ""
+        /// Seconds between refreshes of ``jwksURL``'s set.
+        public var jwksRefreshSeconds = 300.0
+        /// Seconds at least between two refreshes asked for by tokens with an unknown `kid`.
+        public var jwksMinRefreshSeconds = 30.0
         /// Seconds of clock skew forgiven on `exp`, `nbf` and `iat`.
         public var leewaySeconds = 30.0
         /// The `iss` every token must carry; empty: any.
@@ -238,7 +248,7 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var cacheEntries = 10_000
 
         /// Whether signed tokens are on: a key source is set.
-        public var isEnabled: Bool { !jwksFile.isEmpty }
+        public var isEnabled: Bool { !jwksFile.isEmpty || !jwksURL.isEmpty }
     }
 
     /// HTTPS, served by Spout itself through the system's OpenSSL 3 (docs/TLS.md).

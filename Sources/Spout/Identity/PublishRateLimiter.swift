@@ -31,21 +31,39 @@ final class PublishRateLimiter: @unchecked Sendable {
         self.burst = max(1, burst)
     }
 
+    /// What ``take(_:now:)`` decided.
+    enum Decision: Equatable, Sendable {
+        /// Allowed; `remaining` publishes are left in the bucket, which is full again in `fullInSeconds`.
+        case allowed(remaining: Int, fullInSeconds: Int)
+        /// Refused; one publish is available again in `retryAfter` whole seconds.
+        case refused(retryAfter: Int)
+    }
+
     /// Takes one publish from `client`'s bucket at `now` (seconds): `nil` when allowed, else the whole seconds to
     /// wait until one is available again.
     func take(_ client: String, now: Double) -> Int? {
+        if case .refused(let wait) = decide(client, now: now) { return wait }
+        return nil
+    }
+
+    /// Takes one publish from `client`'s bucket at `now` (seconds), and says what is left.
+    func decide(_ client: String, now: Double) -> Decision {
         let rate = Double(perMinute) / 60
-        return lock.withLock { () -> Int? in
-            var bucket = buckets[client] ?? Bucket(tokens: Double(burst), updated: now)
+        let burst = Double(self.burst)
+        return lock.withLock { () -> Decision in
+            var bucket = buckets[client] ?? Bucket(tokens: burst, updated: now)
             let elapsed = max(0, now - bucket.updated)
-            bucket.tokens = min(Double(burst), bucket.tokens + elapsed * rate)
+            bucket.tokens = min(burst, bucket.tokens + elapsed * rate)
             bucket.updated = now
-            let answer: Int?
+            let answer: Decision
             if bucket.tokens >= 1 {
                 bucket.tokens -= 1
-                answer = nil
+                answer = .allowed(
+                    remaining: Int(bucket.tokens.rounded(.down)),
+                    fullInSeconds: Int(((burst - bucket.tokens) / rate).rounded(.up))
+                )
             } else {
-                answer = max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
+                answer = .refused(retryAfter: max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))))
             }
             buckets.insert(bucket, for: client, cost: 0)
             return answer
@@ -56,10 +74,22 @@ final class PublishRateLimiter: @unchecked Sendable {
     func headers(retryAfter seconds: Int) -> [(String, String)] {
         [
             ("Retry-After", String(seconds)),
-            ("RateLimit-Policy", #""publish";q=\#(perMinute);w=60"#),
+            ("RateLimit-Policy", policyField),
             ("RateLimit", #""publish";r=0;t=\#(seconds)"#),
         ]
     }
+
+    /// `RateLimit-Policy` and `RateLimit` for an allowed publish: `r` the publishes left in the bucket, `t` the
+    /// seconds until it is full again (the draft's reset of a token bucket's quota).
+    func headers(remaining: Int, fullInSeconds: Int) -> [(String, String)] {
+        [
+            ("RateLimit-Policy", policyField),
+            ("RateLimit", #""publish";r=\#(remaining);t=\#(fullInSeconds)"#),
+        ]
+    }
+
+    /// `"publish";q=<per minute>;w=60`.
+    private var policyField: String { #""publish";q=\#(perMinute);w=60"# }
 
     /// The bucket of `identity` publishing from `client`: its JWT subject, a static token, or the address.
     static func key(_ identity: ChannelIdentity, client: String) -> String {

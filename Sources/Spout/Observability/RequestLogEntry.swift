@@ -23,6 +23,12 @@ struct RequestLogEntry: Sendable {
     var route: String?
     /// The client's IP address as text.
     var remoteAddress: String?
+    /// The client's address as a trusted proxy named it (`trustedProxies`), when the peer is such a proxy.
+    var clientAddress: String?
+    /// The trusted proxy the request came through (the peer), with ``clientAddress``.
+    var proxy: String?
+    /// The verified JWT's `sub`, when a channel route identified the request by one.
+    var subject: String?
     /// The `User-Agent` header.
     var userAgent: String?
     /// The request ID and trace context.
@@ -54,11 +60,14 @@ struct RequestLogEntry: Sendable {
     static let maxQueryBytes = 2048
     /// The longest `User-Agent` written; longer ones are cut and end with `…`.
     static let maxUserAgentBytes = 256
+    /// The longest `sub` written; longer ones are cut and end with `…`.
+    static let maxSubjectBytes = 256
 
     /// The entry as one JSON object (no trailing newline):
     /// `{"time":"2026-12-02T18:30:00.123Z","level":"info","method":"GET","path":"/health","status":200,"duration_ms":0.041,"bytes":15}`,
-    /// then, when known, `query`, `route`, `events`, `end`, `request_id`, `trace_id`, `remote`, `user_agent`
-    /// and `upstream` (an object: `url`, `error`, `status`, `attempts`, `timeout_s`).
+    /// then, when known, `query`, `route`, `events`, `end`, `request_id`, `trace_id`, `remote`, `client` and
+    /// `proxy` (behind a trusted proxy), `sub`, `user_agent` and `upstream` (an object: `url`, `error`, `status`,
+    /// `attempts`, `timeout_s`).
     var jsonBytes: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + path.utf8.count + (query?.utf8.count ?? 0))
@@ -72,9 +81,21 @@ struct RequestLogEntry: Sendable {
         appendJSONFieldByField(to: &bytes)
     }
 
-    /// The fields both ways of writing the line end with (the user agent, clipped, and an upstream failure) and
-    /// the closing brace.
+    /// The fields both ways of writing the line end with (the client and proxy addresses, the token's subject and
+    /// the user agent, clipped, and an upstream failure) and the closing brace.
     private func appendClosingFields(to bytes: inout [UInt8]) {
+        if let clientAddress {
+            Self.append(#","client":"#, to: &bytes)
+            Self.appendClipped(clientAddress, maxBytes: Self.maxUserAgentBytes, to: &bytes)
+        }
+        if let proxy {
+            Self.append(#","proxy":"#, to: &bytes)
+            Self.appendQuotedPlain(proxy, to: &bytes)
+        }
+        if let subject {
+            Self.append(#","sub":"#, to: &bytes)
+            Self.appendClipped(subject, maxBytes: Self.maxSubjectBytes, to: &bytes)
+        }
         if let userAgent {
             Self.append(#","user_agent":"#, to: &bytes)
             Self.appendClipped(userAgent, maxBytes: Self.maxUserAgentBytes, to: &bytes)

@@ -45,7 +45,8 @@ struct OpenAPIDocument: Sendable {
                     and tracestate are forwarded to upstream calls. JSON bodies of at least \
                     \(configuration.compression.minimumBytes) bytes are gzip-coded for clients that prefer it\
                     \(configuration.compression.enabled ? "" : " (turned off here)"); streams never are. The \
-                    channel routes take tokens (securitySchemes publishToken, subscribeToken, subscribeQueryToken, jwt) when \
+                    channel routes take tokens (securitySchemes publishToken, subscribeToken, subscribeQueryToken, jwt, \
+                    jwtCookie) when \
                     they are configured; without publish tokens only loopback clients may publish.
                     """
                 ),
@@ -55,7 +56,7 @@ struct OpenAPIDocument: Sendable {
             "paths": .object(paths),
             "components": [
                 "schemas": .object(SpoutAPI.schemas),
-                "securitySchemes": .object(SpoutAPI.securitySchemes),
+                "securitySchemes": .object(SpoutAPI.securitySchemes(configuration)),
             ],
         ]
         bytes = value.bytes

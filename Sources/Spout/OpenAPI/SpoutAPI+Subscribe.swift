@@ -2,8 +2,7 @@ extension SpoutAPI {
     /// `GET /subscribe`: many channels and patterns on one stream (``ChannelMultiRoutes``).
     static func multiChannelOperations(_ configuration: SpoutConfiguration) -> [APIOperation] {
         let channels = configuration.channels
-        let subscribeSecurity: [[String]]? =
-            channels.subscribeTokens.isEmpty ? nil : [["subscribeToken"], ["subscribeQueryToken"]]
+        let subscribeSecurity = subscribeSecurity(configuration)
         let subscribeRule =
             channels.subscribeTokens.isEmpty
             ? "No subscribe token is configured here: anyone may subscribe. A repeated Authorization header is a 400."
@@ -110,7 +109,7 @@ extension SpoutAPI {
                 ] + channelAuthFailures("subscribe tokens are configured") + [
                     .problem(406, .notAcceptable),
                     channelCapacity("too many channels, or too many subscribers on one of them"),
-                ]
+                ] + subscriptionCap(configuration)
             ),
             APIOperation(
                 "GET",

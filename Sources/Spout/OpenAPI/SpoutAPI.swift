@@ -528,6 +528,58 @@ enum SpoutAPI {
     /// one in its `security` only when tokens of that kind are configured; without publish tokens, publishing
     /// (and the channel list) is open to loopback clients alone, and without subscribe tokens subscribing is
     /// open to all.
+    /// The schemes of `configuration`: ``securitySchemes``, and `jwtCookie` when `channels.jwt.cookieName` is set
+    /// (an OpenAPI cookie scheme must name its cookie).
+    static func securitySchemes(_ configuration: SpoutConfiguration) -> [(String, JSONValue)] {
+        let cookie = configuration.channels.jwt.cookieName
+        guard !cookie.isEmpty else { return securitySchemes }
+        return securitySchemes + [
+            (
+                "jwtCookie",
+                [
+                    "type": "apiKey",
+                    "in": "cookie",
+                    "name": .string(cookie),
+                    "description": """
+                    The JWT of a subscription in the cookie channels.jwt.cookieName, for EventSource with \
+                    `withCredentials: true` (cross-origin, the page's origin must be listed in \
+                    cors.allowedOrigins, which then answers with Access-Control-Allow-Credentials). Publishing \
+                    never reads it.
+                    """,
+                ]
+            )
+        ]
+    }
+
+    /// The `security` alternatives of the subscription routes under `configuration`: a subscribe token (header or
+    /// query), a JWT (header, query or cookie); `nil` when subscribing is open to all.
+    static func subscribeSecurity(_ configuration: SpoutConfiguration) -> [[String]]? {
+        let channels = configuration.channels
+        let jwt: [[String]] =
+            channels.jwt.isEnabled ? [["jwt"]] + (channels.jwt.cookieName.isEmpty ? [] : [["jwtCookie"]]) : []
+        let schemes =
+            (channels.subscribeTokens.isEmpty ? [] : [["subscribeToken"]]) + jwt
+            + (channels.subscribeTokens.isEmpty && jwt.isEmpty ? [] : [["subscribeQueryToken"]])
+        return schemes.isEmpty ? nil : schemes
+    }
+
+    /// `429` when the client has `channels.maxSubscriptionsPerSubject` streams open.
+    static func subscriptionCap(_ configuration: SpoutConfiguration) -> [APIResponse] {
+        let most = configuration.channels.maxSubscriptionsPerSubject
+        let cap = most > 0 ? "\(most) here" : "not set here"
+        return [
+            APIResponse(
+                429,
+                """
+                A problem: `\(ProblemType.tooManySubscriptions.uri)` (the client, a JWT's sub or its address, \
+                already has channels.maxSubscriptionsPerSubject streams open (\(cap)); no stream was opened).
+                """,
+                content: [(Problem.mediaType, problemSchema(.tooManySubscriptions))],
+                problemTypes: [.tooManySubscriptions]
+            )
+        ]
+    }
+
     static let securitySchemes: [(String, JSONValue)] = [
         (
             "publishToken",
@@ -572,7 +624,7 @@ enum SpoutAPI {
                 "scheme": "bearer",
                 "bearerFormat": "JWT",
                 "description": """
-                A JWT (JWS compact) verified with a key of channels.jwt.jwksFile, whose `spout` claim \
+                A JWT (JWS compact) verified with a key of channels.jwt.jwksFile or jwksURL, whose `spout` claim \
                 ({"publish": [patterns], "subscribe": [patterns]}; a pattern is a channel name or a prefix ending \
                 in *) grants channels one by one (403 channel-not-granted otherwise). A subscription may send it \
                 as `?token=` or in the cookie channels.jwt.cookieName instead. See docs/IDENTITY.md.
@@ -621,11 +673,8 @@ enum SpoutAPI {
         let channels = configuration.channels
         let jwt: [[String]] = channels.jwt.isEnabled ? [["jwt"]] : []
         let publishSchemes = (channels.publishTokens.isEmpty ? [] : [["publishToken"]]) + jwt
-        let subscribeSchemes =
-            (channels.subscribeTokens.isEmpty ? [] : [["subscribeToken"]]) + jwt
-            + (channels.subscribeTokens.isEmpty && jwt.isEmpty ? [] : [["subscribeQueryToken"]])
         let publishSecurity: [[String]]? = publishSchemes.isEmpty ? nil : publishSchemes
-        let subscribeSecurity: [[String]]? = subscribeSchemes.isEmpty ? nil : subscribeSchemes
+        let subscribeSecurity = subscribeSecurity(configuration)
         let publishRule =
             channels.publishTokens.isEmpty
             ? "No publish token is configured here, so only loopback clients may call it (403 for others)."
@@ -756,7 +805,7 @@ enum SpoutAPI {
                 ] + channelAuthFailures("subscribe tokens are configured") + [
                     .problem(406, .notAcceptable),
                     channelCapacity("too many channels, or too many subscribers on this one"),
-                ]
+                ] + subscriptionCap(configuration)
             ),
             APIOperation(
                 "GET",
@@ -829,7 +878,24 @@ enum SpoutAPI {
                 ),
                 security: publishSecurity,
                 responses: [
-                    .json(202, "Published: the events' ids, in order.", reference("ChannelPublished")),
+                    channels.publishRatePerMinute > 0
+                        ? APIResponse(
+                            202,
+                            "Published: the events' ids, in order; the client's publish quota in RateLimit.",
+                            content: [("application/json", reference("ChannelPublished"))],
+                            headers: [
+                                (
+                                    "RateLimit-Policy", "The quota: `\"publish\";q=<per minute>;w=60`.",
+                                    ["type": "string"]
+                                ),
+                                (
+                                    "RateLimit",
+                                    "What is left: `\"publish\";r=<publishes left>;t=<seconds until the bucket is full>`.",
+                                    ["type": "string"]
+                                ),
+                            ]
+                        )
+                        : .json(202, "Published: the events' ids, in order.", reference("ChannelPublished")),
                     .problem(400, .invalidParameter, .invalidBody),
                 ] + channelAuthFailures("publish tokens are configured") + [
                     APIResponse(

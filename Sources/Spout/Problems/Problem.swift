@@ -120,6 +120,7 @@ extension Problem {
         static let tokenKeyUnknown = ProblemType.tokenKeyUnknown.uri
         static let channelNotGranted = ProblemType.channelNotGranted.uri
         static let rateLimited = ProblemType.rateLimited.uri
+        static let tooManySubscriptions = ProblemType.tooManySubscriptions.uri
     }
 
     /// `400`: a query parameter is malformed or out of range.

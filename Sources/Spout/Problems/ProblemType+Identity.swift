@@ -131,3 +131,33 @@ extension Problem {
         Problem(status: 429, type: Kind.rateLimited, title: ProblemType.rateLimited.title, detail: detail)
     }
 }
+
+extension ProblemType {
+    /// `429`: a subject with channels.maxSubscriptionsPerSubject streams open asked for one more.
+    static let tooManySubscriptions = ProblemType(
+        slug: "too-many-subscriptions",
+        title: "Too many subscriptions",
+        statuses: [429],
+        meaning: """
+            The client (a JWT's sub, a static token, or the client's address when anonymous) already has \
+            channels.maxSubscriptionsPerSubject subscription streams open, so no stream was opened.
+            """,
+        remedy: """
+            Close a stream before opening another (EventSource.close(), or leave a page that holds one), or follow \
+            several channels on one stream with GET /subscribe.
+            """,
+        members: []
+    )
+}
+
+extension Problem {
+    /// `429` ``ProblemType/tooManySubscriptions``.
+    static func tooManySubscriptions(_ detail: String) -> Problem {
+        Problem(
+            status: 429,
+            type: Kind.tooManySubscriptions,
+            title: ProblemType.tooManySubscriptions.title,
+            detail: detail
+        )
+    }
+}

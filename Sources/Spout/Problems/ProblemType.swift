@@ -55,7 +55,7 @@ extension ProblemType {
         invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout,
         upstreamUnavailable, unavailable, invalidBody, contentTooLarge, unsupportedMediaType, unauthorized, forbidden,
         outcomeUnknown, idempotencyKeyInFlight, idempotencyKeyReused, tokenInvalid, tokenExpired,
-        tokenSignatureInvalid, tokenKeyUnknown, channelNotGranted, rateLimited,
+        tokenSignatureInvalid, tokenKeyUnknown, channelNotGranted, rateLimited, tooManySubscriptions,
     ]
 
     /// `400`: a query parameter, path segment or header is malformed, out of range or unknown.

@@ -32,6 +32,15 @@ extension RequestContext {
         entry.route = route
         entry.correlation = correlation
         entry.remoteAddress = request.remoteAddress.isEmpty ? nil : request.remoteAddress
+        let proxies = services.proxies
+        if !proxies.isEmpty {
+            let (client, proxy) = proxies.client(peer: request.remoteAddress, headers: request.headers)
+            if let proxy {
+                entry.clientAddress = client
+                entry.proxy = proxy
+            }
+        }
+        entry.subject = subject
         entry.userAgent = request.headers["User-Agent"]
         entry.upstreamFailure = upstreamFailure
         // A `let` the closure borrows: calling into a captured `var` copied the entry (a retain and a release

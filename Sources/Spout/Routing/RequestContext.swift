@@ -37,6 +37,17 @@ struct RequestContext: Sendable {
     let correlation: RequestCorrelation
     /// Whether this is the demo upstream's call to the service itself (see ``SelfCall``): not client traffic.
     let isSelfCall: Bool
+    /// The verified JWT's `sub` once a channel route has identified the request (``identified(as:)``), for the
+    /// request log.
+    private(set) var subject: String? = nil
+
+    /// This context, with `identity`'s `sub` for the request log: a route that has identified its request answers
+    /// through the copy.
+    func identified(as identity: ChannelIdentity) -> RequestContext {
+        var copy = self
+        copy.subject = identity.subject
+        return copy
+    }
 
     /// The headers every upstream call made for this request carries (`X-Request-ID`, `traceparent`,
     /// `tracestate`); see ``RequestCorrelation/correlationHeaders``.

@@ -164,6 +164,8 @@ final class ResponseServices: Sendable {
     let compressionMinimumBytes: Int
     /// The stream gauges and counters.
     let metrics: SpoutMetrics
+    /// The proxies whose forwarding fields name the client (`trustedProxies`): the log shows client and proxy.
+    let proxies: TrustedProxies
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
 
     init(
@@ -179,6 +181,7 @@ final class ResponseServices: Sendable {
         self.queryRedaction = QueryRedaction(configuration.log.redactQueryParameters)
         self.compressionMinimumBytes = configuration.compression.minimumBytes
         self.metrics = metrics
+        self.proxies = TrustedProxies(configuration.trustedProxies) ?? .none
         let heartbeat = Duration.milliseconds(Int64((configuration.sse.heartbeatSeconds * 1000).rounded()))
         var tickers: [ObjectIdentifier: HeartbeatTicker] = [:]
         for loop in loops {

@@ -248,12 +248,13 @@ final class BrowserHarness {
     }
 
     /// Opens `new EventSource(url)` in the page and starts recording; with `closeOnEnd` the page
-    /// closes the source on the `end` event, as the README's example does.
-    func watch(_ url: String, closeOnEnd: Bool) throws {
+    /// closes the source on the `end` event, as the README's example does; with `withCredentials` the
+    /// source sends cookies cross-origin (`{withCredentials: true}`).
+    func watch(_ url: String, closeOnEnd: Bool, withCredentials: Bool = false) throws {
         let script = """
             (() => {
                 const log = { messages: [], ends: [], errors: [], opens: [] };
-                const source = new EventSource(\(Self.literal(url)));
+                const source = new EventSource(\(Self.literal(url)), { withCredentials: \(withCredentials) });
                 const snapshot = () => JSON.stringify({ ...log, readyState: source.readyState });
                 \(BrowserPage.waiters(over: "log, source"))
                 source.onopen = () => { log.opens.push(performance.now()); check(); };

@@ -28,6 +28,19 @@ import Testing
         #expect(slow.headers(retryAfter: 30).map(\.1) == ["30", #""publish";q=2;w=60"#, #""publish";r=0;t=30"#])
     }
 
+    @Test func anAllowedPublishSaysWhatIsLeftAndWhenTheBucketIsFull() {
+        let limiter = PublishRateLimiter(perMinute: 60, burst: 3)
+        #expect(limiter.decide("a", now: 100) == .allowed(remaining: 2, fullInSeconds: 1))
+        #expect(limiter.decide("a", now: 100) == .allowed(remaining: 1, fullInSeconds: 2))
+        #expect(limiter.decide("a", now: 100) == .allowed(remaining: 0, fullInSeconds: 3))
+        #expect(limiter.decide("a", now: 100) == .refused(retryAfter: 1))
+        #expect(
+            limiter.headers(remaining: 2, fullInSeconds: 1).map(\.1) == [
+                #""publish";q=60;w=60"#, #""publish";r=2;t=1"#,
+            ]
+        )
+    }
+
     @Test func clientsAreKeyedBySubjectTokenOrAddress() {
         let jwt = ChannelIdentity(credential: .jwt(subject: "svc"), publish: .all, subscribe: .all)
         let anonymous = ChannelIdentity(credential: .none, publish: .all, subscribe: .all)
@@ -44,8 +57,15 @@ import Testing
         }
         let http = try ChannelHTTP(port: server.port)
         defer { http.close() }
-        #expect(try http.publish("q", channelBody([1])).status == 202)
-        #expect(try http.publish("q", channelBody([2])).status == 202)
+        // An allowed publish says what is left too: one of two, the bucket full again in a minute; then none.
+        let first = try http.publish("q", channelBody([1]))
+        #expect(first.status == 202)
+        #expect(first.header("RateLimit-Policy") == #""publish";q=1;w=60"#)
+        #expect(first.header("RateLimit") == #""publish";r=1;t=60"#)
+        #expect(first.header("Retry-After") == nil)
+        let second = try http.publish("q", channelBody([2]))
+        #expect(second.status == 202)
+        #expect(second.header("RateLimit") == #""publish";r=0;t=120"#)
         let refused = try http.publish("q", channelBody([3]))
         #expect(refused.status == 429)
         #expect(refused.text.contains("/problems/rate-limited"))

@@ -409,7 +409,35 @@ import Testing
         let signedPublish = try #require(try Self.operations(signedDocument).first { $0.method == "POST" }?.operation)
         let documented = try #require((signedPublish["responses"] as? [String: Any])?["401"] as? [String: Any])
         #expect((documented["description"] as? String)?.contains("token-") == true)
+        // /subscribe and the presence route take the JWT as the channel routes do.
+        for (method, path) in [("GET", "/subscribe"), ("GET", "/channels/{name}/presence")] {
+            #expect(
+                try security(signedDocument, method, path) == [["jwt": []], ["subscribeQueryToken": []]],
+                "\(method) \(path)"
+            )
+        }
         await signed.stop()
+
+        // With channels.jwt.cookieName, the cookie is a scheme of its own (apiKey in cookie, named), which every
+        // subscription route lists; publishing never reads it.
+        let cookied = try SpoutTestServer {
+            $0.channels.jwt.jwksFile = path
+            $0.channels.jwt.cookieName = "spout_token"
+        }
+        let cookiedDocument = try Self.servedDocument(cookied)
+        let cookieSchemes = try #require(
+            (cookiedDocument["components"] as? [String: Any])?["securitySchemes"] as? [String: [String: Any]]
+        )
+        #expect(cookieSchemes["jwtCookie"]?["type"] as? String == "apiKey")
+        #expect(cookieSchemes["jwtCookie"]?["in"] as? String == "cookie")
+        #expect(cookieSchemes["jwtCookie"]?["name"] as? String == "spout_token")
+        #expect(cookieSchemes["jwt"]?["scheme"] as? String == "bearer")
+        let withCookie: [[String: [String]]] = [["jwt": []], ["jwtCookie": []], ["subscribeQueryToken": []]]
+        for path in ["/subscribe", "/channels/{name}", "/channels/{name}/latest", "/channels/{name}/presence"] {
+            #expect(try security(cookiedDocument, "GET", path) == withCookie, "\(path)")
+        }
+        #expect(try security(cookiedDocument, "POST", "/channels/{name}/events") == [["jwt": []]])
+        await cookied.stop()
     }
 
     static let channelOperations = [

@@ -85,6 +85,7 @@ import Testing
             Problem.Kind.idempotencyKeyInFlight, Problem.Kind.idempotencyKeyReused,
             Problem.Kind.tokenInvalid, Problem.Kind.tokenExpired, Problem.Kind.tokenSignatureInvalid,
             Problem.Kind.tokenKeyUnknown, Problem.Kind.channelNotGranted, Problem.Kind.rateLimited,
+            Problem.Kind.tooManySubscriptions,
         ]
         #expect(kinds == ProblemType.all.map(\.uri))
         #expect(Problem.invalidParameter("x", "y").title == ProblemType.invalidParameter.title)

@@ -1,0 +1,240 @@
+import Foundation
+import Reactive
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Spout
+
+/// `channels.jwt.jwksURL`: the set fetched at start, on a timer and on an unknown `kid` (at most once per
+/// `jwksMinRefreshSeconds`), a failed fetch keeping the keys, and the file's keys kept beside the URL's.
+@Suite(.offPool) struct JWKSRefresherTests {
+    /// A fetch the test completes by hand, and a clock it sets.
+    final class Fake: Sendable {
+        private let pending = LockedState<[@Sendable (Result<[UInt8], JWKSet.Failure>) -> Void]>([])
+        private let time = LockedState(0.0)
+
+        var fetch: JWKSRefresher.Fetch {
+            { [self] done in pending.withLock { $0.append(done) } }
+        }
+        var clock: @Sendable () -> Double { { [self] in time.withLock { $0 } } }
+        var waiting: Int { pending.withLock { $0.count } }
+
+        func set(_ seconds: Double) { time.withLock { $0 = seconds } }
+
+        /// Answers the oldest fetch.
+        func answer(_ document: String?) {
+            let done = pending.withLock { $0.removeFirst() }
+            done(document.map { .success(Array($0.utf8)) } ?? .failure(JWKSet.Failure(reason: "refused")))
+        }
+    }
+
+    static let secretA = TestTokens.secret
+    static let secretB = Array("abcdefghijklmnopqrstuvwxyz012345".utf8)
+    static let secretC = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345".utf8)
+    static let claims = #"{"sub":"s","spout":{"publish":["*"]}}"#
+
+    static func verifies(_ verifier: TokenVerifier, _ secret: [UInt8], kid: String) -> Bool {
+        (try? verifier.verify(TestTokens.hmac(claims, secret: secret, kid: kid), now: TestTokens.now).get()) != nil
+    }
+
+    @Test func anUnknownKidRefreshesAtMostOncePerIntervalAndAFailureKeepsTheKeys() throws {
+        let fileKeys = try TestTokens.keys(TestTokens.octSet(kid: "file"))
+        let verifier = TokenVerifier(keys: fileKeys)
+        let fake = Fake()
+        let refresher = JWKSRefresher(
+            url: "http://127.0.0.1:1/jwks",
+            fileKeys: fileKeys,
+            verifier: verifier,
+            refreshSeconds: 3_600,
+            minRefreshSeconds: 30,
+            fetch: fake.fetch,
+            clock: fake.clock
+        )
+        defer { refresher.stop() }
+        refresher.start()
+        #expect(fake.waiting == 1)
+        fake.answer(TestTokens.octSet(Self.secretB, kid: "b"))
+        // The file's key and the URL's.
+        #expect(Self.verifies(verifier, Self.secretA, kid: "file"))
+        #expect(Self.verifies(verifier, Self.secretB, kid: "b"))
+        #expect(!Self.verifies(verifier, Self.secretC, kid: "c"))
+
+        // An unknown kid: one fetch, none more while it is in flight.
+        fake.set(100)
+        refresher.keyUnknown()
+        refresher.keyUnknown()
+        #expect(fake.waiting == 1)
+        fake.answer(TestTokens.octSet(Self.secretC, kid: "c"))
+        #expect(Self.verifies(verifier, Self.secretC, kid: "c"))
+        #expect(!Self.verifies(verifier, Self.secretB, kid: "b"))  // rotated out
+        #expect(Self.verifies(verifier, Self.secretA, kid: "file"))
+
+        // Within the interval, a flood of unknown kids fetches nothing.
+        for second in stride(from: 100.0, to: 130, by: 0.5) {
+            fake.set(second)
+            refresher.keyUnknown()
+        }
+        #expect(fake.waiting == 0)
+        #expect(refresher.fetchesStarted == 2)
+        fake.set(130)
+        refresher.keyUnknown()
+        #expect(fake.waiting == 1)
+
+        // A failed fetch keeps the keys and says why.
+        fake.answer(nil)
+        #expect(refresher.lastFailure == "refused")
+        #expect(Self.verifies(verifier, Self.secretC, kid: "c"))
+        // So does a document that is no key set.
+        fake.set(200)
+        refresher.keyUnknown()
+        fake.answer(#"{"keys": 3}"#)
+        #expect(refresher.lastFailure?.contains("keys member is not a list") == true)
+        #expect(Self.verifies(verifier, Self.secretC, kid: "c"))
+
+        // The same document again changes nothing: the verified tokens are kept.
+        fake.set(300)
+        refresher.keyUnknown()
+        #expect(verifier.cachedTokens > 0)
+        fake.answer(TestTokens.octSet(Self.secretC, kid: "c"))
+        #expect(refresher.lastFailure == nil)
+        #expect(verifier.cachedTokens > 0)
+    }
+
+    @Test func theTimerRefreshes() throws {
+        let verifier = TokenVerifier(keys: JWKSet(keys: []))
+        let fake = Fake()
+        let refresher = JWKSRefresher(
+            url: "http://127.0.0.1:1/jwks",
+            fileKeys: JWKSet(keys: []),
+            verifier: verifier,
+            refreshSeconds: 1,
+            minRefreshSeconds: 30,
+            fetch: fake.fetch
+        )
+        defer { refresher.stop() }
+        refresher.start()
+        #expect(fake.waiting == 1)
+        fake.answer(TestTokens.octSet(Self.secretB, kid: "b"))
+        #expect(eventually { fake.waiting == 1 })
+        fake.answer(TestTokens.octSet(Self.secretC, kid: "c"))
+        #expect(Self.verifies(verifier, Self.secretC, kid: "c"))
+        refresher.stop()
+        #expect(refresher.fetchesStarted >= 2)
+    }
+}
+
+/// The JWKS URL on a live service, served by a real loopback HTTP server.
+@Suite(.offPool) struct JWKSURLHTTPTests {
+    static func token(kid: String, secret: [UInt8]) -> String {
+        TestTokens.hmac(
+            #"{"sub":"s","exp":\#(ChannelTokenHTTPTests.future),"spout":{"publish":["*"]}}"#,
+            secret: secret,
+            kid: kid
+        )
+    }
+
+    static func publish(_ http: ChannelHTTP, _ token: String) throws -> LoopbackClient.Response {
+        try http.publish("keys", channelBody([1]), headers: ["Authorization: Bearer \(token)"])
+    }
+
+    @Test func aRotatedKeyVerifiesAfterTheRefreshAnUnknownKidAsksFor() async throws {
+        let jwks = try JWKSServer(TestTokens.octSet(JWKSRefresherTests.secretA, kid: "k1"))
+        defer { jwks.stop() }
+        let server = try SpoutTestServer {
+            $0.channels.jwt.jwksURL = jwks.url
+            $0.channels.jwt.jwksMinRefreshSeconds = 0
+        }
+        let http = try ChannelHTTP(port: server.port)
+        defer { http.close() }
+        let first = Self.token(kid: "k1", secret: JWKSRefresherTests.secretA)
+        #expect(eventually { (try? Self.publish(http, first).status) == 202 })
+        #expect(jwks.requests == 1)
+
+        jwks.serve(TestTokens.octSet(JWKSRefresherTests.secretB, kid: "k2"))
+        let rotated = Self.token(kid: "k2", secret: JWKSRefresherTests.secretB)
+        let before = try Self.publish(http, rotated)
+        #expect(before.status == 401)
+        #expect(ChannelTokenHTTPTests.problemType(before) == "/problems/token-key-unknown")
+        #expect(eventually { (try? Self.publish(http, rotated).status) == 202 })
+        #expect(try Self.publish(http, first).status == 401)
+        let metrics = try server.get("/metrics").text
+        #expect(metrics.contains(#"spout_jwks_fetches_total{outcome="ok"} 2"#), "\(metrics)")
+        await server.stop()
+    }
+
+    @Test func aFloodOfUnknownKidsFetchesAtMostOncePerInterval() async throws {
+        let jwks = try JWKSServer(TestTokens.octSet(JWKSRefresherTests.secretA, kid: "k1"))
+        defer { jwks.stop() }
+        let server = try SpoutTestServer {
+            $0.channels.jwt.jwksURL = jwks.url
+            $0.channels.jwt.jwksMinRefreshSeconds = 3_600
+        }
+        let http = try ChannelHTTP(port: server.port)
+        defer { http.close() }
+        let known = Self.token(kid: "k1", secret: JWKSRefresherTests.secretA)
+        #expect(eventually { (try? Self.publish(http, known).status) == 202 })
+        let refresher = try #require(server.service.channels.access.keyRefresher)
+        for round in 0..<2 {
+            for index in 0..<50 {
+                let unknown = Self.token(kid: "x\(round)-\(index)", secret: JWKSRefresherTests.secretB)
+                #expect(try Self.publish(http, unknown).status == 401)
+            }
+            // The start's fetch and one for the whole flood, the second round included.
+            #expect(refresher.fetchesStarted == 2)
+            #expect(eventually { jwks.requests == 2 })
+        }
+        #expect(try Self.publish(http, known).status == 202)
+        await server.stop()
+    }
+
+    @Test func aFailedFetchKeepsTheKeysAndIsLoggedAndCounted() async throws {
+        let jwks = try JWKSServer(TestTokens.octSet(JWKSRefresherTests.secretA, kid: "k1"))
+        defer { jwks.stop() }
+        let file = try TestTokens.temporaryFile(TestTokens.octSet(JWKSRefresherTests.secretC, kid: "file"))
+        let server = try SpoutTestServer {
+            $0.channels.jwt.jwksURL = jwks.url
+            $0.channels.jwt.jwksFile = file
+            $0.channels.jwt.jwksMinRefreshSeconds = 0
+        }
+        let http = try ChannelHTTP(port: server.port)
+        defer { http.close() }
+        let known = Self.token(kid: "k1", secret: JWKSRefresherTests.secretA)
+        #expect(eventually { (try? Self.publish(http, known).status) == 202 })
+        // The file's key works beside the URL's.
+        #expect(try Self.publish(http, Self.token(kid: "file", secret: JWKSRefresherTests.secretC)).status == 202)
+        jwks.serve("gone", status: 500)
+        let unknown = Self.token(kid: "new", secret: JWKSRefresherTests.secretB)
+        #expect(try Self.publish(http, unknown).status == 401)
+        #expect(eventually { server.events.lines.contains { $0.contains(#""event":"jwks_fetch_failed""#) } })
+        let refused = try Self.publish(http, unknown)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("the JWKS URL could not be fetched"))
+        #expect(try Self.publish(http, known).status == 202)
+        let metrics = try server.get("/metrics").text
+        #expect(metrics.contains(#"spout_jwks_fetches_total{outcome="failed"} "#))
+        #expect(!metrics.contains(#"spout_jwks_fetches_total{outcome="failed"} 0"#))
+        await server.stop()
+    }
+
+    @Test func theURLAndItsTimingsLoadFromTheEnvironment() throws {
+        guard
+            case .run(let configuration) = try SpoutConfiguration.load(
+                arguments: [],
+                environment: [
+                    "SPOUT_CHANNELS_JWT_JWKS_URL": "https://auth.example/.well-known/jwks.json",
+                    "SPOUT_CHANNELS_JWT_JWKS_REFRESH_SECONDS": "60",
+                    "SPOUT_CHANNELS_JWT_JWKS_MIN_REFRESH_SECONDS": "5",
+                    "SPOUT_CHANNELS_MAX_SUBSCRIPTIONS_PER_SUBJECT": "4",
+                ]
+            )
+        else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(configuration.channels.jwt.jwksURL == "https://auth.example/.well-known/jwks.json")
+        #expect(configuration.channels.jwt.jwksRefreshSeconds == 60)
+        #expect(configuration.channels.jwt.jwksMinRefreshSeconds == 5)
+        #expect(configuration.channels.maxSubscriptionsPerSubject == 4)
+        #expect(configuration.channels.jwt.isEnabled)
+    }
+}
