@@ -155,7 +155,12 @@ enum ChannelMultiRoutes {
                 allowed: [.sse, .ndjson]
             )
             let broker = channels.broker
-            let identity = try ChannelRoutes.identity(context, channels, for: .subscribe, queryToken: query.single["token"])
+            let identity = try ChannelRoutes.identity(
+                context,
+                channels,
+                for: .subscribe,
+                queryToken: query.single["token"]
+            )
             let context = context.identified(as: identity)
             let rights = ChannelSubscriberRights(identity: identity)
             for name in query.named {

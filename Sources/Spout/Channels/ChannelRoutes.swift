@@ -78,7 +78,14 @@ enum ChannelRoutes {
                 case .proceed:
                     slot = keySlot
                 case .repeated(let published):
-                    respondPublished(published.ids, on: name, rateFields: allowedFields, subject: subjectLabel, channels, context)
+                    respondPublished(
+                        published.ids,
+                        on: name,
+                        rateFields: allowedFields,
+                        subject: subjectLabel,
+                        channels,
+                        context
+                    )
                     return
                 case .inFlight:
                     throw .idempotencyKeyInFlight(
@@ -108,8 +115,16 @@ enum ChannelRoutes {
                     if let slot { broker.idempotency.complete(slot, published: nil, now: ChannelBroker.now) }
                     switch result {
                     case .success(let ids):
-                        respondPublished(ids, on: name, rateFields: allowedFields, subject: subjectLabel, channels, context)
-                    case .failure(let failure): respond(failure, keyed: key != nil, on: name, channels.settings, context)
+                        respondPublished(
+                            ids,
+                            on: name,
+                            rateFields: allowedFields,
+                            subject: subjectLabel,
+                            channels,
+                            context
+                        )
+                    case .failure(let failure):
+                        respond(failure, keyed: key != nil, on: name, channels.settings, context)
                     }
                 }
             case .inProcess(let local):
@@ -159,7 +174,13 @@ enum ChannelRoutes {
                 allowed: [.sse, .ndjson]
             )
             let broker = channels.broker
-            let identity = try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
+            let identity = try requireAccess(
+                context,
+                channels,
+                channel: name,
+                for: .subscribe,
+                queryToken: query["token"]
+            )
             let context = context.identified(as: identity)
             let ticket = try takeSubscription(context, channels, identity)
             // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
