@@ -321,13 +321,7 @@ enum ChannelRoutes {
         channels.broker.metrics.subjectPublishes.increment([subject])
         var object = JSONObjectWriter()
         object.add("channel", name)
-        var list: [UInt8] = [UInt8(ascii: "[")]
-        for (position, id) in ids.enumerated() {
-            if position > 0 { list.append(UInt8(ascii: ",")) }
-            JSONText.appendString(id, to: &list)
-        }
-        list.append(UInt8(ascii: "]"))
-        object.addRaw("ids", json: list)
+        object.addRaw("ids", json: JSONText.stringArray(ids))
         if rateFields.isEmpty {
             context.respond(status: .accepted, json: object.finish())
         } else {
@@ -404,13 +398,7 @@ enum ChannelRoutes {
         var object = JSONObjectWriter()
         object.add("channel", name)
         object.add("count", count)
-        var list: [UInt8] = [UInt8(ascii: "[")]
-        for (position, client) in clients.enumerated() {
-            if position > 0 { list.append(UInt8(ascii: ",")) }
-            JSONText.appendString(client, to: &list)
-        }
-        list.append(UInt8(ascii: "]"))
-        object.addRaw("clients", json: list)
+        object.addRaw("clients", json: JSONText.stringArray(clients))
         context.respond(json: object.finish())
     }
 

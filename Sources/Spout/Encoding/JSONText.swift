@@ -5,6 +5,17 @@
 ///
 /// **Thread safety:** value type; not shared.
 enum JSONText {
+    /// `values` as a JSON array of strings: `["a","b"]`.
+    static func stringArray(_ values: [String]) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (position, value) in values.enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendString(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return bytes
+    }
+
     /// Appends `value` as a quoted JSON string, escaping quotes, backslashes and control characters.
     static func appendString(_ value: some StringProtocol, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
