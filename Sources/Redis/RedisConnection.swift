@@ -488,29 +488,38 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
         let buffer = loop.readBuffer
         for _ in 0..<16 {
             let fd = socket
-            guard fd >= 0 else { return }
-            let count: Int
-            do {
-                switch try Socket.read(fd, into: buffer) {
-                case .processed(let read):
-                    count = read
-                case .wouldBlock:
-                    return
-                }
-            } catch {
-                perform(machine.connectionClosed("\(error)", now: now), now: now)
-                return
-            }
-            guard count > 0 else {
-                perform(machine.connectionClosed("the server closed the connection", now: now), now: now)
-                return
-            }
+            guard fd >= 0,
+                let count = readSocket(fd, into: buffer, closedReason: "the server closed the connection", now: now)
+            else { return }
             machine.bytesReceived(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), now: now)
             while socket == fd, let action = machine.nextReceivedAction(now: now) {
                 perform(action, now: now)
             }
             if count < buffer.count { return }
         }
+    }
+
+    /// One read of `fd` into `buffer`: the byte count, or `nil` when the socket has nothing now or the connection
+    /// ended (the machine has been told why: the error, or `closedReason` when the server closed it).
+    private func readSocket(
+        _ fd: Int32,
+        into buffer: UnsafeMutableRawBufferPointer,
+        closedReason: String,
+        now: ContinuousClock.Instant
+    ) -> Int? {
+        do {
+            switch try Socket.read(fd, into: buffer) {
+            case .processed(let count) where count > 0:
+                return count
+            case .processed:
+                perform(machine.connectionClosed(closedReason, now: now), now: now)
+            case .wouldBlock:
+                break
+            }
+        } catch {
+            perform(machine.connectionClosed("\(error)", now: now), now: now)
+        }
+        return nil
     }
 
     /// Sends what is queued; watches for room when the kernel takes only part.
@@ -675,26 +684,12 @@ extension RedisConnection {
                 watch(readable: false)
                 return
             }
-            let count: Int
-            do {
-                switch try Socket.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<capacity])) {
-                case .processed(let read):
-                    count = read
-                case .wouldBlock:
-                    return
-                }
-            } catch {
-                perform(machine.connectionClosed("\(error)", now: now), now: now)
-                return
-            }
-            guard count > 0 else {
-                let reason =
-                    layer.handshakeDone
-                    ? "the server closed the connection"
-                    : "the server closed the connection during the tls handshake (is it a tls port?)"
-                perform(machine.connectionClosed(reason, now: now), now: now)
-                return
-            }
+            let closedReason =
+                layer.handshakeDone
+                ? "the server closed the connection"
+                : "the server closed the connection during the tls handshake (is it a tls port?)"
+            let room = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<capacity])
+            guard let count = readSocket(fd, into: room, closedReason: closedReason, now: now) else { return }
             layer.engine.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             if layer.handshakeDone {
                 decryptTLS(layer, now: now)
