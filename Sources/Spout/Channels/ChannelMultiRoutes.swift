@@ -146,6 +146,8 @@ enum ChannelMultiRoutes {
 
     /// `GET /subscribe`.
     static let subscribe: Routes.Handler<ChannelRoutes.Dependencies> = { context, channels in
+        // The context a refusal is answered through: identified once the caller is known, so its log line names it.
+        var answering = context
         do throws(Problem) {
             let settings = channels.settings
             let query = try parse(context.request.queryItems, maxChannels: settings.maxChannelsPerSubscription)
@@ -162,6 +164,7 @@ enum ChannelMultiRoutes {
                 queryToken: query.single["token"]
             )
             let context = context.identified(as: identity)
+            answering = context
             let rights = ChannelSubscriberRights(identity: identity)
             for name in query.named {
                 if let refusal = rights.mayFollow(name) { throw refusal }
@@ -235,7 +238,7 @@ enum ChannelMultiRoutes {
                 stream(multi, context, format: format, encoder: encoder, ticket: ticket)
             }
         } catch {
-            ChannelRoutes.respond(error, context)
+            ChannelRoutes.respond(error, answering)
         }
     }
 

@@ -28,12 +28,16 @@ enum ChannelRoutes {
     /// `POST /channels/{name}/events`: `{"data": …, "event": …}` or an array of them → `202` with the ids. With an
     /// `Idempotency-Key` (``ChannelIdempotency``), a retry gets the first `202` again and publishes nothing.
     static let publish: Routes.Handler<Dependencies> = { context, channels in
+        // The context a refusal is answered through: identified once the caller is known, so its log line names it.
+        var answering = context
         do throws(Problem) {
             let name = try channelName(context)
             _ = try QueryParameters(query: context.request, known: [])
             let broker = channels.broker
-            let identity = try requireAccess(context, channels, channel: name, for: .publish)
+            let identity = try identity(context, channels, for: .publish)
             let context = context.identified(as: identity)
+            answering = context
+            guard authorized(identity, channel: name, for: .publish, context) else { return }
             let subjectLabel = broker.metrics.subjects.label(for: identity)
             // The RateLimit fields of an allowed publish, sent with its 202.
             var rateFields: [(String, String)] = []
@@ -144,7 +148,7 @@ enum ChannelRoutes {
                 }
             }
         } catch {
-            respond(error, context)
+            respond(error, answering)
         }
     }
 
@@ -165,6 +169,8 @@ enum ChannelRoutes {
     /// `GET /channels/{name}`: the channel's events as SSE or NDJSON, resumed after `Last-Event-ID` (or
     /// `?lastEventId=`) from the history.
     static let subscribe: Routes.Handler<Dependencies> = { context, channels in
+        // The context a refusal is answered through: identified once the caller is known, so its log line names it.
+        var answering = context
         do throws(Problem) {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: subscribeParameters)
@@ -174,14 +180,10 @@ enum ChannelRoutes {
                 allowed: [.sse, .ndjson]
             )
             let broker = channels.broker
-            let identity = try requireAccess(
-                context,
-                channels,
-                channel: name,
-                for: .subscribe,
-                queryToken: query["token"]
-            )
+            let identity = try identity(context, channels, for: .subscribe, queryToken: query["token"])
             let context = context.identified(as: identity)
+            answering = context
+            guard authorized(identity, channel: name, for: .subscribe, context) else { return }
             let ticket = try takeSubscription(context, channels, identity)
             // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
             // parameter of the first connection.
@@ -230,7 +232,7 @@ enum ChannelRoutes {
                 }
             }
         } catch {
-            respond(error, context)
+            respond(error, answering)
         }
     }
 
@@ -240,7 +242,9 @@ enum ChannelRoutes {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = channels.broker
-            try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
+            let identity = try identity(context, channels, for: .subscribe, queryToken: query["token"])
+            let context = context.identified(as: identity)
+            guard authorized(identity, channel: name, for: .subscribe, context) else { return }
             let none = Problem.notFound("channel \"\(name)\" has no event")
             switch broker.backend {
             case .redis(let redis):
@@ -252,8 +256,11 @@ enum ChannelRoutes {
                     }
                 }
             case .inProcess(let local):
-                guard let event = local.existingChannel(named: name)?.latest.value else { throw none }
-                context.respond(json: event.jsonObject)
+                if let event = local.existingChannel(named: name)?.latest.value {
+                    context.respond(json: event.jsonObject)
+                } else {
+                    respond(none, context)
+                }
             }
         } catch {
             respond(error, context)
@@ -375,7 +382,9 @@ enum ChannelRoutes {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = channels.broker
-            try requireAccess(context, channels, channel: name, for: .subscribe, queryToken: query["token"])
+            let identity = try identity(context, channels, for: .subscribe, queryToken: query["token"])
+            let context = context.identified(as: identity)
+            guard authorized(identity, channel: name, for: .subscribe, context) else { return }
             switch broker.backend {
             case .inProcess(let local):
                 let (count, clients) = local.existingChannel(named: name)?.presence ?? (0, [])
@@ -534,20 +543,19 @@ enum ChannelRoutes {
         return ticket
     }
 
-    /// Throws the problem that refuses `operation` on `channel` to this request, if it is refused.
-    @discardableResult
-    static func requireAccess(
-        _ context: RequestContext,
-        _ channels: Dependencies,
+    /// Whether `identity` may `operation` on `channel`; if not, answers the refusal (`401`/`403`) through
+    /// `context`, which the caller has identified, so the log line of a refused request names its subject too.
+    static func authorized(
+        _ identity: ChannelIdentity,
         channel: String,
         for operation: ChannelOperation,
-        queryToken: String? = nil
-    ) throws(Problem) -> ChannelIdentity {
-        let identity = try identity(context, channels, for: operation, queryToken: queryToken)
+        _ context: RequestContext
+    ) -> Bool {
         guard identity.mayAccess(channel: channel, for: operation) else {
-            throw identity.refusal(channel: channel, for: operation)
+            respond(identity.refusal(channel: channel, for: operation), context)
+            return false
         }
-        return identity
+        return true
     }
 
     /// The one `Authorization` header, if any; `400` when it is repeated (taking the first let a valid token carry

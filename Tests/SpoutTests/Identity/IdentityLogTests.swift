@@ -63,4 +63,49 @@ import Testing
         #expect(metrics.contains(#"spout_channel_subject_publishes_total{subject="anonymous"} 1"#))
         await server.stop()
     }
+
+    /// A request refused for its channel (`403 channel-not-granted`) is logged under its subject too, as are the
+    /// reads of a channel's latest event and presence, and a stream over several channels refused for one of them.
+    @Test func refusedAndReadRequestsAreLoggedUnderTheirSubject() async throws {
+        let server = try ChannelTokenHTTPTests.server()
+        let http = try ChannelHTTP(port: server.port)
+        defer { http.close() }
+        let token = ChannelTokenHTTPTests.token(
+            #"{"sub":"svc-7","exp":\#(ChannelTokenHTTPTests.future),"spout":{"publish":["orders.*"],"subscribe":["*"]}}"#
+        )
+        let refused = try http.publish("billing", channelBody([1]), headers: ["Authorization: Bearer \(token)"])
+        #expect(refused.status == 403)
+        #expect(
+            try http.send("GET", "/channels/billing/latest", headers: ["Authorization: Bearer \(token)"]).status == 404
+        )
+        #expect(
+            try http.send("GET", "/channels/billing/presence", headers: ["Authorization: Bearer \(token)"]).status
+                == 200
+        )
+        // A stream over several channels, refused for one it may not follow.
+        let reader = ChannelTokenHTTPTests.token(
+            #"{"sub":"svc-7","exp":\#(ChannelTokenHTTPTests.future),"spout":{"subscribe":["news.*"]}}"#
+        )
+        let multi = try http.send(
+            "GET",
+            "/subscribe?channel=news.a&channel=billing",
+            headers: ["Authorization: Bearer \(reader)"]
+        )
+        #expect(multi.status == 403)
+        var lines: [[String: Any]] = []
+        #expect(
+            eventually {
+                lines = server.log.lines.compactMap {
+                    (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+                }.filter {
+                    let path = $0["path"] as? String ?? ""
+                    return path.hasPrefix("/channels/billing") || path.hasPrefix("/subscribe")
+                }
+                return lines.count == 4
+            }
+        )
+        #expect(lines.map { $0["status"] as? Int } == [403, 404, 200, 403])
+        #expect(lines.allSatisfy { $0["sub"] as? String == "svc-7" }, "\(lines)")
+        await server.stop()
+    }
 }
