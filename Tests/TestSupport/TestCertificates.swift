@@ -37,12 +37,15 @@ public final class TestCertificates: Sendable {
 
     public enum Failure: Error, CustomStringConvertible {
         case opensslMissing
+        case curlMissing
         case commandFailed(arguments: [String], output: String)
 
         public var description: String {
             switch self {
             case .opensslMissing:
                 "the openssl command-line tool is not on PATH (apt-get install -y openssl)"
+            case .curlMissing:
+                "curl is not on PATH (apt-get install -y curl)"
             case .commandFailed(let arguments, let output):
                 "openssl \(arguments.joined(separator: " ")) failed:\n\(output)"
             }
@@ -159,6 +162,23 @@ public final class TestCertificates: Sendable {
 
     /// Whether the tests that also run Python's `ssl` as the peer run: `python3` installed, or TLS tests required.
     public static var pythonTestsEnabled: Bool { isRequired || (testsEnabled && executable("python3") != nil) }
+
+    /// Runs curl trusting only this root: `GET https://localhost:port` + `path`, `localhost` resolved to 127.0.0.1
+    /// (so the certificate's name is checked), with `arguments` before the URL. Returns curl's exit status (nil when
+    /// it did not end in time) and what it wrote to standard output.
+    public func curl(port: Int, path: String, arguments: [String] = []) throws -> (status: Int32?, output: [UInt8]) {
+        guard let curl = Self.executable("curl") else { throw Failure.curlMissing }
+        let child = try ChildProcess(
+            executable: curl,
+            arguments: [
+                "-sS", "--max-time", "30", "--cacert", rootCertificateFile, "--resolve", "localhost:\(port):127.0.0.1",
+            ] + arguments + ["https://localhost:\(port)\(path)"],
+            standardOutput: .pipe,
+            standardError: .null
+        )
+        let output = try child.readStandardOutput(timeout: .seconds(40))
+        return (child.wait(timeout: .seconds(10))?.exitStatus, output)
+    }
 
     /// `name` on `PATH`, or nil.
     public static func executable(_ name: String) -> String? {

@@ -58,18 +58,7 @@ import Testing
 
     /// Runs curl against `path` on the server; returns its exit status and standard output.
     private func curl(_ port: Int, _ path: String, arguments: [String] = []) throws -> (Int32?, [UInt8]) {
-        let curl = try #require(TestCertificates.executable("curl"))
-        let child = try ChildProcess(
-            executable: curl,
-            arguments: [
-                "-sS", "--max-time", "30", "--cacert", pki.rootCertificateFile, "--resolve",
-                "localhost:\(port):127.0.0.1",
-            ] + arguments + ["https://localhost:\(port)\(path)"],
-            standardOutput: .pipe,
-            standardError: .null
-        )
-        let output = try child.readStandardOutput(timeout: .seconds(40))
-        return (child.wait(timeout: .seconds(10))?.exitStatus, output)
+        try pki.curl(port: port, path: path, arguments: arguments)
     }
 
     @Test func curlGetsJSONOverHTTPS() throws {
@@ -304,18 +293,8 @@ import Testing
 extension TestServer {
     /// Checks with curl, on a new TLS connection, that the server still answers `GET /health`.
     func expectHealthy(tls pki: TestCertificates, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let curl = try #require(TestCertificates.executable("curl"))
-        let child = try ChildProcess(
-            executable: curl,
-            arguments: [
-                "-sS", "--max-time", "30", "--cacert", pki.rootCertificateFile, "--resolve",
-                "localhost:\(port):127.0.0.1", "https://localhost:\(port)/health",
-            ],
-            standardOutput: .pipe,
-            standardError: .null
-        )
-        let output = try child.readStandardOutput(timeout: .seconds(40))
-        #expect(child.wait(timeout: .seconds(10)) == .exited(0), sourceLocation: sourceLocation)
+        let (status, output) = try pki.curl(port: port, path: "/health")
+        #expect(status == 0, sourceLocation: sourceLocation)
         #expect(String(decoding: output, as: UTF8.self) == "ok", sourceLocation: sourceLocation)
     }
 }

@@ -17,18 +17,8 @@ import Testing
     }
 
     private func curl(_ port: Int, _ path: String, _ arguments: [String] = []) throws -> (Int32?, String) {
-        let curl = try #require(TestCertificates.executable("curl"))
-        let child = try ChildProcess(
-            executable: curl,
-            arguments: [
-                "-sS", "--max-time", "30", "--cacert", pki.rootCertificateFile, "--resolve",
-                "localhost:\(port):127.0.0.1",
-            ] + arguments + ["https://localhost:\(port)\(path)"],
-            standardOutput: .pipe,
-            standardError: .null
-        )
-        let output = try child.readStandardOutput(timeout: .seconds(40))
-        return (child.wait(timeout: .seconds(10))?.exitStatus, String(decoding: output, as: UTF8.self))
+        let (status, output) = try pki.curl(port: port, path: path, arguments: arguments)
+        return (status, String(decoding: output, as: UTF8.self))
     }
 
     @Test func curlGetsJSONAResumedStreamAndTheTLSMetrics() async throws {
@@ -376,19 +366,8 @@ import Testing
 extension TLSServiceTests {
     /// Whether curl, trusting the test CA, gets `/health` answered over HTTPS on `port`.
     static func curlHealth(port: Int, pki: TestCertificates) throws -> Bool {
-        let curl = try #require(TestCertificates.executable("curl"))
-        let child = try ChildProcess(
-            executable: curl,
-            arguments: [
-                "-sS", "--max-time", "30", "--cacert", pki.rootCertificateFile, "--resolve",
-                "localhost:\(port):127.0.0.1", "https://localhost:\(port)/health",
-            ],
-            standardOutput: .pipe,
-            standardError: .null
-        )
-        let output = try child.readStandardOutput(timeout: .seconds(40))
-        return child.wait(timeout: .seconds(10)) == .exited(0)
-            && String(decoding: output, as: UTF8.self) == #"{"status":"ok"}"#
+        let (status, output) = try pki.curl(port: port, path: "/health")
+        return status == 0 && String(decoding: output, as: UTF8.self) == #"{"status":"ok"}"#
     }
 
     /// Connects with Python's `ssl` trusting the test CA, prints the server certificate's `notAfter` as a JSON
