@@ -39,4 +39,18 @@ public enum LoopbackListener {
         if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         return fd
     }
+
+    /// Accepts on `listener` until `isStopped()` (looked at every 100 ms at most), handing each connection,
+    /// close-on-exec, to `accepted` on this thread; closes the listener when it returns. For a fixture's accept
+    /// thread: `Thread.detachNewThread { LoopbackListener.acceptUntil(listener, stopped: …) { fd in … } }`.
+    public static func acceptUntil(_ listener: Int32, stopped isStopped: () -> Bool, _ accepted: (Int32) -> Void) {
+        defer { close(listener) }
+        while !isStopped() {
+            var look = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&look, 1, 100) >= 0 else { return }
+            guard look.revents != 0, !isStopped() else { continue }
+            let fd = accept(listener)
+            if fd >= 0 { accepted(fd) }
+        }
+    }
 }

@@ -49,13 +49,7 @@ final class JWKSServer: Sendable {
     }
 
     private func acceptLoop() {
-        defer { close(listener) }
-        while !stopped.load(ordering: .relaxed) {
-            var look = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&look, 1, 100) >= 0 else { return }
-            guard look.revents != 0, !stopped.load(ordering: .relaxed) else { continue }
-            let fd = LoopbackListener.accept(listener)
-            guard fd >= 0 else { continue }
+        LoopbackListener.acceptUntil(listener, stopped: { stopped.load(ordering: .relaxed) }) { fd in
             Thread.detachNewThread { [self] in answer(fd) }
         }
     }

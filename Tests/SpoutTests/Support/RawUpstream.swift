@@ -59,13 +59,7 @@ final class RawUpstream: Sendable {
     }
 
     private func acceptLoop() {
-        defer { close(listener) }
-        while !stopped.load(ordering: .relaxed) {
-            var look = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&look, 1, 100) >= 0 else { return }
-            guard look.revents != 0, !stopped.load(ordering: .relaxed) else { continue }
-            let fd = LoopbackListener.accept(listener)
-            guard fd >= 0 else { continue }
+        LoopbackListener.acceptUntil(listener, stopped: { stopped.load(ordering: .relaxed) }) { fd in
             state.withLock {
                 $0.accepted += 1
                 $0.open += 1
