@@ -54,13 +54,6 @@ final class ServiceContext: Sendable {
         self.responsesByPolicy = ResponsePolicy.allCases.map {
             RouteResponses(policy: $0, configuration: configuration, cors: cors)
         }
-        self.responding = ResponseServices(
-            configuration: configuration,
-            metrics: metrics,
-            log: log,
-            cors: cors,
-            loops: loops
-        )
         let channels = ChannelService(
             configuration: configuration.channels,
             metrics: metrics.channels,
@@ -70,6 +63,14 @@ final class ServiceContext: Sendable {
             events: events,
             trustedProxies: configuration.trustedProxies,
             redisTLS: redisTLS
+        )
+        self.responding = ResponseServices(
+            configuration: configuration,
+            metrics: metrics,
+            log: log,
+            cors: cors,
+            loops: loops,
+            proxies: channels.access.proxies
         )
         let upstream = UpstreamClient(
             configuration: configuration.upstream,
@@ -164,7 +165,8 @@ final class ResponseServices: Sendable {
     let compressionMinimumBytes: Int
     /// The stream gauges and counters.
     let metrics: SpoutMetrics
-    /// The proxies whose forwarding fields name the client (`trustedProxies`): the log shows client and proxy.
+    /// The proxies whose forwarding fields name the client (the channels' `trustedProxies`, parsed once): the log
+    /// shows client and proxy.
     let proxies: TrustedProxies
     private let tickers: [ObjectIdentifier: HeartbeatTicker]
 
@@ -173,7 +175,8 @@ final class ResponseServices: Sendable {
         metrics: SpoutMetrics,
         log: (any LogSink)?,
         cors: CORSPolicy,
-        loops: [EventLoop]
+        loops: [EventLoop],
+        proxies: TrustedProxies
     ) {
         self.cors = cors
         self.log = log
@@ -181,7 +184,7 @@ final class ResponseServices: Sendable {
         self.queryRedaction = QueryRedaction(configuration.log.redactQueryParameters)
         self.compressionMinimumBytes = configuration.compression.minimumBytes
         self.metrics = metrics
-        self.proxies = TrustedProxies(configuration.trustedProxies) ?? .none
+        self.proxies = proxies
         let heartbeat = Duration.milliseconds(Int64((configuration.sse.heartbeatSeconds * 1000).rounded()))
         var tickers: [ObjectIdentifier: HeartbeatTicker] = [:]
         for loop in loops {
