@@ -37,7 +37,7 @@ enum ChannelRoutes {
             let identity = try identity(context, channels, for: .publish)
             let context = context.identified(as: identity)
             answering = context
-            guard authorized(identity, channel: name, for: .publish, context) else { return }
+            try authorize(identity, channel: name, for: .publish)
             let subjectLabel = broker.metrics.subjects.label(for: identity)
             // The RateLimit fields of an allowed publish, sent with its 202.
             var rateFields: [(String, String)] = []
@@ -183,7 +183,7 @@ enum ChannelRoutes {
             let identity = try identity(context, channels, for: .subscribe, queryToken: query["token"])
             let context = context.identified(as: identity)
             answering = context
-            guard authorized(identity, channel: name, for: .subscribe, context) else { return }
+            try authorize(identity, channel: name, for: .subscribe)
             let ticket = try takeSubscription(context, channels, identity)
             // The header wins: EventSource sends it when it reconnects, while its URL still carries the query
             // parameter of the first connection.
@@ -238,13 +238,16 @@ enum ChannelRoutes {
 
     /// `GET /channels/{name}/latest`: the newest event as JSON, `404` when there is none.
     static let latest: Routes.Handler<Dependencies> = { context, channels in
+        // The context a refusal is answered through: identified once the caller is known, so its log line names it.
+        var answering = context
         do throws(Problem) {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = channels.broker
             let identity = try identity(context, channels, for: .subscribe, queryToken: query["token"])
             let context = context.identified(as: identity)
-            guard authorized(identity, channel: name, for: .subscribe, context) else { return }
+            answering = context
+            try authorize(identity, channel: name, for: .subscribe)
             let none = Problem.notFound("channel \"\(name)\" has no event")
             switch broker.backend {
             case .redis(let redis):
@@ -256,14 +259,11 @@ enum ChannelRoutes {
                     }
                 }
             case .inProcess(let local):
-                if let event = local.existingChannel(named: name)?.latest.value {
-                    context.respond(json: event.jsonObject)
-                } else {
-                    respond(none, context)
-                }
+                guard let event = local.existingChannel(named: name)?.latest.value else { throw none }
+                context.respond(json: event.jsonObject)
             }
         } catch {
-            respond(error, context)
+            respond(error, answering)
         }
     }
 
@@ -378,13 +378,16 @@ enum ChannelRoutes {
     /// `GET /channels/{name}/presence`: `{"channel":…,"count":n,"clients":[…]}`, who is subscribed (over Redis: to
     /// every live replica), the named ones (`?client=`) by name.
     static let presence: Routes.Handler<Dependencies> = { context, channels in
+        // The context a refusal is answered through: identified once the caller is known, so its log line names it.
+        var answering = context
         do throws(Problem) {
             let name = try channelName(context)
             let query = try QueryParameters(query: context.request, known: ["token"])
             let broker = channels.broker
             let identity = try identity(context, channels, for: .subscribe, queryToken: query["token"])
             let context = context.identified(as: identity)
-            guard authorized(identity, channel: name, for: .subscribe, context) else { return }
+            answering = context
+            try authorize(identity, channel: name, for: .subscribe)
             switch broker.backend {
             case .inProcess(let local):
                 let (count, clients) = local.existingChannel(named: name)?.presence ?? (0, [])
@@ -398,7 +401,7 @@ enum ChannelRoutes {
                 }
             }
         } catch {
-            respond(error, context)
+            respond(error, answering)
         }
     }
 
@@ -543,19 +546,13 @@ enum ChannelRoutes {
         return ticket
     }
 
-    /// Whether `identity` may `operation` on `channel`; if not, answers the refusal (`401`/`403`) through
-    /// `context`, which the caller has identified, so the log line of a refused request names its subject too.
-    static func authorized(
-        _ identity: ChannelIdentity,
-        channel: String,
-        for operation: ChannelOperation,
-        _ context: RequestContext
-    ) -> Bool {
+    /// Throws the refusal (`401`/`403`) of `operation` on `channel` to `identity`, if it is refused. The routes
+    /// identify their context before this check, so a refused request's log line names its subject too.
+    static func authorize(_ identity: ChannelIdentity, channel: String, for operation: ChannelOperation) throws(Problem)
+    {
         guard identity.mayAccess(channel: channel, for: operation) else {
-            respond(identity.refusal(channel: channel, for: operation), context)
-            return false
+            throw identity.refusal(channel: channel, for: operation)
         }
-        return true
     }
 
     /// The one `Authorization` header, if any; `400` when it is repeated (taking the first let a valid token carry
