@@ -119,12 +119,9 @@ extension Publishers.Debounce {
         func receive(_ input: Input) -> Subscribers.Demand {
             guard let (generation, previous) = lock.withLock({ machine.valueReceived(input) }) else { return .none }
             previous?.cancel()
-            let cancellable = scheduler.schedule(
-                after: scheduler.now.advanced(by: dueTime),
-                interval: dueTime,
-                tolerance: scheduler.minimumTolerance,
-                options: options
-            ) { self.timerFired(generation) }
+            let cancellable = scheduler.scheduleSlotTimer(after: dueTime, options: options) {
+                self.timerFired(generation)
+            }
             lock.withLock { machine.timerScheduled(cancellable, generation: generation) }?.cancel()
             return .none
         }

@@ -170,12 +170,9 @@ extension Publishers.Timeout {
         }
 
         private func armTimer(_ generation: UInt64) {
-            let cancellable = scheduler.schedule(
-                after: scheduler.now.advanced(by: interval),
-                interval: interval,
-                tolerance: scheduler.minimumTolerance,
-                options: options
-            ) { self.timerFired(generation) }
+            let cancellable = scheduler.scheduleSlotTimer(after: interval, options: options) {
+                self.timerFired(generation)
+            }
             lock.withLock { machine.timerScheduled(cancellable, generation: generation) }?.cancel()
         }
 
