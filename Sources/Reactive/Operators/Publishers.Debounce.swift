@@ -108,12 +108,7 @@ extension Publishers.Debounce {
         }
 
         func receive(subscription: any Subscription) {
-            guard let downstream = lock.withLock({ machine.delivery.subscriptionReceived(subscription) }) else {
-                subscription.cancel()
-                return
-            }
-            downstream.receive(subscription: self)
-            subscription.request(.unlimited)
+            acceptSubscription(subscription)
         }
 
         func receive(_ input: Input) -> Subscribers.Demand {
@@ -135,9 +130,7 @@ extension Publishers.Debounce {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            // A demand of zero asks for nothing; Combine does not trap on it.
-            guard demand > 0 else { return }
-            _ = lock.withLock { machine.delivery.demandRequested(demand) }
+            demandArrived(demand)
         }
 
         func cancel() {

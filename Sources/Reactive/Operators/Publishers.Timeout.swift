@@ -159,8 +159,7 @@ extension Publishers.Timeout {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            // Passed on as it is, a demand of zero too, as Combine passes it: upstream decides what it means.
-            lock.withLock { machine.delivery.demandRequested(demand) }?.request(demand)
+            demandArrived(demand)
         }
 
         func cancel() {
