@@ -32,29 +32,18 @@
 @usableFromInline
 package struct Lock: ~Copyable {
     #if SPOUT_TSAN
-        // A stable address: a pthread mutex must not move once initialized, and `self` may.
         @usableFromInline
-        internal let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        internal let mutex = PthreadMutex()
 
         @inlinable
-        package init() {
-            mutex = .allocate(capacity: 1)
-            mutex.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(mutex, nil)
-        }
-
-        deinit {
-            pthread_mutex_destroy(mutex)
-            mutex.deinitialize(count: 1)
-            mutex.deallocate()
-        }
+        package init() {}
 
         /// Runs `body` with the lock held and returns its result.
         @inlinable
         @inline(__always)
         package borrowing func withLock<Result>(_ body: () -> Result) -> Result {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+            mutex.lock()
+            defer { mutex.unlock() }
             return body()
         }
     #else
@@ -78,8 +67,42 @@ package struct Lock: ~Copyable {
 }
 
 #if SPOUT_TSAN
-    // @unchecked Sendable: audited, the pointee is a pthread mutex, touched only by pthread calls.
+    // @unchecked Sendable: audited, its only state is a `PthreadMutex`, touched only by pthread calls.
     extension Lock: @unchecked Sendable {}
+
+    /// A `pthread_mutex_t` in heap storage of its own, for the `SPOUT_TSAN` build of ``Lock`` and
+    /// ``LockedState``: a pthread mutex must not move once initialized, and its owner may.
+    ///
+    /// **Ownership:** owns the mutex; destroys and frees it when destroyed.
+    ///
+    /// **Thread safety:** safe to call from any thread. Not re-entrant.
+    @usableFromInline
+    package struct PthreadMutex: ~Copyable, @unchecked Sendable {
+        // @unchecked Sendable: audited, the pointee is a pthread mutex, touched only by pthread calls.
+        @usableFromInline
+        internal let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+        @inlinable
+        package init() {
+            mutex = .allocate(capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
+
+        deinit {
+            pthread_mutex_destroy(mutex)
+            mutex.deinitialize(count: 1)
+            mutex.deallocate()
+        }
+
+        @inlinable
+        @inline(__always)
+        package borrowing func lock() { pthread_mutex_lock(mutex) }
+
+        @inlinable
+        @inline(__always)
+        package borrowing func unlock() { pthread_mutex_unlock(mutex) }
+    }
 #else
     extension Lock: Sendable {}
 #endif

@@ -1,10 +1,4 @@
-#if SPOUT_TSAN
-    #if canImport(Glibc)
-        import Glibc
-    #elseif canImport(Darwin)
-        import Darwin
-    #endif
-#else
+#if !SPOUT_TSAN
     import Synchronization
 #endif
 
@@ -13,22 +7,20 @@
     /// every module of the package uses where it would write `Mutex<Value>`.
     ///
     /// In an ordinary build it *is* `Mutex<Value>` (a type alias, below), so release code is
-    /// unchanged. Built with `-Xswiftc -DSPOUT_TSAN` it is this struct: the value and a
-    /// `pthread_mutex_t` in heap storage of their own, because ThreadSanitizer on Linux does not see
-    /// the futex `Mutex` is built on and reports every access it guards as a race (see ``Lock``).
+    /// unchanged. Built with `-Xswiftc -DSPOUT_TSAN` it is this struct: the value in heap storage of
+    /// its own and a ``PthreadMutex`` (as ``Lock`` has in that build), because ThreadSanitizer on
+    /// Linux does not see the futex `Mutex` is built on and reports every access it guards as a race
+    /// (see ``Lock``).
     ///
     /// **Ownership:** owns its value; frees it and the mutex when destroyed.
     ///
     /// **Thread safety:** safe to call from any thread. Not re-entrant.
     package struct LockedState<Value: ~Copyable>: ~Copyable {
-        // Stable addresses: a pthread mutex must not move once initialized, and `self` may.
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        private let mutex = PthreadMutex()
+        // In heap storage: `withLock` borrows `self` and still hands its body the value `inout`.
         private let value: UnsafeMutablePointer<Value>
 
         package init(_ initialValue: consuming sending Value) {
-            mutex = .allocate(capacity: 1)
-            mutex.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(mutex, nil)
             value = .allocate(capacity: 1)
             value.initialize(to: initialValue)
         }
@@ -36,17 +28,14 @@
         deinit {
             value.deinitialize(count: 1)
             value.deallocate()
-            pthread_mutex_destroy(mutex)
-            mutex.deinitialize(count: 1)
-            mutex.deallocate()
         }
 
         /// Runs `body` with the lock held on the value and returns its result.
         package borrowing func withLock<Result: ~Copyable, E: Error>(
             _ body: (inout sending Value) throws(E) -> sending Result
         ) throws(E) -> sending Result {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+            mutex.lock()
+            defer { mutex.unlock() }
             return try body(&value.pointee)
         }
     }

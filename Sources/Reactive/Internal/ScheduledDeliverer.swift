@@ -32,3 +32,25 @@ extension ScheduledDeliverer {
         }
     }
 }
+
+extension ScheduledDeliverer where Self: Subscription {
+    /// Upstream's subscription arrived: hands this subscription downstream, or cancels one that comes
+    /// second (or after cancel). A ``ScheduledDelivery/DemandMode/counted`` deliverer then asks
+    /// upstream for `.unlimited`: downstream's demand is counted in the core instead.
+    func acceptSubscription(_ subscription: any Subscription) {
+        guard let downstream = withDelivery({ $0.subscriptionReceived(subscription) }) else {
+            subscription.cancel()
+            return
+        }
+        downstream.receive(subscription: self)
+        if withDelivery({ $0.demandMode }) == .counted { subscription.request(.unlimited) }
+    }
+
+    /// Downstream asked for more: ``ScheduledDelivery/DemandMode/counted`` adds it to the core's
+    /// count (a demand of zero adds nothing; Combine does not trap on it);
+    /// ``ScheduledDelivery/DemandMode/forwarded`` passes it upstream as it is, a demand of zero too,
+    /// as Combine passes it: upstream decides what it means.
+    func demandArrived(_ demand: Subscribers.Demand) {
+        withDelivery { $0.demandRequested(demand) }?.request(demand)
+    }
+}

@@ -76,3 +76,25 @@ internal struct TimerSlot {
         return nil
     }
 }
+
+extension Scheduler {
+    /// Schedules the timer a ``TimerSlot`` keeps: `fire` runs `interval` from now. It is scheduled as a
+    /// repeating timer (every `repeating`, `interval` if not given) only so that it can be cancelled:
+    /// its owner cancels it when it fires, is re-armed or is cancelled. Call it outside the owner's
+    /// lock, then hand the result to the slot under it (``TimerSlot/scheduled(_:generation:)``) and
+    /// cancel what the slot hands back.
+    func scheduleSlotTimer(
+        after interval: SchedulerTimeType.Stride,
+        repeating: SchedulerTimeType.Stride? = nil,
+        options: SchedulerOptions?,
+        _ fire: @escaping () -> Void
+    ) -> any Cancellable {
+        schedule(
+            after: now.advanced(by: interval),
+            interval: repeating ?? interval,
+            tolerance: minimumTolerance,
+            options: options,
+            fire
+        )
+    }
+}

@@ -54,9 +54,9 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let reduction = AllSatisfyReduction<Upstream.Output, Failure, Failure>(
-                name: "AllSatisfy",
-                test: PredicateTest(predicate)
+            let reduction = SearchReduction<Upstream.Output, Bool, Failure, Failure>.allSatisfy(
+                "AllSatisfy",
+                PredicateTest(predicate)
             )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
@@ -85,26 +85,8 @@ extension Publishers {
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let test = PredicateTest<Upstream.Output, Upstream.Failure, any Error>(throwing: predicate)
-            let reduction = AllSatisfyReduction(name: "TryAllSatisfy", test: test)
+            let reduction = SearchReduction.allSatisfy("TryAllSatisfy", test)
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
-}
-
-/// The reduction of `allSatisfy`: `false` and stop at the first miss, else `true`.
-private struct AllSatisfyReduction<Input, UpstreamFailure: Error, Failure: Error>: Reduction {
-    let name: String
-    let test: PredicateTest<Input, UpstreamFailure, Failure>
-
-    mutating func reduce(_ input: Input) -> ReductionStep<Bool, Failure> {
-        switch test(input) {
-        case .success(true): .continue
-        case .success(false): .finish(false)
-        case .failure(let error): .fail(error)
-        }
-    }
-
-    mutating func resultOnFinish() -> Bool? { true }
-
-    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

@@ -118,12 +118,9 @@ extension Publishers.CollectByTime {
             }
             downstream.receive(subscription: self)
             guard let (generation, initialDemand) = lock.withLock({ machine.timerWanted() }) else { return }
-            let cancellable = scheduler.schedule(
-                after: scheduler.now.advanced(by: stride),
-                interval: stride,
-                tolerance: scheduler.minimumTolerance,
-                options: options
-            ) { self.timerFired(generation) }
+            let cancellable = scheduler.scheduleSlotTimer(after: stride, options: options) {
+                self.timerFired(generation)
+            }
             lock.withLock { machine.timerScheduled(cancellable, generation: generation) }?.cancel()
             if let initialDemand { subscription.request(initialDemand) }
         }

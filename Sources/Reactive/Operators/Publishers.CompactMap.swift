@@ -144,35 +144,6 @@ extension Publishers.TryCompactMap {
     }
 }
 
-extension Publishers.CompactMap {
-    // A value type that hands upstream's subscription straight to downstream; a `nil` result
-    // asks upstream for one more in its place.
-    private struct Inner<Downstream: Subscriber>: Subscriber, CustomStringConvertible
-    where Downstream.Input == Output, Downstream.Failure == Upstream.Failure {
-        typealias Input = Upstream.Output
-        typealias Failure = Upstream.Failure
-
-        let combineIdentifier = CombineIdentifier()
-        let downstream: Downstream
-        let transform: (Upstream.Output) -> Output?
-
-        var description: String { "CompactMap" }
-
-        func receive(subscription: any Subscription) {
-            downstream.receive(subscription: subscription)
-        }
-
-        func receive(_ input: Input) -> Subscribers.Demand {
-            guard let output = transform(input) else { return .max(1) }
-            return downstream.receive(output)
-        }
-
-        func receive(completion: Subscribers.Completion<Failure>) {
-            downstream.receive(completion: completion)
-        }
-    }
-}
-
 /// The step of `tryCompactMap`: send a non-`nil` result, drop a `nil`, or fail.
 private struct TryCompactMapForwarding<Input, Output, UpstreamFailure: Error>: Forwarding {
     typealias Failure = any Error

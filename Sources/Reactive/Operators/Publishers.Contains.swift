@@ -71,9 +71,9 @@ extension Publishers {
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let output = output
-            let reduction = ContainsReduction<Upstream.Output, Failure, Failure>(
-                name: "Contains",
-                test: PredicateTest { $0 == output }
+            let reduction = SearchReduction<Upstream.Output, Bool, Failure, Failure>.contains(
+                "Contains",
+                PredicateTest { $0 == output }
             )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
@@ -101,9 +101,9 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let reduction = ContainsReduction<Upstream.Output, Failure, Failure>(
-                name: "ContainsWhere",
-                test: PredicateTest(predicate)
+            let reduction = SearchReduction<Upstream.Output, Bool, Failure, Failure>.contains(
+                "ContainsWhere",
+                PredicateTest(predicate)
             )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
@@ -133,26 +133,8 @@ extension Publishers {
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let test = PredicateTest<Upstream.Output, Upstream.Failure, any Error>(throwing: predicate)
-            let reduction = ContainsReduction(name: "TryContainsWhere", test: test)
+            let reduction = SearchReduction.contains("TryContainsWhere", test)
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
-}
-
-/// The reduction of the `contains` family: `true` and stop at the first match, else `false`.
-private struct ContainsReduction<Input, UpstreamFailure: Error, Failure: Error>: Reduction {
-    let name: String
-    let test: PredicateTest<Input, UpstreamFailure, Failure>
-
-    mutating func reduce(_ input: Input) -> ReductionStep<Bool, Failure> {
-        switch test(input) {
-        case .success(true): .finish(true)
-        case .success(false): .continue
-        case .failure(let error): .fail(error)
-        }
-    }
-
-    mutating func resultOnFinish() -> Bool? { false }
-
-    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

@@ -108,23 +108,15 @@ extension Publishers.Debounce {
         }
 
         func receive(subscription: any Subscription) {
-            guard let downstream = lock.withLock({ machine.delivery.subscriptionReceived(subscription) }) else {
-                subscription.cancel()
-                return
-            }
-            downstream.receive(subscription: self)
-            subscription.request(.unlimited)
+            acceptSubscription(subscription)
         }
 
         func receive(_ input: Input) -> Subscribers.Demand {
             guard let (generation, previous) = lock.withLock({ machine.valueReceived(input) }) else { return .none }
             previous?.cancel()
-            let cancellable = scheduler.schedule(
-                after: scheduler.now.advanced(by: dueTime),
-                interval: dueTime,
-                tolerance: scheduler.minimumTolerance,
-                options: options
-            ) { self.timerFired(generation) }
+            let cancellable = scheduler.scheduleSlotTimer(after: dueTime, options: options) {
+                self.timerFired(generation)
+            }
             lock.withLock { machine.timerScheduled(cancellable, generation: generation) }?.cancel()
             return .none
         }
@@ -138,9 +130,7 @@ extension Publishers.Debounce {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            // A demand of zero asks for nothing; Combine does not trap on it.
-            guard demand > 0 else { return }
-            _ = lock.withLock { machine.delivery.demandRequested(demand) }
+            demandArrived(demand)
         }
 
         func cancel() {

@@ -61,7 +61,10 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let reduction = FirstReduction<Output, Failure, Failure>(name: "First", test: PredicateTest { _ in true })
+            let reduction = SearchReduction<Output, Output, Failure, Failure>.first(
+                "First",
+                PredicateTest { _ in true }
+            )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -88,7 +91,10 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let reduction = FirstReduction<Output, Failure, Failure>(name: "FirstWhere", test: PredicateTest(predicate))
+            let reduction = SearchReduction<Output, Output, Failure, Failure>.first(
+                "FirstWhere",
+                PredicateTest(predicate)
+            )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -117,26 +123,8 @@ extension Publishers {
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let test = PredicateTest<Output, Upstream.Failure, any Error>(throwing: predicate)
-            let reduction = FirstReduction(name: "TryFirstWhere", test: test)
+            let reduction = SearchReduction.first("TryFirstWhere", test)
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
-}
-
-/// The reduction of the `first` family: stop at the first match and deliver it.
-private struct FirstReduction<Input, UpstreamFailure: Error, Failure: Error>: Reduction {
-    let name: String
-    let test: PredicateTest<Input, UpstreamFailure, Failure>
-
-    mutating func reduce(_ input: Input) -> ReductionStep<Input, Failure> {
-        switch test(input) {
-        case .success(true): .finish(input)
-        case .success(false): .continue
-        case .failure(let error): .fail(error)
-        }
-    }
-
-    mutating func resultOnFinish() -> Input? { nil }
-
-    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

@@ -61,7 +61,7 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let reduction = LastReduction<Output, Failure, Failure>(name: "Last", test: PredicateTest { _ in true })
+            let reduction = SearchReduction<Output, Output, Failure, Failure>.last("Last", PredicateTest { _ in true })
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -89,7 +89,10 @@ extension Publishers {
         }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let reduction = LastReduction<Output, Failure, Failure>(name: "LastWhere", test: PredicateTest(predicate))
+            let reduction = SearchReduction<Output, Output, Failure, Failure>.last(
+                "LastWhere",
+                PredicateTest(predicate)
+            )
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
@@ -118,31 +121,8 @@ extension Publishers {
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let test = PredicateTest<Output, Upstream.Failure, any Error>(throwing: predicate)
-            let reduction = LastReduction(name: "TryLastWhere", test: test)
+            let reduction = SearchReduction.last("TryLastWhere", test)
             upstream.subscribe(ReducerInner(reduction: reduction, downstream: subscriber))
         }
     }
-}
-
-/// The reduction of the `last` family: remember the latest match, deliver it at the end.
-private struct LastReduction<Input, UpstreamFailure: Error, Failure: Error>: Reduction {
-    let name: String
-    let test: PredicateTest<Input, UpstreamFailure, Failure>
-    var latest: Input?
-
-    mutating func reduce(_ input: Input) -> ReductionStep<Input, Failure> {
-        switch test(input) {
-        case .success(true):
-            latest = input
-            return .continue
-        case .success(false):
-            return .continue
-        case .failure(let error):
-            return .fail(error)
-        }
-    }
-
-    mutating func resultOnFinish() -> Input? { latest.take() }
-
-    func failure(from error: UpstreamFailure) -> Failure { test.failure(from: error) }
 }

@@ -103,12 +103,7 @@ extension Publishers.Throttle {
         }
 
         func receive(subscription: any Subscription) {
-            guard let downstream = lock.withLock({ machine.delivery.subscriptionReceived(subscription) }) else {
-                subscription.cancel()
-                return
-            }
-            downstream.receive(subscription: self)
-            subscription.request(.unlimited)
+            acceptSubscription(subscription)
         }
 
         func receive(_ input: Input) -> Subscribers.Demand {
@@ -130,9 +125,7 @@ extension Publishers.Throttle {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            // A demand of zero asks for nothing; Combine does not trap on it.
-            guard demand > 0 else { return }
-            _ = lock.withLock { machine.delivery.demandRequested(demand) }
+            demandArrived(demand)
         }
 
         func cancel() {

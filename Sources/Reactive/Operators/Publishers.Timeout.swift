@@ -159,8 +159,7 @@ extension Publishers.Timeout {
         }
 
         func request(_ demand: Subscribers.Demand) {
-            // Passed on as it is, a demand of zero too, as Combine passes it: upstream decides what it means.
-            lock.withLock { machine.delivery.demandRequested(demand) }?.request(demand)
+            demandArrived(demand)
         }
 
         func cancel() {
@@ -170,12 +169,9 @@ extension Publishers.Timeout {
         }
 
         private func armTimer(_ generation: UInt64) {
-            let cancellable = scheduler.schedule(
-                after: scheduler.now.advanced(by: interval),
-                interval: interval,
-                tolerance: scheduler.minimumTolerance,
-                options: options
-            ) { self.timerFired(generation) }
+            let cancellable = scheduler.scheduleSlotTimer(after: interval, options: options) {
+                self.timerFired(generation)
+            }
             lock.withLock { machine.timerScheduled(cancellable, generation: generation) }?.cancel()
         }
 

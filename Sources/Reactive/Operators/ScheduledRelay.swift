@@ -46,12 +46,7 @@ internal final class ScheduledRelay<Downstream: Subscriber, Context: Scheduler>:
     }
 
     func receive(subscription: any Subscription) {
-        let downstream = lock.withLock { core.subscriptionReceived(subscription) }
-        if let downstream {
-            downstream.receive(subscription: self)
-        } else {
-            subscription.cancel()
-        }
+        acceptSubscription(subscription)
     }
 
     func receive(_ input: Input) -> Subscribers.Demand {
@@ -71,8 +66,7 @@ internal final class ScheduledRelay<Downstream: Subscriber, Context: Scheduler>:
     }
 
     func request(_ demand: Subscribers.Demand) {
-        // Passed on as it is, a demand of zero too, as Combine passes it: upstream decides what it means.
-        lock.withLock { core.demandRequested(demand) }?.request(demand)
+        demandArrived(demand)
     }
 
     func cancel() {

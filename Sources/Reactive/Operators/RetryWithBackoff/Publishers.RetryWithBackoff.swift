@@ -210,12 +210,13 @@ extension Publishers.RetryWithBackoff {
                 downstream.receive(completion: .failure(error))
             case .arm(let generation):
                 let interval = Context.SchedulerTimeType.Stride.nanoseconds(delay ?? 0)
-                let cancellable = scheduler.schedule(
-                    after: scheduler.now.advanced(by: interval),
-                    interval: Swift.max(interval, .nanoseconds(1)),
-                    tolerance: scheduler.minimumTolerance,
+                let cancellable = scheduler.scheduleSlotTimer(
+                    after: interval,
+                    repeating: Swift.max(interval, .nanoseconds(1)),
                     options: options
-                ) { self.timerFired(generation) }
+                ) {
+                    self.timerFired(generation)
+                }
                 lock.withLock { machine.timerScheduled(cancellable, generation: generation) }?.cancel()
             }
         }
