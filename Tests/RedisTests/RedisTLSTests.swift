@@ -83,6 +83,8 @@ struct RedisTLSTests {
         let redis = try harness.ready(try Self.configuration(port: port))
         let session = try #require(redis.tlsSession)
         #expect(["TLSv1.2", "TLSv1.3"].contains(session.protocolVersion))
+        #expect(redis.metrics.tlsHandshakes == [session.protocolVersion: 1])
+        #expect(redis.metrics.tlsHandshakeFailures.isEmpty)
         #expect(session.serverName == "localhost", "the URL's host is sent as SNI")
 
         // Pipelined commands, a binary value, an error reply: as over plain TCP.
@@ -166,6 +168,10 @@ struct RedisTLSTests {
         // Without one, redis-server refuses the handshake: an alert, or the connection closed.
         let refused = harness.connect(try Self.configuration(port: port))
         try Self.waitForFailures(harness, refused, containing: "tls")
+        // Refused with an alert, or the connection closed before it was read: counted either way, with its reason.
+        let failures = refused.metrics.tlsHandshakeFailures
+        #expect(failures.values.reduce(0, +) >= 2, "\(failures)")
+        #expect(Set(failures.keys).isSubset(of: ["alert_received", RedisConnectionMetrics.tlsAbandonedReason]))
         refused.close()
 
         let redis = try harness.ready(try Self.configuration(port: port, clientIdentity: pki.client))
@@ -181,6 +187,8 @@ struct RedisTLSTests {
         let redis = harness.connect(try Self.configuration(port: try #require(server.tlsPort)))
         let reason = try Self.waitForFailures(harness, redis, containing: "untrusted_certificate")
         #expect(reason.contains("tls handshake with localhost:"), "\(reason)")
+        #expect(redis.metrics.tlsHandshakeFailures["untrusted_certificate", default: 0] >= 2)
+        #expect(redis.metrics.tlsHandshakes.isEmpty)
         #expect(redis.tlsSession == nil)
         let outcome = try harness.result(redis, RESPCommand("PING"))
         #expect(outcome != .success(.simpleString("PONG")))
@@ -227,6 +235,8 @@ struct RedisTLSTests {
         )
         try Self.waitForFailures(harness, redis, count: 2, containing: "longer than 0.3 seconds, in the tls handshake")
         #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(redis.metrics.tlsHandshakeFailures[RedisConnectionMetrics.tlsTimeoutReason, default: 0] >= 2)
+        #expect(redis.metrics.tlsHandshakeFailures.keys.allSatisfy { $0 == RedisConnectionMetrics.tlsTimeoutReason })
     }
 
     @Test func aPlainRedisPortOnARedissURLFailsAtTheConnectTimeoutAndSaysWhy() throws {
