@@ -119,6 +119,8 @@ final class LibSSL: @unchecked Sendable {
             Void
     /// `int SSL_session_reused(const SSL *s);`
     let sessionReused: @convention(c) (OpaquePointer?) -> Int32
+    /// `int SSL_key_update(SSL *s, int updatetype);`
+    let keyUpdate: @convention(c) (OpaquePointer?, Int32) -> Int32
 
     /// The libcrypto binding (``LibCrypto/loaded`` for the default library names).
     let crypto: LibCrypto
@@ -193,6 +195,7 @@ final class LibSSL: @unchecked Sendable {
         cipherName = try lookUp(ssl, "SSL_CIPHER_get_name")
         selectedALPN = try lookUp(ssl, "SSL_get0_alpn_selected")
         sessionReused = try lookUp(ssl, "SSL_session_reused")
+        keyUpdate = try lookUp(ssl, "SSL_key_update")
     }
 
     /// `SSL_CTRL_*` command numbers of `ssl.h` for the macros called through `SSL_CTX_ctrl` and `SSL_ctrl`.
@@ -227,6 +230,9 @@ final class LibSSL: @unchecked Sendable {
     static let fileTypePEM: Int32 = 1
     /// `SSL_VERIFY_PEER`.
     static let verifyPeer: Int32 = 1
+    /// `SSL_KEY_UPDATE_REQUESTED`: a TLS 1.3 KeyUpdate that asks the peer to update its keys too (and so to answer
+    /// with a KeyUpdate of its own).
+    static let keyUpdateRequested: Int32 = 1
 
     /// `SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS`: `SSL_write`
     /// returns after each record; a retried write may come from another buffer; a connection with nothing in flight

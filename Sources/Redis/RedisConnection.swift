@@ -100,7 +100,10 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     private var finished = false
     /// The TLS layer of the socket (`rediss://`), made when the socket connects; nil for `redis://` and between
     /// sockets.
-    private var tls: RedisTLSLayer?
+    private(set) var tls: RedisTLSLayer?
+    /// How many readiness events the poller has reported for the socket: for tests that a socket the connection
+    /// cannot read now is not reported over and over (`RedisConnection+Testing.swift`). Relaxed: a counter only.
+    let readinessEvents = Atomic<Int>(0)
 
     /// Creates a connection that does not connect until ``start()``.
     ///
@@ -598,6 +601,7 @@ extension RedisConnection {
     /// The socket is ready (or failed), as the loop's poller reported it.
     fileprivate func socketReady(_ event: PollEvent) {
         guard event.fd == socket else { return }
+        readinessEvents.wrappingAdd(1, ordering: .relaxed)
         handlingEvent = true
         let now = ContinuousClock.now
         if socketConnecting {
