@@ -5,7 +5,8 @@ import Glibc
 ///
 /// - Signatures: HMAC (to recompute a MAC), message digests by name, public keys read from DER (`d2i_PUBKEY`), and
 ///   `EVP_DigestVerify` for RSA PKCS #1 v1.5, RSA-PSS, ECDSA and Ed25519.
-/// - For TLS: memory BIOs (the ``TLSEngine``'s ciphertext buffers), the error queue, and a certificate's expiry.
+/// - For TLS: memory BIOs (the ``TLSEngine``'s ciphertext buffers), the error queue, a certificate's expiry, and
+///   reading an OCSP response to staple (`d2i_OCSP_RESPONSE`, `OPENSSL_malloc` for the copy OpenSSL takes).
 ///
 /// Each stored function
 /// carries, in its comment, the C prototype it mirrors; the Swift type beside it must match it (`int` is `Int32`,
@@ -87,6 +88,19 @@ package final class LibCrypto: @unchecked Sendable {
     /// `int ASN1_TIME_to_tm(const ASN1_TIME *s, struct tm *tm);`
     let timeToTM: @convention(c) (OpaquePointer?, UnsafeMutablePointer<tm>?) -> Int32
 
+    // MARK: OCSP stapling (TLS)
+
+    /// `OCSP_RESPONSE *d2i_OCSP_RESPONSE(OCSP_RESPONSE **a, const unsigned char **in, long len);`
+    let d2iOCSPResponse:
+        @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, Int)
+            -> OpaquePointer?
+    /// `int OCSP_response_status(OCSP_RESPONSE *resp);`
+    let ocspResponseStatus: @convention(c) (OpaquePointer?) -> Int32
+    /// `void OCSP_RESPONSE_free(OCSP_RESPONSE *a);`
+    let freeOCSPResponse: @convention(c) (OpaquePointer?) -> Void
+    /// `void *CRYPTO_malloc(size_t num, const char *file, int line);` (`OPENSSL_malloc`: memory OpenSSL frees)
+    let malloc: @convention(c) (Int, UnsafePointer<CChar>?, Int32) -> UnsafeMutableRawPointer?
+
     /// `RSA_PKCS1_PSS_PADDING` from `<openssl/rsa.h>`.
     static let pssPadding: Int32 = 6
     /// `RSA_PSS_SALTLEN_DIGEST` from `<openssl/rsa.h>`: the salt is as long as the digest (RFC 7518 §3.5).
@@ -144,6 +158,10 @@ package final class LibCrypto: @unchecked Sendable {
         verifyErrorString = try lookUp("X509_verify_cert_error_string")
         notAfter = try lookUp("X509_get0_notAfter")
         timeToTM = try lookUp("ASN1_TIME_to_tm")
+        d2iOCSPResponse = try lookUp("d2i_OCSP_RESPONSE")
+        ocspResponseStatus = try lookUp("OCSP_response_status")
+        freeOCSPResponse = try lookUp("OCSP_RESPONSE_free")
+        malloc = try lookUp("CRYPTO_malloc")
     }
 
     /// Takes every entry of this thread's error queue (oldest first), leaving it empty: the first code and the

@@ -57,6 +57,13 @@ final class LibSSL: @unchecked Sendable {
     let contextSetALPNProtocols: @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, UInt32) -> Int32
     /// `X509 *SSL_CTX_get0_certificate(const SSL_CTX *ctx);` (not owned by the caller)
     let contextCertificate: @convention(c) (OpaquePointer?) -> OpaquePointer?
+    /// `long SSL_CTX_callback_ctrl(SSL_CTX *ctx, int cmd, void (*fp)(void));` (the status callback is passed as
+    /// its own type: C calls it with the arguments it has)
+    let contextCallbackControl: @convention(c) (OpaquePointer?, Int32, StatusCallback?) -> Int
+
+    /// `int (*)(SSL *s, void *arg)`: `SSL_CTX_set_tlsext_status_cb`'s callback, on a server called during a
+    /// handshake whose client asked for the certificate's status (`status_request`).
+    typealias StatusCallback = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
 
     /// `int (*SSL_CTX_alpn_select_cb_func)(SSL *ssl, const unsigned char **out, unsigned char *outlen,
     /// const unsigned char *in, unsigned int inlen, void *arg);`
@@ -112,6 +119,8 @@ final class LibSSL: @unchecked Sendable {
             Void
     /// `int SSL_session_reused(const SSL *s);`
     let sessionReused: @convention(c) (OpaquePointer?) -> Int32
+    /// `int SSL_key_update(SSL *s, int updatetype);`
+    let keyUpdate: @convention(c) (OpaquePointer?, Int32) -> Int32
 
     /// The libcrypto binding (``LibCrypto/loaded`` for the default library names).
     let crypto: LibCrypto
@@ -164,6 +173,7 @@ final class LibSSL: @unchecked Sendable {
         contextSetALPNSelectCallback = try lookUp(ssl, "SSL_CTX_set_alpn_select_cb")
         contextSetALPNProtocols = try lookUp(ssl, "SSL_CTX_set_alpn_protos")
         contextCertificate = try lookUp(ssl, "SSL_CTX_get0_certificate")
+        contextCallbackControl = try lookUp(ssl, "SSL_CTX_callback_ctrl")
         new = try lookUp(ssl, "SSL_new")
         free = try lookUp(ssl, "SSL_free")
         setBIO = try lookUp(ssl, "SSL_set_bio")
@@ -185,6 +195,7 @@ final class LibSSL: @unchecked Sendable {
         cipherName = try lookUp(ssl, "SSL_CIPHER_get_name")
         selectedALPN = try lookUp(ssl, "SSL_get0_alpn_selected")
         sessionReused = try lookUp(ssl, "SSL_session_reused")
+        keyUpdate = try lookUp(ssl, "SSL_key_update")
     }
 
     /// `SSL_CTRL_*` command numbers of `ssl.h` for the macros called through `SSL_CTX_ctrl` and `SSL_ctrl`.
@@ -199,6 +210,14 @@ final class LibSSL: @unchecked Sendable {
         case setMinimumProtocolVersion = 123
         /// `SSL_CTX_set_max_proto_version(ctx, version)`: `SSL_CTRL_SET_MAX_PROTO_VERSION`.
         case setMaximumProtocolVersion = 124
+        /// `SSL_CTX_set_tlsext_status_cb(ctx, cb)` through `SSL_CTX_callback_ctrl`:
+        /// `SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB`.
+        case setStatusCallback = 63
+        /// `SSL_CTX_set_tlsext_status_arg(ctx, arg)`: `SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB_ARG`.
+        case setStatusCallbackArgument = 64
+        /// `SSL_set_tlsext_status_ocsp_resp(ssl, resp, len)`: `SSL_CTRL_SET_TLSEXT_STATUS_REQ_OCSP_RESP` (the
+        /// `SSL` takes the `OPENSSL_malloc`ed response and frees it).
+        case setOCSPResponse = 71
     }
 
     /// `TLS1_2_VERSION`.
@@ -211,6 +230,9 @@ final class LibSSL: @unchecked Sendable {
     static let fileTypePEM: Int32 = 1
     /// `SSL_VERIFY_PEER`.
     static let verifyPeer: Int32 = 1
+    /// `SSL_KEY_UPDATE_REQUESTED`: a TLS 1.3 KeyUpdate that asks the peer to update its keys too (and so to answer
+    /// with a KeyUpdate of its own).
+    static let keyUpdateRequested: Int32 = 1
 
     /// `SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS`: `SSL_write`
     /// returns after each record; a retried write may come from another buffer; a connection with nothing in flight

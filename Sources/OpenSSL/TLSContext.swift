@@ -13,11 +13,20 @@ public struct TLSServerConfiguration: Equatable, Sendable {
     /// The application protocols offered through ALPN, most preferred first (`["h2", "http/1.1"]` once HTTP/2
     /// exists). A client that offers none of them is still served, without ALPN.
     public var applicationProtocols: [String]
+    /// A DER OCSP response for the certificate (what `openssl ocsp -respout` writes), stapled to the handshake of
+    /// every client that asks for the certificate's status (`status_request`); nil staples nothing.
+    public var ocspResponseFile: String?
 
-    public init(certificateFile: String, privateKeyFile: String, applicationProtocols: [String] = ["http/1.1"]) {
+    public init(
+        certificateFile: String,
+        privateKeyFile: String,
+        applicationProtocols: [String] = ["http/1.1"],
+        ocspResponseFile: String? = nil
+    ) {
         self.certificateFile = certificateFile
         self.privateKeyFile = privateKeyFile
         self.applicationProtocols = applicationProtocols
+        self.ocspResponseFile = ocspResponseFile
     }
 }
 
@@ -94,6 +103,9 @@ public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     /// The server's ALPN protocols in wire format, handed to the selection callback; kept alive by the context.
     private let alpn: ALPNList?
+    /// The OCSP response stapled to handshakes, handed to the status callback; kept alive by the context. Nil
+    /// without ``TLSServerConfiguration/ocspResponseFile``.
+    private let staple: OCSPStaple?
 
     /// `SSL_CTX_set_cipher_list`: Mozilla intermediate's ECDHE suites (TLS 1.2).
     static let tls12CipherSuites =
@@ -128,7 +140,11 @@ public final class TLSContext: @unchecked Sendable {
     public convenience init(server configuration: TLSServerConfiguration) throws(TLSError) {
         let library = try LibSSL.shared.get()
         let alpn = try ALPNList(configuration.applicationProtocols)
-        try self.init(library: library, role: .server, alpn: alpn.isEmpty ? nil : alpn) { context throws(TLSError) in
+        let staple = try configuration.ocspResponseFile.map { path throws(TLSError) in
+            try OCSPStaple(library: library, path: path)
+        }
+        try self.init(library: library, role: .server, alpn: alpn.isEmpty ? nil : alpn, staple: staple) {
+            context throws(TLSError) in
             try TLSContext.useCertificate(
                 library,
                 context,
@@ -145,7 +161,7 @@ public final class TLSContext: @unchecked Sendable {
     public convenience init(client configuration: TLSClientConfiguration) throws(TLSError) {
         let library = try LibSSL.shared.get()
         let alpn = try ALPNList(configuration.applicationProtocols)
-        try self.init(library: library, role: .client, alpn: nil) { context throws(TLSError) in
+        try self.init(library: library, role: .client, alpn: nil, staple: nil) { context throws(TLSError) in
             switch configuration.trust {
             case .system:
                 library.clearErrors()
@@ -184,6 +200,7 @@ public final class TLSContext: @unchecked Sendable {
         library: LibSSL,
         role: Role,
         alpn: ALPNList?,
+        staple: OCSPStaple?,
         configure: (OpaquePointer) throws(TLSError) -> Void
     ) throws(TLSError) {
         library.clearErrors()
@@ -235,6 +252,20 @@ public final class TLSContext: @unchecked Sendable {
                     Unmanaged.passUnretained(alpn).toOpaque()
                 )
             }
+            if let staple {
+                _ = library.contextControl(
+                    context,
+                    LibSSL.Control.setStatusCallbackArgument.rawValue,
+                    0,
+                    Unmanaged.passUnretained(staple).toOpaque()
+                )
+                guard
+                    library.contextCallbackControl(context, LibSSL.Control.setStatusCallback.rawValue, stapleOCSP)
+                        == 1
+                else {
+                    throw TLSError.configuration("OpenSSL refused the OCSP status callback")
+                }
+            }
         } catch {
             library.contextFree(context)
             throw error
@@ -243,6 +274,7 @@ public final class TLSContext: @unchecked Sendable {
         self.role = role
         self.context = context
         self.alpn = alpn
+        self.staple = staple
         self.certificateExpiry = library.contextCertificate(context).flatMap { library.crypto.notAfterUnixTime(of: $0) }
     }
 
@@ -357,6 +389,104 @@ private let alpnSelect: LibSSL.ALPNSelectCallback = { _, out, outCount, input, i
     // Points into the client's list, which OpenSSL keeps until the callback's answer is copied.
     out.pointee = input + offset
     outCount.pointee = UInt8(count)
+    return LibSSL.extensionOK
+}
+
+/// A DER OCSP response read from a file and checked (it parses, and its status is `successful`), which the status
+/// callback staples to a handshake.
+///
+/// What is checked is the response's form, not that it is for the served certificate nor that it is still fresh:
+/// the tool that fetches it from the CA's responder (and writes the file, as `openssl ocsp -respout` does) vouches for
+/// those, as nginx's `ssl_stapling_file` leaves them to it.
+///
+/// **Ownership:** Held by its ``TLSContext``, which passes it unretained to OpenSSL's status callback.
+/// **Thread safety:** Immutable; the callback only reads it (from any loop's thread).
+final class OCSPStaple: @unchecked Sendable {
+    // @unchecked Sendable: immutable after init.
+
+    /// The response, as the file holds it.
+    let der: [UInt8]
+    let library: LibSSL
+
+    /// The most a response file may hold: a response is a few KiB (a signature, a certificate or two).
+    static let maximumBytes = 64 * 1024
+
+    /// Reads and checks `path`. Blocking (reads a file): at start-up or on a reload, off the event loops.
+    ///
+    /// - Throws: ``TLSError/ocspResponseFile(path:reason:)``: missing, empty, too large, not DER OCSP, or a status
+    ///   other than `successful`.
+    init(library: LibSSL, path: String) throws(TLSError) {
+        let der = try Self.read(path)
+        let crypto = library.crypto
+        crypto.clearErrors()
+        let parsed = der.withUnsafeBufferPointer { buffer -> (response: OpaquePointer?, consumed: Int) in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            let response = crypto.d2iOCSPResponse(nil, &cursor, buffer.count)
+            return (response, cursor.map { $0 - buffer.baseAddress! } ?? 0)
+        }
+        guard let response = parsed.response else {
+            throw .ocspResponseFile(path: path, reason: "not a DER OCSP response (\(TLSContext.errorText(library)))")
+        }
+        let status = crypto.ocspResponseStatus(response)
+        crypto.freeOCSPResponse(response)
+        guard parsed.consumed == der.count else {
+            throw .ocspResponseFile(path: path, reason: "bytes after the DER OCSP response")
+        }
+        guard status == 0 else {  // OCSP_RESPONSE_STATUS_SUCCESSFUL
+            throw .ocspResponseFile(
+                path: path,
+                reason: "the responder's status is \(Self.statusName(status)), not successful"
+            )
+        }
+        self.der = der
+        self.library = library
+    }
+
+    /// The whole file, or why not.
+    private static func read(_ path: String) throws(TLSError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .ocspResponseFile(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .ocspResponseFile(path: path, reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > maximumBytes {
+                throw .ocspResponseFile(path: path, reason: "larger than \(maximumBytes) bytes")
+            }
+        }
+        guard !bytes.isEmpty else { throw .ocspResponseFile(path: path, reason: "empty") }
+        return bytes
+    }
+
+    /// RFC 6960's name of an `OCSPResponseStatus`.
+    static func statusName(_ status: Int32) -> String {
+        switch status {
+        case 1: "malformedRequest"
+        case 2: "internalError"
+        case 3: "tryLater"
+        case 5: "sigRequired"
+        case 6: "unauthorized"
+        default: "\(status)"
+        }
+    }
+}
+
+/// `SSL_CTX_set_tlsext_status_cb`'s callback on a server: the client asked for the certificate's status; hands
+/// OpenSSL a copy of the response (it frees it), or staples nothing when the copy cannot be made.
+private let stapleOCSP: LibSSL.StatusCallback = { ssl, argument in
+    guard let ssl, let argument else { return LibSSL.extensionNoAck }
+    let staple = Unmanaged<OCSPStaple>.fromOpaque(argument).takeUnretainedValue()
+    let library = staple.library
+    guard let copy = library.crypto.malloc(staple.der.count, nil, 0) else { return LibSSL.extensionNoAck }
+    staple.der.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    _ = library.control(ssl, LibSSL.Control.setOCSPResponse.rawValue, staple.der.count, copy)
     return LibSSL.extensionOK
 }
 

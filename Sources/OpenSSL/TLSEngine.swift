@@ -372,6 +372,20 @@ public final class TLSEngine: @unchecked Sendable {
         return Array(plaintext).withUnsafeBytes { write($0) }
     }
 
+    /// Puts a TLS 1.3 KeyUpdate into the output that asks the peer to update its keys too: the peer answers with a
+    /// KeyUpdate of its own, made while it reads. False before the handshake completed, on TLS 1.2, or after a
+    /// failure (nothing was made). For tests of a peer whose reads make output (a server that requests key
+    /// updates of a client that cannot send).
+    package func requestKeyUpdate() -> Bool {
+        guard failure == nil, session?.protocolVersion == "TLSv1.3" else { return false }
+        library.clearErrors()
+        guard library.keyUpdate(ssl, LibSSL.keyUpdateRequested) == 1, library.doHandshake(ssl) == 1 else {
+            library.clearErrors()
+            return false
+        }
+        return true
+    }
+
     /// Makes our close_notify (once); send the output, then close the socket.
     public func shutdown() -> ShutdownResult {
         if let failure { return .failed(failure) }

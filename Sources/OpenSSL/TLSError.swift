@@ -14,6 +14,8 @@ public enum TLSError: Error, Equatable, Sendable, CustomStringConvertible {
     case privateKeyFile(path: String, reason: String)
     /// The CA file to verify servers with could not be read or holds no PEM certificate.
     case caFile(path: String, reason: String)
+    /// The OCSP response file to staple could not be read or is not a successful DER OCSP response.
+    case ocspResponseFile(path: String, reason: String)
     /// The system's CA store could not be loaded.
     case systemTrustStore(reason: String)
     /// A setting OpenSSL refused (an empty or over-long ALPN protocol, an invalid server name), or an allocation
@@ -31,6 +33,8 @@ public enum TLSError: Error, Equatable, Sendable, CustomStringConvertible {
             "tls private key file \(path): \(reason)"
         case .caFile(let path, let reason):
             "tls ca file \(path): \(reason)"
+        case .ocspResponseFile(let path, let reason):
+            "tls ocsp response file \(path): \(reason)"
         case .systemTrustStore(let reason):
             "the system's ca certificates could not be loaded: \(reason)"
         case .configuration(let reason):

@@ -100,7 +100,10 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
     private var finished = false
     /// The TLS layer of the socket (`rediss://`), made when the socket connects; nil for `redis://` and between
     /// sockets.
-    private var tls: RedisTLSLayer?
+    private(set) var tls: RedisTLSLayer?
+    /// How many readiness events the poller has reported for the socket: for tests that a socket the connection
+    /// cannot read now is not reported over and over (`RedisConnection+Testing.swift`). Relaxed: a counter only.
+    let readinessEvents = Atomic<Int>(0)
 
     /// Creates a connection that does not connect until ``start()``.
     ///
@@ -286,6 +289,18 @@ public final class RedisConnection: @unchecked Sendable {  // Mutable state is l
             // A timeout before the TLS handshake completed: a server that stalls it, or a plain-TCP port (Redis
             // waits for the end of a line that a ClientHello never sends). Said so, for the operator.
             let duringTLSHandshake = tls.map { !$0.handshakeDone } ?? false
+            if let layer = tls, layer.failureIsTheHandshakes, error != .closed {
+                // Not refused by OpenSSL (that was counted with its reason): the deadline, or the server left
+                // before its first reply.
+                let reason: String
+                if case .connectTimedOut = error {
+                    reason = RedisConnectionMetrics.tlsTimeoutReason
+                } else {
+                    reason = RedisConnectionMetrics.tlsAbandonedReason
+                }
+                layer.handshakeFailureCounted = true
+                shared.withLock { $0.metrics.tlsHandshakeFailures[reason, default: 0] &+= 1 }
+            }
             closeSocket()
             if error != .closed {
                 lastError = error.description
@@ -586,6 +601,7 @@ extension RedisConnection {
     /// The socket is ready (or failed), as the loop's poller reported it.
     fileprivate func socketReady(_ event: PollEvent) {
         guard event.fd == socket else { return }
+        readinessEvents.wrappingAdd(1, ordering: .relaxed)
         handlingEvent = true
         let now = ContinuousClock.now
         if socketConnecting {
@@ -655,7 +671,10 @@ extension RedisConnection {
         switch layer.engine.handshake() {
         case .complete(let session):
             layer.handshakeDone = true
-            shared.withLock { $0.tlsSession = session }
+            shared.withLock {
+                $0.tlsSession = session
+                $0.metrics.tlsHandshakes[session.protocolVersion, default: 0] &+= 1
+            }
             perform(machine.connected(now: now), now: now)
             // The server's first bytes may have come with its last handshake flight.
             if tls === layer { decryptTLS(layer, now: now) }
@@ -663,6 +682,8 @@ extension RedisConnection {
             break
         case .failed(let failure):
             layer.sendPendingOutput(socket)
+            layer.handshakeFailureCounted = true
+            shared.withLock { $0.metrics.tlsHandshakeFailures[failure.reason.rawValue, default: 0] &+= 1 }
             let reason =
                 "tls handshake with \(configuration.url.host):\(configuration.url.port) failed: \(failure)"
             perform(machine.connectionClosed(reason, now: now), now: now)
@@ -710,6 +731,7 @@ extension RedisConnection {
             switch layer.engine.read(into: buffer) {
             case .bytes(let count):
                 guard count > 0 else { return }
+                layer.receivedPlaintext = true
                 machine.bytesReceived(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), now: now)
                 while socket == fd, let action = machine.nextReceivedAction(now: now) {
                     perform(action, now: now)
@@ -724,6 +746,12 @@ extension RedisConnection {
                 return
             case .failed(let failure):
                 layer.sendPendingOutput(fd)
+                if layer.failureIsTheHandshakes {
+                    // Refused before its first reply: TLS 1.3's verdict on our certificate comes after our side of
+                    // the handshake completed.
+                    layer.handshakeFailureCounted = true
+                    shared.withLock { $0.metrics.tlsHandshakeFailures[failure.reason.rawValue, default: 0] &+= 1 }
+                }
                 perform(machine.connectionClosed("\(failure)", now: now), now: now)
                 return
             }

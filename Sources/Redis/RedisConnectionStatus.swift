@@ -55,6 +55,19 @@ public struct RedisConnectionMetrics: Equatable, Sendable {
     public var roundTripMax: Duration = .zero
     /// The last of them.
     public var roundTripLast: Duration = .zero
+    /// `rediss://`: TLS handshakes completed, by OpenSSL's name of the protocol version (`TLSv1.3`, `TLSv1.2`).
+    public var tlsHandshakes: [String: Int] = [:]
+    /// `rediss://`: TLS handshakes that failed, by reason: a ``TLSFailure/Reason`` (`untrusted_certificate`,
+    /// `hostname_mismatch`, `alert_received`, …), ``tlsTimeoutReason`` (not done within the connect timeout) or
+    /// ``tlsAbandonedReason`` (the server closed or reset the connection during it). A failure before the server's
+    /// first reply counts as the handshake's, even after our side of it completed (and was counted in
+    /// ``tlsHandshakes``): a TLS 1.3 server refuses a client certificate only then.
+    public var tlsHandshakeFailures: [String: Int] = [:]
+
+    /// The failure reason of a TLS handshake not done within ``RedisConfiguration/connectTimeout``.
+    public static let tlsTimeoutReason = "timeout"
+    /// The failure reason of a TLS handshake the server ended (closed or reset the connection) without an alert.
+    public static let tlsAbandonedReason = "abandoned"
 
     public init() {}
 

@@ -12,6 +12,16 @@ final class RedisTLSLayer {
     let engine: TLSEngine
     /// Whether the handshake completed (the machine has been told the connection is up).
     var handshakeDone = false
+    /// Whether the handshake's failure has been counted (``RedisConnectionMetrics/tlsHandshakeFailures``), so the
+    /// connection's close that follows does not count it again.
+    var handshakeFailureCounted = false
+    /// Whether the server has sent plaintext (its first reply). Until it has, a failure counts as the handshake's:
+    /// a TLS 1.3 server refuses a client's certificate after the client's side of the handshake has completed.
+    var receivedPlaintext = false
+
+    /// Whether a failure now is the handshake's, for the metrics: before the server's first plaintext, and not
+    /// counted yet.
+    var failureIsTheHandshakes: Bool { !receivedPlaintext && !handshakeFailureCounted }
     /// Whether plaintext was left undecrypted because the engine's output was full.
     var inputStalled = false
     /// Ciphertext taken from the engine that the kernel refused: sent before anything else. Empty (no storage)

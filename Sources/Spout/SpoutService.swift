@@ -101,7 +101,9 @@ public final class SpoutService: Sendable {
             configuration.eventLoops > 0 ? configuration.eventLoops : CPUQuota.loopCount(available: available)
         // TLS first: a bad file or a missing libssl refuses the start before anything listens. The files' identities
         // are read before the files, so that a change meanwhile is seen by the watcher.
-        let tlsFiles = [configuration.tls.certificateFile, configuration.tls.privateKeyFile]
+        let tlsFiles =
+            [configuration.tls.certificateFile, configuration.tls.privateKeyFile]
+            + (configuration.tls.ocspResponseFile.isEmpty ? [] : [configuration.tls.ocspResponseFile])
         let tlsFilesLoaded = configuration.tls.isEnabled ? tlsFiles.map(TLSFileWatcher.identity(of:)) : []
         let tls =
             try configuration.tls.isEnabled
@@ -415,9 +417,14 @@ extension Server.Configuration {
 }
 
 extension TLSServerConfiguration {
-    /// The files of `tls.certificateFile` and `tls.privateKeyFile`, offering ALPN `http/1.1`.
+    /// The files of `tls.certificateFile` and `tls.privateKeyFile` (and `tls.ocspResponseFile` when set), offering
+    /// ALPN `http/1.1`.
     init(spout tls: SpoutConfiguration.TLS) {
-        self.init(certificateFile: tls.certificateFile, privateKeyFile: tls.privateKeyFile)
+        self.init(
+            certificateFile: tls.certificateFile,
+            privateKeyFile: tls.privateKeyFile,
+            ocspResponseFile: tls.ocspResponseFile.isEmpty ? nil : tls.ocspResponseFile
+        )
     }
 }
 

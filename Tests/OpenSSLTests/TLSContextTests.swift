@@ -134,6 +134,52 @@ import Testing
         }
     }
 
+    @Test func aBadOCSPResponseFileIsRefusedNamingItAndWhy() throws {
+        let good = try pki.makeOCSPResponse(for: pki.server, name: "context-ocsp-\(UUID().uuidString).der")
+        var configuration = configuration(pki.server)
+        configuration.ocspResponseFile = good
+        _ = try TLSContext(server: configuration)
+
+        let cases: [(path: String, reason: String)] = [
+            ("\(pki.directory)/no-such-ocsp.der", "No such file or directory"),
+            (try pki.write("context-ocsp-empty.der", contents: ""), "empty"),
+            (try pki.write("context-ocsp-garbage.der", contents: "not der"), "not a DER OCSP response"),
+            // A certificate is DER too, but not an OCSP response.
+            (try derCertificate(), "not a DER OCSP response"),
+            (try trailing(good), "bytes after the DER OCSP response"),
+        ]
+        for (path, reason) in cases {
+            configuration.ocspResponseFile = path
+            #expect {
+                try TLSContext(server: configuration)
+            } throws: { error in
+                guard case .ocspResponseFile(let named, let text) = error as? TLSError else { return false }
+                return named == path && text.contains(reason)
+            }
+        }
+    }
+
+    /// The server's certificate in DER: a well-formed DER file that is no OCSP response.
+    private func derCertificate() throws -> String {
+        let path = "\(pki.directory)/context-ocsp-certificate-\(UUID().uuidString).der"
+        let child = try ChildProcess(
+            executable: try #require(TestCertificates.executable("openssl")),
+            arguments: ["x509", "-in", pki.server.certificateFile, "-outform", "DER", "-out", path]
+        )
+        _ = try child.readStandardOutput()
+        #expect(child.wait() == .exited(0))
+        return path
+    }
+
+    /// A copy of the response at `path` with a byte after it.
+    private func trailing(_ path: String) throws -> String {
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes.append(0)
+        let copy = "\(path).trailing"
+        try bytes.write(to: URL(fileURLWithPath: copy))
+        return copy
+    }
+
     @Test func anInvalidALPNNameIsRefused() throws {
         var configuration = configuration(pki.server)
         configuration.applicationProtocols = ["http/1.1", ""]

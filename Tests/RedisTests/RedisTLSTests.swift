@@ -1,4 +1,6 @@
 import Dispatch
+import EventLoops
+import Foundation
 import Glibc
 import OpenSSL
 import RESP
@@ -83,6 +85,8 @@ struct RedisTLSTests {
         let redis = try harness.ready(try Self.configuration(port: port))
         let session = try #require(redis.tlsSession)
         #expect(["TLSv1.2", "TLSv1.3"].contains(session.protocolVersion))
+        #expect(redis.metrics.tlsHandshakes == [session.protocolVersion: 1])
+        #expect(redis.metrics.tlsHandshakeFailures.isEmpty)
         #expect(session.serverName == "localhost", "the URL's host is sent as SNI")
 
         // Pipelined commands, a binary value, an error reply: as over plain TCP.
@@ -166,6 +170,10 @@ struct RedisTLSTests {
         // Without one, redis-server refuses the handshake: an alert, or the connection closed.
         let refused = harness.connect(try Self.configuration(port: port))
         try Self.waitForFailures(harness, refused, containing: "tls")
+        // Refused with an alert, or the connection closed before it was read: counted either way, with its reason.
+        let failures = refused.metrics.tlsHandshakeFailures
+        #expect(failures.values.reduce(0, +) >= 2, "\(failures)")
+        #expect(Set(failures.keys).isSubset(of: ["alert_received", RedisConnectionMetrics.tlsAbandonedReason]))
         refused.close()
 
         let redis = try harness.ready(try Self.configuration(port: port, clientIdentity: pki.client))
@@ -181,6 +189,8 @@ struct RedisTLSTests {
         let redis = harness.connect(try Self.configuration(port: try #require(server.tlsPort)))
         let reason = try Self.waitForFailures(harness, redis, containing: "untrusted_certificate")
         #expect(reason.contains("tls handshake with localhost:"), "\(reason)")
+        #expect(redis.metrics.tlsHandshakeFailures["untrusted_certificate", default: 0] >= 2)
+        #expect(redis.metrics.tlsHandshakes.isEmpty)
         #expect(redis.tlsSession == nil)
         let outcome = try harness.result(redis, RESPCommand("PING"))
         #expect(outcome != .success(.simpleString("PONG")))
@@ -227,6 +237,8 @@ struct RedisTLSTests {
         )
         try Self.waitForFailures(harness, redis, count: 2, containing: "longer than 0.3 seconds, in the tls handshake")
         #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(redis.metrics.tlsHandshakeFailures[RedisConnectionMetrics.tlsTimeoutReason, default: 0] >= 2)
+        #expect(redis.metrics.tlsHandshakeFailures.keys.allSatisfy { $0 == RedisConnectionMetrics.tlsTimeoutReason })
     }
 
     @Test func aPlainRedisPortOnARedissURLFailsAtTheConnectTimeoutAndSaysWhy() throws {
@@ -252,6 +264,40 @@ struct RedisTLSTests {
         try Self.waitForFailures(harness, redis, containing: "needs a tls context")
     }
 
+    @Test func aReadStalledOnAFullTLSOutputLeavesTheSocketUnwatchedUntilTheOutputDrains() throws {
+        // A TLS 1.3 server that answers HELLO, then never reads again and sends KeyUpdates that each ask the client
+        // for one back. The client's commands fill the kernel's buffers, so its answers pile up in the engine's
+        // output until it is full; decryption then waits for that output to drain, and the engine's input fills.
+        // The socket stays readable; the poller is level-triggered, so a connection that kept watching it would be
+        // woken on every turn of the loop, reading nothing (baa0c58).
+        let pki = try TestCertificates.shared()
+        let server = try KeyUpdatingServer(identity: pki.server, keyUpdates: 12_000)
+        defer { server.stop() }
+        let harness = RedisHarness()
+        defer { harness.close() }
+        var configuration = try Self.configuration(port: server.port)
+        configuration.commandTimeout = nil
+        configuration.pingInterval = nil
+        let redis = try harness.ready(configuration)
+        let value = [UInt8](repeating: UInt8(ascii: "v"), count: 1 << 20)
+        for index in 0..<16 {
+            var set = RESPCommand("SET", "key\(index)")
+            set.append(value)
+            redis.send(set) { _ in }
+        }
+        #expect(server.sentEverything.wait(timeout: .seconds(60)), "the server could not send its key updates")
+        #expect(eventually { redis.loop.runAndWait { redis.tlsReadStalled } }, "the read never stalled")
+
+        // Stalled: 200 turns of the loop (each a task handed to it, so it polls at least once per turn) wake the
+        // connection a few times at most, not once a turn.
+        let before = redis.readinessEventCount
+        for _ in 0..<200 { redis.loop.runAndWait {} }
+        let wakeUps = redis.readinessEventCount - before
+        #expect(wakeUps < 20, "the connection was woken \(wakeUps) times in 200 turns for a socket it cannot read")
+        #expect(redis.loop.runAndWait { redis.tlsReadStalled }, "still stalled: the server has read nothing")
+        #expect(redis.status == .connected)
+    }
+
     @Test func aBadCAFileIsRefusedWhenTheContextIsMade() throws {
         let pki = try TestCertificates.shared()
         let garbage = try pki.write("redis-garbage-ca.pem", contents: "not a certificate\n")
@@ -261,5 +307,88 @@ struct RedisTLSTests {
         #expect(throws: TLSError.self) {
             _ = try TLSContext(client: TLSClientConfiguration(trust: .caFile(pki.directory + "/missing.pem")))
         }
+    }
+}
+
+/// A TLS 1.3 server for the stalled-read test, on a thread of its own: it accepts one connection (a blocking socket),
+/// completes the handshake through a server ``TLSEngine``, answers the first command (`HELLO`) as Redis 7 would,
+/// then never reads again and sends `keyUpdates` KeyUpdate messages, each asking the client for one back (with a
+/// push after every eighth); it holds the connection open until stopped.
+///
+/// **Ownership:** The test owns it and calls ``stop()``; the thread holds the sockets and ends once stopped.
+/// **Thread safety:** `stopped` is behind a `TestBox`; the engine is confined to the thread.
+private final class KeyUpdatingServer: Sendable {
+    let port: Int
+    /// Fires once every key update has been handed to the kernel.
+    let sentEverything = TestSignal()
+    private let stopped = TestBox(false)
+
+    init(identity: TestCertificates.Identity, keyUpdates: Int) throws {
+        let context = try TLSContext(
+            server: TLSServerConfiguration(
+                certificateFile: identity.certificateFile,
+                privateKeyFile: identity.privateKeyFile
+            )
+        )
+        let (listener, port) = try LoopbackListener.open()
+        self.port = port
+        let stopped = stopped
+        let sentEverything = sentEverything
+        Thread.detachNewThread {
+            LoopbackListener.acceptUntil(listener, stopped: { stopped.value }) { fd in
+                defer { close(fd) }
+                guard let engine = try? context.makeServerEngine(),
+                    Self.serve(engine, fd, keyUpdates: keyUpdates, stopped: { stopped.value })
+                else { return }
+                sentEverything.signal()
+                // Held open, never read, until the test ends.
+                while !stopped.value {
+                    var look = pollfd(fd: fd, events: 0, revents: 0)
+                    _ = poll(&look, 1, 100)
+                }
+            }
+        }
+    }
+
+    func stop() {
+        stopped.update { $0 = true }
+    }
+
+    /// The handshake, HELLO's answer and the key updates; false when the client went away or the test stopped.
+    private static func serve(_ engine: TLSEngine, _ fd: Int32, keyUpdates: Int, stopped: () -> Bool) -> Bool {
+        var plaintext: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while !String(decoding: plaintext, as: UTF8.self).contains("HELLO") {
+            guard !stopped(), sendOutput(engine, fd) else { return false }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return false }
+            engine.feed(buffer[0..<count])
+            while case .bytes(let decrypted) = buffer.withUnsafeMutableBytes({ engine.read(into: $0) }),
+                decrypted > 0
+            {
+                plaintext += buffer[0..<decrypted]
+            }
+        }
+        guard case .wrote = engine.write(Array("%1\r\n$5\r\nproto\r\n:3\r\n".utf8)) else { return false }
+        // A push between every few key updates: OpenSSL refuses more than 32 KeyUpdates in a row without data.
+        let push = Array(">3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$1\r\nx\r\n".utf8)
+        for index in 0..<keyUpdates {
+            guard !stopped(), engine.requestKeyUpdate() else { return false }
+            if index % 8 == 7, case .failed = engine.write(push) { return false }
+            guard sendOutput(engine, fd) else { return false }
+        }
+        return sendOutput(engine, fd)
+    }
+
+    /// Sends everything the engine holds (blocking); false when the client went away.
+    private static func sendOutput(_ engine: TLSEngine, _ fd: Int32) -> Bool {
+        let output = engine.takeOutput()
+        var sent = 0
+        while sent < output.count {
+            let count = output[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return false }
+            sent += count
+        }
+        return true
     }
 }

@@ -131,6 +131,49 @@ public final class TestCertificates: Sendable {
         return try maker.leaf(name, names: "DNS:localhost,IP:127.0.0.1", days: days, issuer: intermediate)
     }
 
+    /// Makes a DER OCSP response saying that `identity`'s certificate (the first of its chain file, issued by the
+    /// intermediate CA) is good, as a CA's responder answers and `openssl ocsp -respout` writes it for a server to
+    /// staple: a request for the certificate, then the intermediate answering it as its own responder from a
+    /// one-line CA index. Returns the response file's path (`name`).
+    public func makeOCSPResponse(for identity: Identity, name: String) throws -> String {
+        guard let openssl = Self.executable("openssl") else { throw Failure.opensslMissing }
+        let maker = Maker(openssl: openssl, directory: directory)
+        let serial =
+            try maker.output(["x509", "-in", identity.certificateFile, "-noout", "-serial"])
+            .split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        let index = try write("\(name).index", contents: "V\t301231235959Z\t\t\(serial)\tunknown\t/CN=server\n")
+        let request = "\(directory)/\(name).req"
+        let response = "\(directory)/\(name)"
+        let intermediate = "\(directory)/intermediate.crt"
+        _ = try maker.output([
+            "ocsp", "-issuer", intermediate, "-cert", identity.certificateFile, "-no_nonce", "-reqout", request,
+        ])
+        _ = try maker.output([
+            "ocsp", "-index", index, "-rsigner", intermediate, "-rkey", "\(directory)/intermediate.key", "-CA",
+            intermediate, "-reqin", request, "-respout", response, "-ndays", "1",
+        ])
+        return response
+    }
+
+    /// Runs `openssl s_client -status` against `127.0.0.1:port` (SNI `localhost`, trusting the test root), sending
+    /// nothing: its standard output, which says whether the server stapled an OCSP response ("OCSP Response
+    /// Status: successful") or not ("OCSP response: no response sent").
+    public func statusRequest(port: Int) throws -> String {
+        guard let openssl = Self.executable("openssl") else { throw Failure.opensslMissing }
+        let child = try ChildProcess(
+            executable: openssl,
+            arguments: [
+                "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost", "-status", "-CAfile",
+                rootCertificateFile,
+            ],
+            standardOutput: .pipe,
+            standardError: .null
+        )
+        let output = try child.readStandardOutput(timeout: .seconds(30))
+        _ = child.wait(timeout: .seconds(10))
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// Writes `contents` to a file of the directory; returns its path.
     @discardableResult
     public func write(_ name: String, contents: String) throws -> String {
@@ -268,6 +311,11 @@ public final class TestCertificates: Sendable {
         }
 
         private func run(_ arguments: [String]) throws {
+            _ = try output(arguments)
+        }
+
+        /// Runs openssl with `arguments`; its standard output (and error), or the failure.
+        func output(_ arguments: [String]) throws -> String {
             let child = try ChildProcess(
                 executable: openssl,
                 arguments: arguments,
@@ -278,6 +326,7 @@ public final class TestCertificates: Sendable {
             guard child.wait(timeout: .seconds(30)) == .exited(0) else {
                 throw Failure.commandFailed(arguments: arguments, output: String(decoding: output, as: UTF8.self))
             }
+            return String(decoding: output, as: UTF8.self)
         }
     }
 }

@@ -87,6 +87,7 @@ extension ConfigKey {
         "tls.certificateFile": "PEM certificate chain (leaf first) to serve HTTPS; reloaded on SIGHUP; empty: no HTTPS",
         "tls.privateKeyFile": "PEM private key of the certificate; set exactly when tls.certificateFile is",
         "tls.port": "HTTPS port beside plain HTTP on port; 0: port itself serves HTTPS only",
+        "tls.ocspResponseFile": "DER OCSP response stapled for clients that ask; reloaded with the certificate",
     ]
 
     /// Every key, two lines each: the key, its environment variable (and flag), its values and default; then

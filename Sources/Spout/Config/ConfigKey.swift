@@ -240,6 +240,7 @@ struct ConfigKey: @unchecked Sendable {
         ConfigKey(name: "tls.certificateFile", kind: .text(\.tls.certificateFile, what: "file path")),
         ConfigKey(name: "tls.privateKeyFile", kind: .text(\.tls.privateKeyFile, what: "file path")),
         ConfigKey(name: "tls.port", kind: .integer(\.tls.port, 0...65_535)),
+        ConfigKey(name: "tls.ocspResponseFile", kind: .text(\.tls.ocspResponseFile, what: "file path")),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

@@ -219,6 +219,14 @@ extension SpoutConfiguration {
                 source: "the configuration"
             )
         }
+        if !tls.ocspResponseFile.isEmpty, !tls.isEnabled {
+            throw .invalidValue(
+                key: "tls.ocspResponseFile",
+                value: tls.ocspResponseFile,
+                expected: "empty unless tls.certificateFile and tls.privateKeyFile are set",
+                source: "the configuration"
+            )
+        }
         if tls.port != 0, !tls.isEnabled {
             throw .invalidValue(
                 key: "tls.port",

@@ -259,6 +259,9 @@ public struct SpoutConfiguration: Equatable, Sendable {
         public var privateKeyFile = ""
         /// The HTTPS port beside the plain HTTP one on `port`; 0: `port` itself serves HTTPS (and no plain HTTP).
         public var port = 0
+        /// A DER OCSP response for the certificate, stapled for clients that ask (`status_request`) and reloaded
+        /// with the certificate; empty: no stapling.
+        public var ocspResponseFile = ""
 
         /// Whether HTTPS is configured.
         public var isEnabled: Bool { !certificateFile.isEmpty }

@@ -352,6 +352,7 @@ struct ChannelsRedisOutageTests {
         ] {
             #expect(text.contains("# TYPE \(family)"), "\(family)")
         }
+        #expect(!text.contains("spout_redis_tls_"), "the TLS families are for rediss:// only")
         #expect(replica.labelledCounter("spout_redis_round_trip_seconds_count", #"role="publish""#) >= 1)
         #expect(replica.labelledCounter("spout_redis_round_trip_seconds_sum", #"role="publish""#) > 0)
         let reconnectsBefore = replica.labelledCounter("spout_redis_reconnects_total", #"role="publish""#)

@@ -48,6 +48,17 @@ struct ChannelsRedisTLSTests {
 
         // Both replicas' links (their only way to Redis is its TLS port) are up.
         #expect(a.redisIsUp(true) && b.redisIsUp(true) && b.redisIsUp(true, role: "subscribe"))
+
+        // The TLS handshakes with Redis are counted, per role, and every failure reason is there at 0.
+        for role in ["publish", "subscribe"] {
+            let handshakes = a.labelledSamples("spout_redis_tls_handshakes_total", #"role="\#(role)""#)
+            #expect(handshakes.count == 2, "one series per protocol version: \(handshakes)")
+            #expect(handshakes.reduce(0, +) >= 1)
+            let failures = a.labelledSamples("spout_redis_tls_handshake_failures_total", #"role="\#(role)""#)
+            #expect(failures.count == RedisMetrics.tlsFailureReasons.count)
+            #expect(failures.allSatisfy { $0 == 0 })
+        }
+        #expect(a.labelledCounter("spout_redis_tls_handshake_failures_total", #"reason="untrusted_certificate""#) == 0)
         await a.stop()
         await b.stop()
     }

@@ -122,6 +122,66 @@ import Testing
         await server.stop()
     }
 
+    @Test func anOCSPResponseIsStapledForClientsThatAskAndReloadedWithTheCertificate() async throws {
+        let response = try pki.makeOCSPResponse(for: pki.server, name: "service-ocsp-\(UUID().uuidString).der")
+        let server = try SpoutTestServer(tlsFileCheckInterval: .milliseconds(50)) {
+            $0.tls.certificateFile = pki.server.certificateFile
+            $0.tls.privateKeyFile = pki.server.privateKeyFile
+            $0.tls.ocspResponseFile = response
+        }
+        let stapled = try pki.statusRequest(port: server.port)
+        #expect(stapled.contains("OCSP Response Status: successful"), "\(stapled)")
+        #expect(stapled.contains("Cert Status: good"), "\(stapled)")
+        #expect(stapled.contains("Verify return code: 0 (ok)"), "\(stapled)")
+        // A client that does not ask is served as before.
+        #expect(try curl(server.port, "/health").0 == 0)
+
+        // A bad new response, seen by the file watcher: the old one is still stapled, and the log says why.
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: response), options: .atomic)
+        #expect(
+            eventually {
+                server.events.lines.contains {
+                    $0.contains("tls_reload_failed") && $0.contains("file_change") && $0.contains(response)
+                        && $0.contains("not a DER OCSP response")
+                }
+            }
+        )
+        #expect(try pki.statusRequest(port: server.port).contains("OCSP Response Status: successful"))
+        // SIGHUP's path says the same.
+        guard case .failure(let error) = server.service.reloadTLS() else {
+            Issue.record("a bad ocsp response file was accepted")
+            await server.stop()
+            return
+        }
+        guard case .ocspResponseFile(let path, let reason) = error else {
+            Issue.record("\(error)")
+            await server.stop()
+            return
+        }
+        #expect(path == response)
+        #expect(reason.contains("not a DER OCSP response"), "\(reason)")
+        // A good one again: reloaded.
+        _ = try pki.makeOCSPResponse(for: pki.server, name: String(response.split(separator: "/").last!))
+        guard case .success = server.service.reloadTLS() else {
+            Issue.record("a good ocsp response file was refused")
+            await server.stop()
+            return
+        }
+        #expect(try pki.statusRequest(port: server.port).contains("OCSP Response Status: successful"))
+        await server.stop()
+    }
+
+    @Test func withoutAnOCSPResponseFileNothingIsStapled() async throws {
+        let server = try SpoutTestServer {
+            $0.tls.certificateFile = pki.server.certificateFile
+            $0.tls.privateKeyFile = pki.server.privateKeyFile
+        }
+        let answer = try pki.statusRequest(port: server.port)
+        #expect(answer.contains("OCSP response: no response sent"), "\(answer)")
+        #expect(!answer.contains("OCSP Response Status"))
+        await server.stop()
+    }
+
     @Test(.enabled(if: TestCertificates.pythonTestsEnabled)) func replacedFilesAreReloadedAndAnOpenStreamKeepsFlowing()
         async throws
     {
