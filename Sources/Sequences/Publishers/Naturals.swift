@@ -13,33 +13,12 @@ import Reactive
 /// finishes or is cancelled.
 ///
 /// **Thread safety:** safe to subscribe from any thread; each subscription is safe to call from any thread.
-public struct Naturals: Publisher, Sendable {
-    public typealias Output = Term
-    public typealias Failure = Never
+public struct Naturals: SingleSequencePublisher {
+    public static var kind: SequenceKind { .naturals }
 
-    /// The index of the first element delivered.
-    public let start: Int
+    public let publisher: SequencePublisher
 
-    /// How many elements to deliver before finishing, or `nil` for no limit.
-    public let count: Int?
-
-    /// Counters that every subscription made from this publisher reports to, if any (tests only; see
-    /// `Naturals+Testing.swift`).
-    package let probe: SequenceProbe?
-
-    /// Creates a publisher of the elements from index `start`, `count` of them.
-    ///
-    /// > Warning: A negative `start` or `count` is misuse of the API and traps; validate client input first.
-    ///
-    /// - Parameters:
-    ///   - start: The index of the first element to deliver; zero or more. See
-    ///     ``SequenceKind/maxStart`` for what reaching it costs.
-    ///   - count: The number of elements to deliver, zero or more; `nil` streams until cancelled.
-    public init(start: Int = 0, count: Int? = nil) {
-        self.init(start: start, count: count, probe: nil)
-    }
-
-    public func receive<S: Subscriber>(subscriber: S) where S.Input == Term, S.Failure == Never {
-        SequencePublisher(kind: .naturals, start: start, count: count, probe: probe).receive(subscriber: subscriber)
+    public init(wrapping publisher: SequencePublisher) {
+        self.publisher = publisher.requiring(Self.kind)
     }
 }

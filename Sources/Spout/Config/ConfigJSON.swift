@@ -169,16 +169,7 @@ enum ConfigJSON: Equatable, Sendable {
                 position += 1
                 skipWhitespace()
                 members.append((name, try value(depth: depth + 1)))
-                skipWhitespace()
-                guard position < bytes.count else { throw error("expected \",\" or \"}\", got end of file") }
-                if bytes[position] == UInt8(ascii: ",") {
-                    position += 1
-                    continue
-                }
-                guard bytes[position] == UInt8(ascii: "}") else {
-                    throw error("expected \",\" or \"}\", got \(describeCurrent())")
-                }
-                position += 1
+                if try anotherFollows(before: "}") { continue }
                 return .object(members)
             }
         }
@@ -197,18 +188,25 @@ enum ConfigJSON: Equatable, Sendable {
                     throw error("trailing comma before \"]\"")
                 }
                 elements.append(try value(depth: depth + 1))
-                skipWhitespace()
-                guard position < bytes.count else { throw error("expected \",\" or \"]\", got end of file") }
-                if bytes[position] == UInt8(ascii: ",") {
-                    position += 1
-                    continue
-                }
-                guard bytes[position] == UInt8(ascii: "]") else {
-                    throw error("expected \",\" or \"]\", got \(describeCurrent())")
-                }
-                position += 1
+                if try anotherFollows(before: "]") { continue }
                 return .array(elements)
             }
+        }
+
+        /// After a member or an element: skips a `,` and answers `true` (another follows), or skips `closer`
+        /// and answers `false` (the object or array ends); anything else is an error naming both.
+        mutating func anotherFollows(before closer: Unicode.Scalar) throws(SyntaxError) -> Bool {
+            skipWhitespace()
+            guard position < bytes.count else { throw error("expected \",\" or \"\(closer)\", got end of file") }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                return true
+            }
+            guard bytes[position] == UInt8(ascii: closer) else {
+                throw error("expected \",\" or \"\(closer)\", got \(describeCurrent())")
+            }
+            position += 1
+            return false
         }
 
         mutating func string() throws(SyntaxError) -> String {

@@ -62,7 +62,8 @@ struct ConfigKey: @unchecked Sendable {
     /// convention asks for), e.g. `SPOUT_UPSTREAM_URL`; the canonical name wins if both are set.
     let alias: String?
 
-    private init(name: String, kind: Kind, alias: String? = nil) {
+    /// One row of ``all``: the key's dotted name, its kind, and the second environment variable, if any.
+    private init(_ name: String, _ kind: Kind, alias: String? = nil) {
         self.name = name
         self.kind = kind
         self.alias = alias
@@ -93,154 +94,103 @@ struct ConfigKey: @unchecked Sendable {
     }
 
     static let all: [ConfigKey] = [
-        ConfigKey(name: "host", kind: .string(\.host, allowed: nil)),
-        ConfigKey(name: "port", kind: .integer(\.port, 0...65_535)),
-        ConfigKey(name: "eventLoops", kind: .integer(\.eventLoops, 0...256)),
-        ConfigKey(name: "backlog", kind: .integer(\.backlog, 1...65_535)),
-        ConfigKey(name: "maxConnections", kind: .integer(\.maxConnections, 1...1_000_000)),
-        ConfigKey(name: "probeConnections", kind: .integer(\.probeConnections, 0...1_000)),
-        ConfigKey(name: "trustedProxies", kind: .networks(\.trustedProxies)),
-        ConfigKey(name: "limits.maxHeaderBytes", kind: .integer(\.limits.maxHeaderBytes, 256...1_048_576)),
-        ConfigKey(name: "limits.maxHeaderCount", kind: .integer(\.limits.maxHeaderCount, 1...10_000)),
-        ConfigKey(name: "limits.maxBodyBytes", kind: .integer(\.limits.maxBodyBytes, 0...1_073_741_824)),
+        ConfigKey("host", .string(\.host, allowed: nil)),
+        ConfigKey("port", .integer(\.port, 0...65_535)),
+        ConfigKey("eventLoops", .integer(\.eventLoops, 0...256)),
+        ConfigKey("backlog", .integer(\.backlog, 1...65_535)),
+        ConfigKey("maxConnections", .integer(\.maxConnections, 1...1_000_000)),
+        ConfigKey("probeConnections", .integer(\.probeConnections, 0...1_000)),
+        ConfigKey("trustedProxies", .networks(\.trustedProxies)),
+        ConfigKey("limits.maxHeaderBytes", .integer(\.limits.maxHeaderBytes, 256...1_048_576)),
+        ConfigKey("limits.maxHeaderCount", .integer(\.limits.maxHeaderCount, 1...10_000)),
+        ConfigKey("limits.maxBodyBytes", .integer(\.limits.maxBodyBytes, 0...1_073_741_824)),
+        ConfigKey("limits.headReadTimeoutSeconds", .seconds(\.limits.headReadTimeoutSeconds, 0.001...3_600)),
+        ConfigKey("limits.bodyReadTimeoutSeconds", .seconds(\.limits.bodyReadTimeoutSeconds, 0.001...3_600)),
+        ConfigKey("limits.idleTimeoutSeconds", .seconds(\.limits.idleTimeoutSeconds, 0.001...86_400)),
+        ConfigKey("limits.writeStallTimeoutSeconds", .seconds(\.limits.writeStallTimeoutSeconds, 0.001...86_400)),
+        ConfigKey("limits.streamSendBufferBytes", .integer(\.limits.streamSendBufferBytes, 0...(64 << 20))),
+        ConfigKey("sse.heartbeatSeconds", .seconds(\.sse.heartbeatSeconds, 0.001...3_600)),
+        ConfigKey("sse.retryMilliseconds", .integer(\.sse.retryMilliseconds, 0...86_400_000)),
+        ConfigKey("sequences.maxCount", .integer(\.sequences.maxCount, 1...10_000_000)),
+        ConfigKey("sequences.maxStart", .integer(\.sequences.maxStart, 0...10_000_000)),
+        ConfigKey("sequences.maxIntervalMilliseconds", .integer(\.sequences.maxIntervalMilliseconds, 1...86_400_000)),
+        ConfigKey("cors.allowedOrigins", .strings(\.cors.allowedOrigins)),
+        ConfigKey("shutdown.graceSeconds", .seconds(\.shutdown.graceSeconds, 0...3_600)),
+        ConfigKey("shutdown.delaySeconds", .seconds(\.shutdown.delaySeconds, 0...3_600)),
+        ConfigKey("log.requests", .boolean(\.log.requests)),
+        ConfigKey("log.level", .level(\.log.level)),
+        ConfigKey("log.redactQueryParameters", .names(\.log.redactQueryParameters)),
+        ConfigKey("log.selfCalls", .boolean(\.log.selfCalls)),
+        ConfigKey("upstream.baseURL", .url(\.upstream.baseURL), alias: "SPOUT_UPSTREAM_URL"),
+        ConfigKey("upstream.attempts", .integer(\.upstream.attempts, 1...10)),
+        ConfigKey("upstream.baseDelayMilliseconds", .integer(\.upstream.baseDelayMilliseconds, 0...60_000)),
+        ConfigKey("upstream.maxDelayMilliseconds", .integer(\.upstream.maxDelayMilliseconds, 0...600_000)),
+        ConfigKey("upstream.attemptTimeoutSeconds", .seconds(\.upstream.attemptTimeoutSeconds, 0.001...600)),
+        ConfigKey("upstream.deadlineSeconds", .seconds(\.upstream.deadlineSeconds, 0.001...3_600)),
+        ConfigKey("upstream.cacheTTLSeconds", .seconds(\.upstream.cacheTTLSeconds, 0...86_400)),
+        ConfigKey("upstream.cacheMaxEntries", .integer(\.upstream.cacheMaxEntries, 0...1_000_000)),
+        ConfigKey("upstream.cacheMaxBytes", .integer(\.upstream.cacheMaxBytes, 0...(1 << 40))),
+        ConfigKey("upstream.cacheStaleSeconds", .seconds(\.upstream.cacheStaleSeconds, 0...86_400)),
+        ConfigKey("upstream.pageSize", .integer(\.upstream.pageSize, 1...100)),
+        ConfigKey("upstream.maxBodyBytes", .integer(\.upstream.maxBodyBytes, 1...(1 << 30))),
+        ConfigKey("compression.enabled", .boolean(\.compression.enabled)),
+        ConfigKey("compression.minimumBytes", .integer(\.compression.minimumBytes, 0...1_073_741_824)),
+        ConfigKey("channels.maxChannels", .integer(\.channels.maxChannels, 1...10_000_000)),
+        ConfigKey("channels.historyEvents", .integer(\.channels.historyEvents, 0...10_000_000)),
+        ConfigKey("channels.historyBytes", .integer(\.channels.historyBytes, 0...(1 << 34))),
+        ConfigKey("channels.historySeconds", .seconds(\.channels.historySeconds, 0...(86_400 * 30))),
+        ConfigKey("channels.maxEventBytes", .integer(\.channels.maxEventBytes, 1...(64 << 20))),
+        ConfigKey("channels.maxSubscribersPerChannel", .integer(\.channels.maxSubscribersPerChannel, 1...10_000_000)),
+        ConfigKey("channels.maxChannelsPerSubscription", .integer(\.channels.maxChannelsPerSubscription, 1...10_000)),
+        ConfigKey("channels.deadPeerSeconds", .integer(\.channels.deadPeerSeconds, 0...86_400)),
+        ConfigKey("channels.replicaTimeoutSeconds", .integer(\.channels.replicaTimeoutSeconds, 2...3_600)),
+        ConfigKey("channels.subscriberBufferEvents", .integer(\.channels.subscriberBufferEvents, 1...10_000_000)),
+        ConfigKey("channels.subscriberBufferBytes", .integer(\.channels.subscriberBufferBytes, 1...(1 << 34))),
+        ConfigKey("channels.overflow", .choice(Choice(\.channels.overflow))),
+        ConfigKey("channels.publishTokens", .names(\.channels.publishTokens)),
+        ConfigKey("channels.subscribeTokens", .names(\.channels.subscribeTokens)),
+        ConfigKey("channels.redisURL", .redisURL(\.channels.redisURL), alias: "SPOUT_REDIS_URL"),
         ConfigKey(
-            name: "limits.headReadTimeoutSeconds",
-            kind: .seconds(\.limits.headReadTimeoutSeconds, 0.001...3_600)
-        ),
-        ConfigKey(
-            name: "limits.bodyReadTimeoutSeconds",
-            kind: .seconds(\.limits.bodyReadTimeoutSeconds, 0.001...3_600)
-        ),
-        ConfigKey(name: "limits.idleTimeoutSeconds", kind: .seconds(\.limits.idleTimeoutSeconds, 0.001...86_400)),
-        ConfigKey(
-            name: "limits.writeStallTimeoutSeconds",
-            kind: .seconds(\.limits.writeStallTimeoutSeconds, 0.001...86_400)
-        ),
-        ConfigKey(
-            name: "limits.streamSendBufferBytes",
-            kind: .integer(\.limits.streamSendBufferBytes, 0...(64 << 20))
-        ),
-        ConfigKey(name: "sse.heartbeatSeconds", kind: .seconds(\.sse.heartbeatSeconds, 0.001...3_600)),
-        ConfigKey(name: "sse.retryMilliseconds", kind: .integer(\.sse.retryMilliseconds, 0...86_400_000)),
-        ConfigKey(name: "sequences.maxCount", kind: .integer(\.sequences.maxCount, 1...10_000_000)),
-        ConfigKey(name: "sequences.maxStart", kind: .integer(\.sequences.maxStart, 0...10_000_000)),
-        ConfigKey(
-            name: "sequences.maxIntervalMilliseconds",
-            kind: .integer(\.sequences.maxIntervalMilliseconds, 1...86_400_000)
-        ),
-        ConfigKey(name: "cors.allowedOrigins", kind: .strings(\.cors.allowedOrigins)),
-        ConfigKey(name: "shutdown.graceSeconds", kind: .seconds(\.shutdown.graceSeconds, 0...3_600)),
-        ConfigKey(name: "shutdown.delaySeconds", kind: .seconds(\.shutdown.delaySeconds, 0...3_600)),
-        ConfigKey(name: "log.requests", kind: .boolean(\.log.requests)),
-        ConfigKey(name: "log.level", kind: .level(\.log.level)),
-        ConfigKey(name: "log.redactQueryParameters", kind: .names(\.log.redactQueryParameters)),
-        ConfigKey(name: "log.selfCalls", kind: .boolean(\.log.selfCalls)),
-        ConfigKey(name: "upstream.baseURL", kind: .url(\.upstream.baseURL), alias: "SPOUT_UPSTREAM_URL"),
-        ConfigKey(name: "upstream.attempts", kind: .integer(\.upstream.attempts, 1...10)),
-        ConfigKey(name: "upstream.baseDelayMilliseconds", kind: .integer(\.upstream.baseDelayMilliseconds, 0...60_000)),
-        ConfigKey(name: "upstream.maxDelayMilliseconds", kind: .integer(\.upstream.maxDelayMilliseconds, 0...600_000)),
-        ConfigKey(
-            name: "upstream.attemptTimeoutSeconds",
-            kind: .seconds(\.upstream.attemptTimeoutSeconds, 0.001...600)
-        ),
-        ConfigKey(name: "upstream.deadlineSeconds", kind: .seconds(\.upstream.deadlineSeconds, 0.001...3_600)),
-        ConfigKey(name: "upstream.cacheTTLSeconds", kind: .seconds(\.upstream.cacheTTLSeconds, 0...86_400)),
-        ConfigKey(name: "upstream.cacheMaxEntries", kind: .integer(\.upstream.cacheMaxEntries, 0...1_000_000)),
-        ConfigKey(name: "upstream.cacheMaxBytes", kind: .integer(\.upstream.cacheMaxBytes, 0...(1 << 40))),
-        ConfigKey(name: "upstream.cacheStaleSeconds", kind: .seconds(\.upstream.cacheStaleSeconds, 0...86_400)),
-        ConfigKey(name: "upstream.pageSize", kind: .integer(\.upstream.pageSize, 1...100)),
-        ConfigKey(name: "upstream.maxBodyBytes", kind: .integer(\.upstream.maxBodyBytes, 1...(1 << 30))),
-        ConfigKey(name: "compression.enabled", kind: .boolean(\.compression.enabled)),
-        ConfigKey(name: "compression.minimumBytes", kind: .integer(\.compression.minimumBytes, 0...1_073_741_824)),
-        ConfigKey(name: "channels.maxChannels", kind: .integer(\.channels.maxChannels, 1...10_000_000)),
-        ConfigKey(name: "channels.historyEvents", kind: .integer(\.channels.historyEvents, 0...10_000_000)),
-        ConfigKey(name: "channels.historyBytes", kind: .integer(\.channels.historyBytes, 0...(1 << 34))),
-        ConfigKey(name: "channels.historySeconds", kind: .seconds(\.channels.historySeconds, 0...(86_400 * 30))),
-        ConfigKey(name: "channels.maxEventBytes", kind: .integer(\.channels.maxEventBytes, 1...(64 << 20))),
-        ConfigKey(
-            name: "channels.maxSubscribersPerChannel",
-            kind: .integer(\.channels.maxSubscribersPerChannel, 1...10_000_000)
-        ),
-        ConfigKey(
-            name: "channels.maxChannelsPerSubscription",
-            kind: .integer(\.channels.maxChannelsPerSubscription, 1...10_000)
-        ),
-        ConfigKey(name: "channels.deadPeerSeconds", kind: .integer(\.channels.deadPeerSeconds, 0...86_400)),
-        ConfigKey(
-            name: "channels.replicaTimeoutSeconds",
-            kind: .integer(\.channels.replicaTimeoutSeconds, 2...3_600)
-        ),
-        ConfigKey(
-            name: "channels.subscriberBufferEvents",
-            kind: .integer(\.channels.subscriberBufferEvents, 1...10_000_000)
-        ),
-        ConfigKey(
-            name: "channels.subscriberBufferBytes",
-            kind: .integer(\.channels.subscriberBufferBytes, 1...(1 << 34))
-        ),
-        ConfigKey(
-            name: "channels.overflow",
-            kind: .choice(Choice(\.channels.overflow))
-        ),
-        ConfigKey(name: "channels.publishTokens", kind: .names(\.channels.publishTokens)),
-        ConfigKey(name: "channels.subscribeTokens", kind: .names(\.channels.subscribeTokens)),
-        ConfigKey(name: "channels.redisURL", kind: .redisURL(\.channels.redisURL), alias: "SPOUT_REDIS_URL"),
-        ConfigKey(
-            name: "channels.redisTLSCAFile",
-            kind: .text(\.channels.redisTLSCAFile, what: "file path"),
+            "channels.redisTLSCAFile",
+            .text(\.channels.redisTLSCAFile, what: "file path"),
             alias: "SPOUT_REDIS_TLS_CA_FILE"
         ),
         ConfigKey(
-            name: "channels.redisTLSCertificateFile",
-            kind: .text(\.channels.redisTLSCertificateFile, what: "file path"),
+            "channels.redisTLSCertificateFile",
+            .text(\.channels.redisTLSCertificateFile, what: "file path"),
             alias: "SPOUT_REDIS_TLS_CERTIFICATE_FILE"
         ),
         ConfigKey(
-            name: "channels.redisTLSPrivateKeyFile",
-            kind: .text(\.channels.redisTLSPrivateKeyFile, what: "file path"),
+            "channels.redisTLSPrivateKeyFile",
+            .text(\.channels.redisTLSPrivateKeyFile, what: "file path"),
             alias: "SPOUT_REDIS_TLS_PRIVATE_KEY_FILE"
         ),
+        ConfigKey("channels.redisReadiness", .choice(Choice(\.channels.redisReadiness))),
+        ConfigKey("channels.redisKeyPrefix", .string(\.channels.redisKeyPrefix, allowed: nil)),
         ConfigKey(
-            name: "channels.redisReadiness",
-            kind: .choice(Choice(\.channels.redisReadiness))
+            "channels.idempotencyWindowSeconds",
+            .seconds(\.channels.idempotencyWindowSeconds, 1...(86_400 * 30))
         ),
-        ConfigKey(name: "channels.redisKeyPrefix", kind: .string(\.channels.redisKeyPrefix, allowed: nil)),
+        ConfigKey("channels.idempotencyMaxKeys", .integer(\.channels.idempotencyMaxKeys, 1...10_000_000)),
+        ConfigKey("channels.publishRatePerMinute", .integer(\.channels.publishRatePerMinute, 0...1_000_000)),
+        ConfigKey("channels.publishBurst", .integer(\.channels.publishBurst, 1...1_000_000)),
         ConfigKey(
-            name: "channels.idempotencyWindowSeconds",
-            kind: .seconds(\.channels.idempotencyWindowSeconds, 1...(86_400 * 30))
+            "channels.maxSubscriptionsPerSubject",
+            .integer(\.channels.maxSubscriptionsPerSubject, 0...10_000_000)
         ),
-        ConfigKey(
-            name: "channels.idempotencyMaxKeys",
-            kind: .integer(\.channels.idempotencyMaxKeys, 1...10_000_000)
-        ),
-        ConfigKey(
-            name: "channels.publishRatePerMinute",
-            kind: .integer(\.channels.publishRatePerMinute, 0...1_000_000)
-        ),
-        ConfigKey(name: "channels.publishBurst", kind: .integer(\.channels.publishBurst, 1...1_000_000)),
-        ConfigKey(
-            name: "channels.maxSubscriptionsPerSubject",
-            kind: .integer(\.channels.maxSubscriptionsPerSubject, 0...10_000_000)
-        ),
-        ConfigKey(name: "channels.jwt.jwksFile", kind: .text(\.channels.jwt.jwksFile, what: "file path")),
-        ConfigKey(name: "channels.jwt.jwksURL", kind: .url(\.channels.jwt.jwksURL)),
-        ConfigKey(
-            name: "channels.jwt.jwksRefreshSeconds",
-            kind: .seconds(\.channels.jwt.jwksRefreshSeconds, 1...86_400)
-        ),
-        ConfigKey(
-            name: "channels.jwt.jwksMinRefreshSeconds",
-            kind: .seconds(\.channels.jwt.jwksMinRefreshSeconds, 0...86_400)
-        ),
-        ConfigKey(name: "channels.jwt.leewaySeconds", kind: .seconds(\.channels.jwt.leewaySeconds, 0...86_400)),
-        ConfigKey(name: "channels.jwt.issuer", kind: .text(\.channels.jwt.issuer)),
-        ConfigKey(name: "channels.jwt.audience", kind: .text(\.channels.jwt.audience)),
-        ConfigKey(name: "channels.jwt.cookieName", kind: .text(\.channels.jwt.cookieName)),
-        ConfigKey(name: "channels.jwt.cacheEntries", kind: .integer(\.channels.jwt.cacheEntries, 0...10_000_000)),
-        ConfigKey(name: "tls.certificateFile", kind: .text(\.tls.certificateFile, what: "file path")),
-        ConfigKey(name: "tls.privateKeyFile", kind: .text(\.tls.privateKeyFile, what: "file path")),
-        ConfigKey(name: "tls.port", kind: .integer(\.tls.port, 0...65_535)),
-        ConfigKey(name: "tls.ocspResponseFile", kind: .text(\.tls.ocspResponseFile, what: "file path")),
+        ConfigKey("channels.jwt.jwksFile", .text(\.channels.jwt.jwksFile, what: "file path")),
+        ConfigKey("channels.jwt.jwksURL", .url(\.channels.jwt.jwksURL)),
+        ConfigKey("channels.jwt.jwksRefreshSeconds", .seconds(\.channels.jwt.jwksRefreshSeconds, 1...86_400)),
+        ConfigKey("channels.jwt.jwksMinRefreshSeconds", .seconds(\.channels.jwt.jwksMinRefreshSeconds, 0...86_400)),
+        ConfigKey("channels.jwt.leewaySeconds", .seconds(\.channels.jwt.leewaySeconds, 0...86_400)),
+        ConfigKey("channels.jwt.issuer", .text(\.channels.jwt.issuer)),
+        ConfigKey("channels.jwt.audience", .text(\.channels.jwt.audience)),
+        ConfigKey("channels.jwt.cookieName", .text(\.channels.jwt.cookieName)),
+        ConfigKey("channels.jwt.cacheEntries", .integer(\.channels.jwt.cacheEntries, 0...10_000_000)),
+        ConfigKey("tls.certificateFile", .text(\.tls.certificateFile, what: "file path")),
+        ConfigKey("tls.privateKeyFile", .text(\.tls.privateKeyFile, what: "file path")),
+        ConfigKey("tls.port", .integer(\.tls.port, 0...65_535)),
+        ConfigKey("tls.ocspResponseFile", .text(\.tls.ocspResponseFile, what: "file path")),
     ]
 
     static let named: [String: ConfigKey] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
@@ -386,29 +336,36 @@ struct ConfigKey: @unchecked Sendable {
             configuration[keyPath: path] = flag
         case .networks(let path):
             let expected = "an array of CIDR networks (\"10.0.0.0/8\", \"::1\")"
-            guard case .array(let elements) = value else { throw invalid(value.summary, expected: expected, source) }
-            var items: [String] = []
-            for element in elements {
-                guard case .string(let text) = element, TrustedProxies([text]) != nil else {
-                    throw invalid("an array holding \(element.summary)", expected: expected, source)
-                }
-                items.append(text)
+            configuration[keyPath: path] = try strings(in: value, expected: expected, source) { text in
+                TrustedProxies([text]) != nil
             }
-            configuration[keyPath: path] = items
         case .strings(let path), .names(let path):
             let mayBeEmpty = if case .names = kind { true } else { false }
             let expected = mayBeEmpty ? "an array of non-empty strings" : "a non-empty array of non-empty strings"
-            guard case .array(let elements) = value else { throw invalid(value.summary, expected: expected, source) }
-            var items: [String] = []
-            for element in elements {
-                guard case .string(let text) = element, !text.isEmpty else {
-                    throw invalid("an array holding \(element.summary)", expected: expected, source)
-                }
-                items.append(text)
-            }
+            let items = try strings(in: value, expected: expected, source) { !$0.isEmpty }
             guard mayBeEmpty || !items.isEmpty else { throw invalid("an empty array", expected: expected, source) }
             configuration[keyPath: path] = items
         }
+    }
+
+    /// The strings of a JSON array, each one `isValid`: anything else (not an array, an element that is not a
+    /// string or not valid) is refused as not `expected`. The list kinds (`networks`, `strings`, `names`) read
+    /// the file through it.
+    private func strings(
+        in value: ConfigJSON,
+        expected: String,
+        _ source: String,
+        isValid: (String) -> Bool
+    ) throws(ConfigError) -> [String] {
+        guard case .array(let elements) = value else { throw invalid(value.summary, expected: expected, source) }
+        var items: [String] = []
+        for element in elements {
+            guard case .string(let text) = element, isValid(text) else {
+                throw invalid("an array holding \(element.summary)", expected: expected, source)
+            }
+            items.append(text)
+        }
+        return items
     }
 
     /// The default, as the file would hold it: `8080`, `"127.0.0.1"`, `["*"]`, `true`.

@@ -69,9 +69,9 @@ struct AcceptEncoding: Sendable, Equatable {
         let name = UnsafeBufferPointer(rebasing: member[low..<tokenEnd])
         guard !name.isEmpty else { return nil }
         let coding: Coding
-        if equalsFolded(name, "gzip") || equalsFolded(name, "x-gzip") {
+        if ASCIIFolding.equals(name, "gzip") || ASCIIFolding.equals(name, "x-gzip") {
             coding = .gzip
-        } else if equalsFolded(name, "identity") {
+        } else if ASCIIFolding.equals(name, "identity") {
             coding = .identity
         } else if name.count == 1 && name[0] == UInt8(ascii: "*") {
             coding = .star
@@ -122,16 +122,5 @@ struct AcceptEncoding: Sendable, Equatable {
     private static func trim(_ bytes: UnsafeBufferPointer<UInt8>, _ low: inout Int, _ high: inout Int) {
         while low < high && isSpace(bytes[low]) { low += 1 }
         while high > low && isSpace(bytes[high - 1]) { high -= 1 }
-    }
-
-    /// Whether ASCII `bytes`, lower-cased, equal `lowercase`.
-    private static func equalsFolded(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        let wanted = lowercase.utf8Start
-        for index in 0..<bytes.count {
-            let byte = bytes[index]
-            if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != wanted[index] { return false }
-        }
-        return true
     }
 }

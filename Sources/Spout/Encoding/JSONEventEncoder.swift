@@ -22,7 +22,7 @@ struct JSONStreamEvent: Sendable, Equatable {
 /// ``SSEEncoder`` so that nothing inside the data can start a field or a frame.
 ///
 /// **Thread safety:** value type; used on one loop at a time.
-struct SSEJSONEncoder: StreamEncoder {
+struct SSEJSONEncoder: SSEStreamEncoder {
     /// The reconnection delay sent in the `retry:` field, in milliseconds.
     var retryMilliseconds: Int
     /// Whether a stream that completes ends with `event: end`; `false` where the last event of the
@@ -32,12 +32,6 @@ struct SSEJSONEncoder: StreamEncoder {
     init(retryMilliseconds: Int, writesCompletionFrame: Bool = true) {
         self.retryMilliseconds = retryMilliseconds
         self.writesCompletionFrame = writesCompletionFrame
-    }
-
-    func appendPrologue(to buffer: inout OutboundBuffer) {
-        var bytes: [UInt8] = []
-        SSEEncoder.appendRetry(milliseconds: retryMilliseconds, to: &bytes)
-        buffer.append(bytes: bytes)
     }
 
     func append(_ event: JSONStreamEvent, to buffer: inout OutboundBuffer) {
@@ -53,13 +47,6 @@ struct SSEJSONEncoder: StreamEncoder {
         buffer.append(bytes: SSETermEncoder.endFrame(reason))
     }
 
-    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: SSETermEncoder.failureFrame(problem))
-    }
-
-    func appendHeartbeat(to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: SSETermEncoder.heartbeat)
-    }
 }
 
 /// Newline-delimited JSON documents: a plain event is its document on one line; a named one is
@@ -67,10 +54,8 @@ struct SSEJSONEncoder: StreamEncoder {
 /// does: `{"end":{"reason":"completed"}}` (or `"shutdown"`), or a `{"error":{…problem…}}` line instead.
 ///
 /// **Thread safety:** value type; used on one loop at a time.
-struct NDJSONEventEncoder: StreamEncoder {
+struct NDJSONEventEncoder: NDJSONStreamEncoder {
     init() {}
-
-    func appendPrologue(to buffer: inout OutboundBuffer) {}
 
     func append(_ event: JSONStreamEvent, to buffer: inout OutboundBuffer) {
         if let name = event.event {
@@ -86,14 +71,4 @@ struct NDJSONEventEncoder: StreamEncoder {
         }
     }
 
-    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: NDJSONTermEncoder.endLine(reason))
-    }
-
-    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: NDJSONTermEncoder.failureLine(problem))
-    }
-
-    /// NDJSON has no comment syntax, so no heartbeat is sent.
-    func appendHeartbeat(to buffer: inout OutboundBuffer) {}
 }

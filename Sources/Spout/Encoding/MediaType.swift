@@ -239,9 +239,9 @@ extension MediaRange {
             let rangeType = UnsafeBufferPointer(rebasing: header[low..<slash])
             let rangeSubtype = UnsafeBufferPointer(rebasing: header[(slash + 1)..<high])
             let specificity: Int
-            if equalsFolded(rangeType, type) && equalsFolded(rangeSubtype, subtype) {
+            if ASCIIFolding.equals(rangeType, type) && ASCIIFolding.equals(rangeSubtype, subtype) {
                 specificity = 2
-            } else if equalsFolded(rangeType, type) && isStar(rangeSubtype) {
+            } else if ASCIIFolding.equals(rangeType, type) && isStar(rangeSubtype) {
                 specificity = 1
             } else if isStar(rangeType) && isStar(rangeSubtype) {
                 specificity = 0
@@ -255,17 +255,6 @@ extension MediaRange {
 
     private static func isStar(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         bytes.count == 1 && bytes[0] == UInt8(ascii: "*")
-    }
-
-    /// Whether ASCII `bytes`, lower-cased, equal `lowercase` (which is lower case).
-    private static func equalsFolded(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        let wanted = lowercase.utf8Start
-        for index in 0..<bytes.count {
-            let byte = bytes[index]
-            if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != wanted[index] { return false }
-        }
-        return true
     }
 }
 

@@ -4,10 +4,8 @@ import Sequences
 /// Newline-delimited JSON: `{"index":5,"value":"5"}` per line. The last line says how the stream ended:
 /// `{"end":{"reason":"completed"}}` (or `"shutdown"`), or, when the producer failed, `{"error":{…problem…}}`
 /// instead. A body that stops without either was cut (the connection dropped).
-struct NDJSONTermEncoder: StreamEncoder {
+struct NDJSONTermEncoder: NDJSONStreamEncoder {
     init() {}
-
-    func appendPrologue(to buffer: inout OutboundBuffer) {}
 
     @inline(__always)
     func append(_ term: Term, to buffer: inout OutboundBuffer) {
@@ -19,17 +17,6 @@ struct NDJSONTermEncoder: StreamEncoder {
         buffer.appendDecimal(term.value)
         buffer.append(literal: "\"}\n")
     }
-
-    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: NDJSONTermEncoder.endLine(reason))
-    }
-
-    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: NDJSONTermEncoder.failureLine(problem))
-    }
-
-    /// NDJSON has no comment syntax and blank lines trip strict parsers, so no heartbeat is sent.
-    func appendHeartbeat(to buffer: inout OutboundBuffer) {}
 
     /// `{"end":{"reason":"completed"}}` and a newline.
     static func endLine(_ reason: StreamEnd) -> [UInt8] {

@@ -4,18 +4,12 @@ import Sequences
 /// Server-sent events: a `retry:` line that joins the first block, `id: <index>` and `data: <value>` per
 /// element, `event: end` with `{"reason":…}` at the end, `event: error` with the problem on failure, and
 /// `: keep-alive` comment lines while idle (see ``SSEEncoder`` for why none of these ends a block alone).
-struct SSETermEncoder: StreamEncoder {
+struct SSETermEncoder: SSEStreamEncoder {
     /// The reconnection delay sent in the `retry:` field, in milliseconds.
     var retryMilliseconds: Int
 
     init(retryMilliseconds: Int) {
         self.retryMilliseconds = retryMilliseconds
-    }
-
-    func appendPrologue(to buffer: inout OutboundBuffer) {
-        var bytes: [UInt8] = []
-        SSEEncoder.appendRetry(milliseconds: retryMilliseconds, to: &bytes)
-        buffer.append(bytes: bytes)
     }
 
     @inline(__always)
@@ -98,14 +92,6 @@ struct SSETermEncoder: StreamEncoder {
 
     func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: SSETermEncoder.endFrame(reason))
-    }
-
-    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: SSETermEncoder.failureFrame(problem))
-    }
-
-    func appendHeartbeat(to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: SSETermEncoder.heartbeat)
     }
 
     /// `event: end` with the reason as JSON data.

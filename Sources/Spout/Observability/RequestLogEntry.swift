@@ -346,30 +346,15 @@ private struct CivilTime {
     let minute: Int64
     let second: Int64
     let millisecond: Int64
+}
 
+// In an extension, so that the struct keeps its memberwise initializer (``fields(_:)`` builds with it).
+extension CivilTime {
     /// The fields of `date`, or `nil` outside years 0...9999 (whose text is not 24 bytes).
     init?(_ date: Date) {
         let fields = Self.fields(date)
         guard (0...9999).contains(fields.year) else { return nil }
         self = fields
-    }
-
-    private init(
-        year: Int64,
-        month: Int64,
-        day: Int64,
-        hour: Int64,
-        minute: Int64,
-        second: Int64,
-        millisecond: Int64
-    ) {
-        self.year = year
-        self.month = month
-        self.day = day
-        self.hour = hour
-        self.minute = minute
-        self.second = second
-        self.millisecond = millisecond
     }
 
     /// The fields of `date`, whatever its year.

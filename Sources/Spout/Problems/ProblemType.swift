@@ -30,6 +30,25 @@ struct ProblemType: Sendable, Equatable {
         let jsonType: String
         /// What the member holds.
         let meaning: String
+
+        /// A member holding a JSON string.
+        static func string(_ name: String, _ meaning: String) -> Member {
+            Member(name: name, jsonType: "string", meaning: meaning)
+        }
+
+        /// A member holding a JSON integer.
+        static func integer(_ name: String, _ meaning: String) -> Member {
+            Member(name: name, jsonType: "integer", meaning: meaning)
+        }
+
+        /// `attempts`, on the upstream kinds.
+        static let attempts = integer("attempts", "how many attempts were made, when more than one")
+
+        /// `part`, on the upstream kinds a dashboard reports.
+        static let dashboardPart = string("part", "the part of a dashboard that failed (in its errors list)")
+
+        /// `step`, on the kinds a workflow step can fail with.
+        static let workflowStep = string("step", "the workflow step that failed, on /workflow")
     }
 
     /// The `type` URI, a reference relative to the service: `/problems/invalid-parameter`.
@@ -72,7 +91,7 @@ extension ProblemType {
             Read detail: it names the input, shows what was sent and the allowed range. The route's parameters \
             and their limits are in /openapi.json.
             """,
-        members: [Member(name: "parameter", jsonType: "string", meaning: "the name of the offending input")]
+        members: [.string("parameter", "the name of the offending input")]
     )
 
     /// `404`: nothing at this path, or no such record upstream.
@@ -88,17 +107,9 @@ extension ProblemType {
             Check the path against /openapi.json; GET /sequences lists the sequences, GET /channels the channels.
             """,
         members: [
-            Member(
-                name: "upstream",
-                jsonType: "string",
-                meaning: "the upstream resource that was missing, when one was"
-            ),
-            Member(
-                name: "upstreamStatus",
-                jsonType: "integer",
-                meaning: "the upstream's status (404), when it answered"
-            ),
-            Member(name: "step", jsonType: "string", meaning: "the workflow step that failed, on /workflow"),
+            .string("upstream", "the upstream resource that was missing, when one was"),
+            .integer("upstreamStatus", "the upstream's status (404), when it answered"),
+            .workflowStep,
         ]
     )
 
@@ -112,7 +123,7 @@ extension ProblemType {
             POST /channels/{name}/events, which answers POST and OPTIONS.
             """,
         remedy: "Use one of the methods in the Allow header (repeated in the allow member).",
-        members: [Member(name: "allow", jsonType: "string", meaning: "the methods the path answers, comma-separated")]
+        members: [.string("allow", "the methods the path answers, comma-separated")]
     )
 
     /// `406`: `Accept` excludes every representation the route has.
@@ -139,24 +150,12 @@ extension ProblemType {
             """,
         remedy: "Retry later; the failure is not cached. detail says what the upstream did.",
         members: [
-            Member(name: "upstream", jsonType: "string", meaning: "the upstream resource that failed"),
-            Member(
-                name: "upstreamStatus",
-                jsonType: "integer",
-                meaning: "the upstream's last status, when it answered"
-            ),
-            Member(name: "attempts", jsonType: "integer", meaning: "how many attempts were made, when more than one"),
-            Member(
-                name: "limit",
-                jsonType: "integer",
-                meaning: "the body limit in bytes (upstream.maxBodyBytes), when the upstream's body was larger"
-            ),
-            Member(
-                name: "part",
-                jsonType: "string",
-                meaning: "the part of a dashboard that failed (in its errors list)"
-            ),
-            Member(name: "step", jsonType: "string", meaning: "the workflow step that failed, on /workflow"),
+            .string("upstream", "the upstream resource that failed"),
+            .integer("upstreamStatus", "the upstream's last status, when it answered"),
+            .attempts,
+            .integer("limit", "the body limit in bytes (upstream.maxBodyBytes), when the upstream's body was larger"),
+            .dashboardPart,
+            .workflowStep,
         ]
     )
 
@@ -168,14 +167,10 @@ extension ProblemType {
         meaning: "The upstream JSON API did not answer within the per-attempt timeout or the call's deadline.",
         remedy: "Retry later; the failure is not cached.",
         members: [
-            Member(name: "upstream", jsonType: "string", meaning: "the upstream resource that timed out"),
-            Member(name: "attempts", jsonType: "integer", meaning: "how many attempts were made, when more than one"),
-            Member(
-                name: "part",
-                jsonType: "string",
-                meaning: "the part of a dashboard that failed (in its errors list)"
-            ),
-            Member(name: "step", jsonType: "string", meaning: "the workflow step that failed, on /workflow"),
+            .string("upstream", "the upstream resource that timed out"),
+            .attempts,
+            .dashboardPart,
+            .workflowStep,
         ]
     )
 
@@ -191,16 +186,12 @@ extension ProblemType {
             """,
         remedy: "Retry after Retry-After seconds (the upstream's own wait, rounded up to whole seconds).",
         members: [
-            Member(name: "upstream", jsonType: "string", meaning: "the upstream resource that asked for the wait"),
-            Member(name: "upstreamStatus", jsonType: "integer", meaning: "the upstream's status, 429 or 503"),
-            Member(name: "attempts", jsonType: "integer", meaning: "how many attempts were made, when more than one"),
-            Member(name: "retryAfter", jsonType: "integer", meaning: "the seconds to wait, as in Retry-After"),
-            Member(
-                name: "part",
-                jsonType: "string",
-                meaning: "the part of a dashboard that failed (in its errors list)"
-            ),
-            Member(name: "step", jsonType: "string", meaning: "the workflow step that failed, on /workflow"),
+            .string("upstream", "the upstream resource that asked for the wait"),
+            .integer("upstreamStatus", "the upstream's status, 429 or 503"),
+            .attempts,
+            .integer("retryAfter", "the seconds to wait, as in Retry-After"),
+            .dashboardPart,
+            .workflowStep,
         ]
     )
 

@@ -32,9 +32,7 @@ enum ArticleRoutes {
     /// `GET /articles/{id}`: the post, or `404` when the upstream has none.
     static let item: Routes.Handler<UpstreamRoutes.Dependencies> = { context, upstream in
         do throws(Problem) {
-            _ = try QueryParameters(query: context.request, known: [])
-            try requireJSON(context)
-            let id = try pathIdentifier(context, "id")
+            let id = try recordIdentifier(context, "id")
             UpstreamReply.respond(
                 context,
                 to: upstream.client.get(Post.self, "/posts/\(id)", headers: context.upstreamHeaders),
@@ -84,6 +82,16 @@ enum ArticleRoutes {
         plan.pages
             .map { article in JSONStreamEvent(id: String(article.index), json: article.post.jsonBytes) }
             .subscribe(bridge)
+    }
+
+    /// The checks of a route answering one upstream record as JSON (`/articles/{id}`, `/users/{id}/profile`,
+    /// `/dashboard/{userId}`): no query parameters, an `Accept` that allows JSON, and a positive integer at the
+    /// path parameter `name`, which it returns. Checked in that order, so a request wrong in several ways gets
+    /// the same problem on every such route.
+    static func recordIdentifier(_ context: RequestContext, _ name: String) throws(Problem) -> Int {
+        _ = try QueryParameters(query: context.request, known: [])
+        try requireJSON(context)
+        return try pathIdentifier(context, name)
     }
 
     /// `406` unless the client accepts JSON.

@@ -20,9 +20,7 @@ enum DashboardRoutes {
 
     static let dashboard: Routes.Handler<UpstreamRoutes.Dependencies> = { context, dependencies in
         do throws(Problem) {
-            _ = try QueryParameters(query: context.request, known: [])
-            try ArticleRoutes.requireJSON(context)
-            let id = try ArticleRoutes.pathIdentifier(context, "userId")
+            let id = try ArticleRoutes.recordIdentifier(context, "userId")
             let upstream = dependencies.client
             let headers = context.upstreamHeaders
             let joined = Publishers.Zip3(

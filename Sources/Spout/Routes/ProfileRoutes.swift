@@ -6,9 +6,7 @@ enum ProfileRoutes {
     /// `{"user":{…},"posts":[…]}`; `404` when the upstream has no such user.
     static let profile: Routes.Handler<UpstreamRoutes.Dependencies> = { context, dependencies in
         do throws(Problem) {
-            _ = try QueryParameters(query: context.request, known: [])
-            try ArticleRoutes.requireJSON(context)
-            let id = try ArticleRoutes.pathIdentifier(context, "id")
+            let id = try ArticleRoutes.recordIdentifier(context, "id")
             let upstream = dependencies.client
             // Both requests start together when zip asks each side for its value.
             let headers = context.upstreamHeaders

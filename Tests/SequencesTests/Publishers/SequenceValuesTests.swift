@@ -129,6 +129,22 @@ import Testing
         #expect(dedicated.map(\.index) == Array(7..<27))
     }
 
+    @Test func namedPublishersWrapTheirKind() {
+        let probe = SequenceProbe()
+        let fibonacci = Fibonacci(start: 4, count: 2, probe: probe)
+        #expect(fibonacci.publisher.kind == .fibonacci)
+        #expect(fibonacci.start == 4 && fibonacci.count == 2 && fibonacci.probe === probe)
+        #expect([Naturals.kind, Primes.kind, Factorial.kind] == [.naturals, .primes, .factorial])
+        let wrapped = Primes(wrapping: SequencePublisher(kind: .primes, start: 3, count: 2))
+        #expect(terms(of: wrapped) == terms(of: Primes(start: 3, count: 2)))
+    }
+
+    @Test func wrappingAnotherKindIsAnAPIViolation() async {
+        await #expect(processExitsWith: .failure) {
+            _ = Fibonacci(wrapping: SequencePublisher(kind: .primes))
+        }
+    }
+
     @Test func kindsHaveNamesAndSummaries() {
         #expect(SequenceKind.allCases.map(\.rawValue) == ["fibonacci", "naturals", "primes", "factorial"])
         #expect(SequenceKind(rawValue: "primes") == .primes)

@@ -33,6 +33,10 @@ import Testing
             ("{\"é\": tru}", 1, 7, "expected a value, got \"t\""),
             ("{\"a\": // comment\n1}", 1, 7, "expected a value, got \"/\""),
             ("", 1, 1, "expected a value, got end of file"),
+            ("{\"a\": 1 2}", 1, 9, "expected \",\" or \"}\", got \"2\""),
+            ("{\"a\": 1", 1, 8, "expected \",\" or \"}\", got end of file"),
+            ("[1 2]", 1, 4, "expected \",\" or \"]\", got \"2\""),
+            ("[1", 1, 3, "expected \",\" or \"]\", got end of file"),
             ("{\"a\": \"\\ud800\"}", 1, 14, "a lone surrogate \\ud800"),
         ] as [(String, Int, Int, String)]
     )

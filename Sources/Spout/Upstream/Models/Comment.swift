@@ -5,12 +5,4 @@ struct Comment: Codable, Equatable, Sendable {
     var name: String
     var email: String
     var body: String
-
-    init(postId: Int, id: Int, name: String, email: String, body: String) {
-        self.postId = postId
-        self.id = id
-        self.name = name
-        self.email = email
-        self.body = body
-    }
 }

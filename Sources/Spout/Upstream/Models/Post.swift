@@ -9,11 +9,4 @@ struct Post: Codable, Equatable, Sendable {
     var id: Int
     var title: String
     var body: String
-
-    init(userId: Int, id: Int, title: String, body: String) {
-        self.userId = userId
-        self.id = id
-        self.title = title
-        self.body = body
-    }
 }

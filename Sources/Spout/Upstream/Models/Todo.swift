@@ -4,11 +4,4 @@ struct Todo: Codable, Equatable, Sendable {
     var id: Int
     var title: String
     var completed: Bool
-
-    init(userId: Int, id: Int, title: String, completed: Bool) {
-        self.userId = userId
-        self.id = id
-        self.title = title
-        self.completed = completed
-    }
 }

@@ -1,4 +1,4 @@
-extension Primes {
+extension SingleSequencePublisher {
     /// Creates a publisher whose subscriptions report to `probe`: the way in for tests in this package.
     ///
     /// - Parameters:
@@ -6,9 +6,6 @@ extension Primes {
     ///   - count: The number of elements to deliver, zero or more; `nil` streams until cancelled.
     ///   - probe: Counters to report to.
     package init(start: Int = 0, count: Int? = nil, probe: SequenceProbe?) {
-        let publisher = SequencePublisher(kind: .primes, start: start, count: count, probe: probe)
-        self.start = publisher.start
-        self.count = publisher.count
-        self.probe = publisher.probe
+        self.init(wrapping: SequencePublisher(kind: Self.kind, start: start, count: count, probe: probe))
     }
 }
