@@ -216,6 +216,37 @@ import Testing
         await server.stop()
     }
 
+    /// The JWKS URL has its own check: a query is allowed (the upstream's base URL refuses one), a fragment or a
+    /// URL that is not http(s) with a host is refused with a message about the JWK Set, not the demo data.
+    @Test func theJWKSURLHasItsOwnCheck() throws {
+        func load(_ environment: [String: String]) throws -> SpoutConfiguration? {
+            guard case .run(let configuration) = try SpoutConfiguration.load(arguments: [], environment: environment)
+            else { return nil }
+            return configuration
+        }
+        let query = "https://auth.example/keys?tenant=acme&format=jwks"
+        #expect(try load(["SPOUT_CHANNELS_JWT_JWKS_URL": query])?.channels.jwt.jwksURL == query)
+        var fromFile = SpoutConfiguration()
+        try fromFile.apply(json: Data(#"{"channels":{"jwt":{"jwksURL":"\#(query)"}}}"#.utf8), source: "test.json")
+        #expect(fromFile.channels.jwt.jwksURL == query)
+        for refused in ["https://auth.example/keys#latest", "ftp://auth.example/keys", "/keys", "https:///keys", "x"] {
+            #expect {
+                try load(["SPOUT_CHANNELS_JWT_JWKS_URL": refused])
+            } throws: { error in
+                guard case .invalidValue(let key, _, let expected, _) = error as? ConfigError else { return false }
+                return key == "channels.jwt.jwksURL" && expected.contains("where the JWK Set is served")
+                    && expected.contains("a query is allowed") && !expected.contains("demo data")
+            }
+        }
+        // The upstream's base URL keeps its own rule and words.
+        #expect {
+            try load(["SPOUT_UPSTREAM_URL": "https://api.example/v1?x=1"])
+        } throws: { error in
+            guard case .invalidValue(let key, _, let expected, _) = error as? ConfigError else { return false }
+            return key == "upstream.baseURL" && expected.contains("demo data")
+        }
+    }
+
     @Test func theURLAndItsTimingsLoadFromTheEnvironment() throws {
         guard
             case .run(let configuration) = try SpoutConfiguration.load(
