@@ -28,6 +28,24 @@ package final class LibCrypto: @unchecked Sendable {
             OpaquePointer?, UnsafeRawPointer?, Int32, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?,
             UnsafeMutablePointer<UInt32>?
         ) -> UnsafeMutablePointer<UInt8>?
+    /// `EVP_MD *EVP_MD_fetch(OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties);`
+    let digestFetch: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> OpaquePointer?
+    /// `HMAC_CTX *HMAC_CTX_new(void);`
+    let hmacContextNew: @convention(c) () -> OpaquePointer?
+    /// `void HMAC_CTX_free(HMAC_CTX *ctx);`
+    let hmacContextFree: @convention(c) (OpaquePointer?) -> Void
+    /// `int HMAC_Init_ex(HMAC_CTX *ctx, const void *key, int key_len, const EVP_MD *md, ENGINE *impl);`
+    let hmacInit: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32, OpaquePointer?, OpaquePointer?) -> Int32
+    /// `int HMAC_CTX_copy(HMAC_CTX *dctx, HMAC_CTX *sctx);`
+    let hmacContextCopy: @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32
+    /// `int HMAC_Update(HMAC_CTX *ctx, const unsigned char *data, size_t len);`
+    let hmacUpdate: @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int) -> Int32
+    /// `int HMAC_Final(HMAC_CTX *ctx, unsigned char *md, unsigned int *len);`
+    let hmacFinal: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
+    /// `int EVP_MD_CTX_copy_ex(EVP_MD_CTX *out, const EVP_MD_CTX *in);`
+    let digestContextCopy: @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32
+    /// `void EVP_MD_CTX_set_flags(EVP_MD_CTX *ctx, int flags);`
+    let digestContextSetFlags: @convention(c) (OpaquePointer?, Int32) -> Void
     /// `int CRYPTO_memcmp(const void *a, const void *b, size_t len);` (time independent of the contents)
     let constantTimeCompare: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int) -> Int32
     /// `EVP_PKEY *d2i_PUBKEY(EVP_PKEY **a, const unsigned char **pp, long length);`
@@ -100,6 +118,14 @@ package final class LibCrypto: @unchecked Sendable {
     let freeOCSPResponse: @convention(c) (OpaquePointer?) -> Void
     /// `void *CRYPTO_malloc(size_t num, const char *file, int line);` (`OPENSSL_malloc`: memory OpenSSL frees)
     let malloc: @convention(c) (Int, UnsafePointer<CChar>?, Int32) -> UnsafeMutableRawPointer?
+    /// The digests, fetched once (`EVP_MD_fetch`) in ``Digest/allCases`` order and kept for the process: an
+    /// `EVP_MD` looked up by name per call (or a legacy one, which OpenSSL 3 fetches again at each init) costs a
+    /// fetch through the provider store every time.
+    let fetchedDigests: [OpaquePointer?]
+
+    /// `EVP_MD_CTX_FLAG_FINALISE` from `<openssl/evp.h>`: the context is finalised once, so `EVP_DigestVerifyFinal`
+    /// need not duplicate it first.
+    static let finaliseFlag: Int32 = 0x0200
 
     /// `RSA_PKCS1_PSS_PADDING` from `<openssl/rsa.h>`.
     static let pssPadding: Int32 = 6
@@ -135,6 +161,15 @@ package final class LibCrypto: @unchecked Sendable {
         }
         digestByName = try lookUp("EVP_get_digestbyname")
         hmacFunction = try lookUp("HMAC")
+        digestFetch = try lookUp("EVP_MD_fetch")
+        hmacContextNew = try lookUp("HMAC_CTX_new")
+        hmacContextFree = try lookUp("HMAC_CTX_free")
+        hmacInit = try lookUp("HMAC_Init_ex")
+        hmacContextCopy = try lookUp("HMAC_CTX_copy")
+        hmacUpdate = try lookUp("HMAC_Update")
+        hmacFinal = try lookUp("HMAC_Final")
+        digestContextCopy = try lookUp("EVP_MD_CTX_copy_ex")
+        digestContextSetFlags = try lookUp("EVP_MD_CTX_set_flags")
         constantTimeCompare = try lookUp("CRYPTO_memcmp")
         d2iPublicKey = try lookUp("d2i_PUBKEY")
         freeKey = try lookUp("EVP_PKEY_free")
@@ -162,6 +197,8 @@ package final class LibCrypto: @unchecked Sendable {
         ocspResponseStatus = try lookUp("OCSP_response_status")
         freeOCSPResponse = try lookUp("OCSP_RESPONSE_free")
         malloc = try lookUp("CRYPTO_malloc")
+        let fetch = digestFetch
+        fetchedDigests = Digest.allCases.map { digest in digest.name.withCString { fetch(nil, $0, nil) } }
     }
 
     /// Takes every entry of this thread's error queue (oldest first), leaving it empty: the first code and the
@@ -196,9 +233,9 @@ package final class LibCrypto: @unchecked Sendable {
         return seconds == -1 ? nil : Int64(seconds)
     }
 
-    /// The `EVP_MD` of `digest` (a static object of the library; never freed), or `nil`.
+    /// The `EVP_MD` of `digest`, fetched once for the process (``fetchedDigests``; never freed), or `nil`.
     func md(_ digest: Digest) -> OpaquePointer? {
-        digest.name.withCString { digestByName($0) }
+        fetchedDigests[digest.index] ?? digest.name.withCString { digestByName($0) }
     }
 
     /// HMAC of `message` under `key` with `digest`, or `nil` when OpenSSL failed.
@@ -252,6 +289,15 @@ package enum Digest: Sendable, CaseIterable {
         case .sha256: "SHA256"
         case .sha384: "SHA384"
         case .sha512: "SHA512"
+        }
+    }
+
+    /// Its place in ``allCases``.
+    var index: Int {
+        switch self {
+        case .sha256: 0
+        case .sha384: 1
+        case .sha512: 2
         }
     }
 

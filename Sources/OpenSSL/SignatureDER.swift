@@ -76,6 +76,50 @@ enum SignatureDER {
         guard raw.count == 2 * width else { return nil }
         return sequence(unsignedInteger(raw[..<width]), unsignedInteger(raw[width...]))
     }
+
+    /// ``ecdsaSignature(raw:width:)`` written into a stack buffer and handed to `body`, without allocating: the
+    /// same bytes. `nil` when `raw` is not `2 × width` bytes long (`width` at most 66, P-521's).
+    static func withECDSASignature<R>(
+        raw: UnsafeBufferPointer<UInt8>,
+        width: Int,
+        _ body: (UnsafeBufferPointer<UInt8>) -> R
+    ) -> R? {
+        guard width > 0, width <= 66, raw.count == 2 * width else { return nil }
+        // SEQUENCE header (at most 3 bytes) + two INTEGERs of at most 2 + 1 + 66 bytes.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 144) { buffer -> R in
+            // The integers first, after room for the header; then the header right before them.
+            var position = 3
+            func integer(_ half: Slice<UnsafeBufferPointer<UInt8>>) {
+                let magnitude = half.drop { $0 == 0 }
+                let pad = magnitude.first.map { $0 & 0x80 != 0 } ?? true  // empty: the INTEGER 0
+                buffer[position] = 0x02
+                buffer[position + 1] = UInt8(magnitude.count + (pad ? 1 : 0))
+                position += 2
+                if pad {
+                    buffer[position] = 0
+                    position += 1
+                }
+                for byte in magnitude {
+                    buffer[position] = byte
+                    position += 1
+                }
+            }
+            integer(raw[..<width])
+            integer(raw[width...])
+            let content = position - 3
+            let start: Int
+            if content < 0x80 {
+                start = 1
+                buffer[2] = UInt8(content)
+            } else {
+                start = 0
+                buffer[1] = 0x81
+                buffer[2] = UInt8(content)
+            }
+            buffer[start] = 0x30
+            return body(UnsafeBufferPointer(rebasing: buffer[start..<position]))
+        }
+    }
 }
 
 /// The elliptic curves of JWS's ECDSA algorithms (RFC 7518 §3.4) and their JWK names (`crv`, §6.2.1.1).

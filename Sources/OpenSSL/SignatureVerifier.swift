@@ -3,12 +3,17 @@
 /// Keys are read through a DER `SubjectPublicKeyInfo` built here (``SignatureDER``) and `d2i_PUBKEY`, so OpenSSL
 /// checks them as it checks any public key (an EC point must lie on its curve).
 ///
-/// **Ownership:** owns its `EVP_PKEY`, freed in `deinit`.
+/// Each scheme the key can verify (ECDSA with its curve's digest, Ed25519, the six RSA schemes) is prepared once in
+/// `init`: an `EVP_MD_CTX` through `EVP_DigestVerifyInit` (the signature algorithm and digest fetched, the key's
+/// `EVP_PKEY_CTX` made, PSS set up). A verification copies it (`EVP_MD_CTX_copy_ex`) rather than doing that again.
+///
+/// **Ownership:** owns its `EVP_PKEY` and its prepared contexts, freed in `deinit`.
 ///
 /// **Thread safety:** immutable after `init`; ``verify(_:signature:message:)`` may run on several threads at once
-/// (each call has its own `EVP_MD_CTX`; the key is only read).
+/// (each call verifies in its own copy of the prepared context; the key and the prepared contexts are only read).
 package final class PublicKey: @unchecked Sendable {
-    // @unchecked Sendable: the EVP_PKEY is never modified after init, and OpenSSL 3 allows concurrent reads.
+    // @unchecked Sendable: the EVP_PKEY and the prepared contexts are never modified after init (copying a context
+    // reads it), and OpenSSL 3 allows concurrent reads.
 
     /// What kind of key it is, and its size where the algorithms care.
     package enum Kind: Equatable, Sendable {
@@ -29,6 +34,9 @@ package final class PublicKey: @unchecked Sendable {
     package let kind: Kind
     private let key: OpaquePointer
     private let library: LibCrypto
+    /// `EVP_MD_CTX`s initialised for verifying with `key` under a scheme; a scheme missing here (OpenSSL refused
+    /// to prepare it) is set up per call.
+    private let prepared: [(scheme: Scheme, context: OpaquePointer)]
 
     private init(der: [UInt8], library: LibCrypto?, kind: (Int) -> Kind) throws(KeyError) {
         guard let library else { throw .cryptoUnavailable }
@@ -42,7 +50,48 @@ package final class PublicKey: @unchecked Sendable {
         }
         self.key = parsed
         self.library = library
-        self.kind = kind(Int(library.keyBits(parsed)))
+        let kind = kind(Int(library.keyBits(parsed)))
+        self.kind = kind
+        self.prepared = Self.schemes(for: kind).compactMap { scheme in
+            Self.initialised(scheme, key: parsed, library: library).map { (scheme, $0) }
+        }
+    }
+
+    /// The schemes a key of `kind` is used with: an EC key signs with its curve's digest (RFC 7518 §3.4).
+    private static func schemes(for kind: Kind) -> [Scheme] {
+        switch kind {
+        case .rsa: Digest.allCases.flatMap { [Scheme.rsaPKCS1($0), .rsaPSS($0)] }
+        case .ec(.p256): [.ecdsa(.sha256)]
+        case .ec(.p384): [.ecdsa(.sha384)]
+        case .ec(.p521): [.ecdsa(.sha512)]
+        case .ed25519: [.ed25519]
+        }
+    }
+
+    /// A new `EVP_MD_CTX` set up by `EVP_DigestVerifyInit` to verify with `key` under `scheme`, or `nil`.
+    private static func initialised(_ scheme: Scheme, key: OpaquePointer, library: LibCrypto) -> OpaquePointer? {
+        var md: OpaquePointer?
+        switch scheme {
+        case .rsaPKCS1(let digest), .rsaPSS(let digest), .ecdsa(let digest):
+            guard let found = library.md(digest) else { return nil }
+            md = found
+        case .ed25519:
+            md = nil
+        }
+        guard let context = library.newDigestContext() else { return nil }
+        var keyContext: OpaquePointer?
+        var ready = library.digestVerifyInit(context, &keyContext, md, nil, key) == 1
+        if ready, case .rsaPSS = scheme {
+            ready =
+                library.setRSAPadding(keyContext, LibCrypto.pssPadding) > 0
+                && library.setRSAPSSSaltLength(keyContext, LibCrypto.saltLengthIsDigestLength) > 0
+        }
+        guard ready else {
+            library.clearErrors()
+            library.freeDigestContext(context)
+            return nil
+        }
+        return context
     }
 
     /// An RSA key from its big-endian modulus `n` and public exponent `e`.
@@ -82,6 +131,7 @@ package final class PublicKey: @unchecked Sendable {
     }
 
     deinit {
+        for (_, context) in prepared { library.freeDigestContext(context) }
         library.freeKey(key)
     }
 
@@ -100,53 +150,62 @@ package final class PublicKey: @unchecked Sendable {
     /// Whether `signature` is this key's signature of `message` under `scheme`. A scheme that does not fit the key
     /// (ECDSA with an RSA key, a curve's signature of the wrong width) is `false`, never a crash.
     package func verify(_ scheme: Scheme, signature: [UInt8], message: [UInt8]) -> Bool {
-        var digest: Digest?
-        var signatureBytes = signature
-        switch (scheme, kind) {
-        case (.rsaPKCS1(let hash), .rsa), (.rsaPSS(let hash), .rsa):
-            digest = hash
-        case (.ecdsa(let hash), .ec(let curve)):
-            guard let der = SignatureDER.ecdsaSignature(raw: signature, width: curve.coordinateBytes) else {
-                return false
+        signature.withUnsafeBufferPointer { signatureBytes in
+            message.withUnsafeBufferPointer { messageBytes in
+                verify(scheme, signature: signatureBytes, message: messageBytes)
             }
-            digest = hash
-            signatureBytes = der
-        case (.ed25519, .ed25519):
-            digest = nil
+        }
+    }
+
+    /// ``verify(_:signature:message:)`` over buffers: the token's own bytes, without copies.
+    package func verify(_ scheme: Scheme, signature: UnsafeBufferPointer<UInt8>, message: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
+        switch (scheme, kind) {
+        case (.rsaPKCS1, .rsa), (.rsaPSS, .rsa), (.ed25519, .ed25519):
+            return verify(scheme, der: signature, message: message)
+        case (.ecdsa, .ec(let curve)):
+            // The JOSE r ‖ s as the DER ECDSA-Sig-Value OpenSSL reads, built on the stack.
+            return SignatureDER.withECDSASignature(raw: signature, width: curve.coordinateBytes) { der in
+                verify(scheme, der: der, message: message)
+            } ?? false
         default:
             return false
         }
-        var md: OpaquePointer?
-        if let digest {
-            guard let found = library.md(digest) else { return false }
-            md = found
-        }
+    }
+
+    /// Checks `signature` (as OpenSSL reads it) in a copy of the prepared context of `scheme`, or one set up now.
+    private func verify(
+        _ scheme: Scheme,
+        der signature: UnsafeBufferPointer<UInt8>,
+        message: UnsafeBufferPointer<UInt8>
+    )
+        -> Bool
+    {
         guard let context = library.newDigestContext() else { return false }
         defer { library.freeDigestContext(context) }
-        var keyContext: OpaquePointer?
-        guard library.digestVerifyInit(context, &keyContext, md, nil, key) == 1 else {
-            library.clearErrors()
-            return false
-        }
-        if case .rsaPSS = scheme {
-            guard library.setRSAPadding(keyContext, LibCrypto.pssPadding) > 0,
-                library.setRSAPSSSaltLength(keyContext, LibCrypto.saltLengthIsDigestLength) > 0
-            else {
+        if let source = prepared.first(where: { $0.scheme == scheme })?.context {
+            guard library.digestContextCopy(context, source) == 1 else {
+                library.clearErrors()
+                return false
+            }
+            // Verified once: EVP_DigestVerifyFinal need not keep the context reusable (it would copy it again).
+            library.digestContextSetFlags(context, LibCrypto.finaliseFlag)
+        } else {
+            guard let fresh = Self.initialised(scheme, key: key, library: library) else { return false }
+            defer { library.freeDigestContext(fresh) }
+            guard library.digestContextCopy(context, fresh) == 1 else {
                 library.clearErrors()
                 return false
             }
         }
-        let result = signatureBytes.withUnsafeBufferPointer { signaturePointer in
-            message.withUnsafeBufferPointer { messagePointer in
-                library.digestVerify(
-                    context,
-                    signaturePointer.baseAddress,
-                    signaturePointer.count,
-                    messagePointer.baseAddress,
-                    messagePointer.count
-                )
-            }
-        }
+        let result = library.digestVerify(
+            context,
+            signature.baseAddress,
+            signature.count,
+            message.baseAddress,
+            message.count
+        )
         if result != 1 { library.clearErrors() }
         return result == 1
     }
@@ -169,5 +228,86 @@ package struct SignatureVerifier: Sendable {
     package func hmacMatches(_ digest: Digest, key: [UInt8], message: [UInt8], mac: [UInt8]) -> Bool {
         guard let expected = library.hmac(digest, key: key, message: message) else { return false }
         return library.equalInConstantTime(expected, mac)
+    }
+}
+
+/// An HMAC secret prepared once for verifying many MACs: one `HMAC_CTX` per ``Digest``, initialised with the key
+/// (its inner and outer pads already hashed) and a digest fetched once (``LibCrypto/fetchedDigests``). Each check
+/// copies the prepared context (`HMAC_CTX_copy`), so no call fetches an algorithm or looks a digest up by name.
+///
+/// **Ownership:** owns its contexts, freed in `deinit`.
+///
+/// **Thread safety:** immutable after `init`; ``matches(_:message:mac:)`` may run on several threads at once (the
+/// prepared contexts are only read, by the copy; each call hashes in its own copy).
+package final class HMACKey: @unchecked Sendable {
+    // @unchecked Sendable: the prepared contexts are never modified after init; copying reads them only.
+
+    /// The secret's length in bytes.
+    package let count: Int
+    private let prepared: [OpaquePointer?]
+    private let library: LibCrypto
+
+    /// The prepared key for `secret`, or `nil` when libcrypto is not loaded or refused it.
+    package init?(secret: [UInt8], library: LibCrypto? = LibCrypto.shared) {
+        guard let library, secret.count <= Int32.max else { return nil }
+        var prepared: [OpaquePointer?] = []
+        for digest in Digest.allCases {
+            guard let md = library.md(digest), let context = library.hmacContextNew() else {
+                prepared.append(nil)
+                continue
+            }
+            let initialised = secret.withUnsafeBytes { bytes in
+                // HMAC_Init_ex with a NULL key means "keep the old key": give it a non-NULL pointer for an empty one.
+                withUnsafeBytes(of: 0) { zero in
+                    library.hmacInit(context, bytes.baseAddress ?? zero.baseAddress, Int32(secret.count), md, nil)
+                }
+            }
+            if initialised == 1 {
+                prepared.append(context)
+            } else {
+                library.clearErrors()
+                library.hmacContextFree(context)
+                prepared.append(nil)
+            }
+        }
+        guard prepared.contains(where: { $0 != nil }) else { return nil }
+        self.count = secret.count
+        self.prepared = prepared
+        self.library = library
+    }
+
+    deinit {
+        for context in prepared { library.hmacContextFree(context) }
+    }
+
+    /// Whether `mac` is the HMAC-`digest` of `message` under this key (RFC 2104; RFC 7518 §3.2), compared with
+    /// `CRYPTO_memcmp` so that the time taken does not tell where a forged MAC differs.
+    package func matches(_ digest: Digest, message: UnsafeBufferPointer<UInt8>, mac: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
+        guard mac.count == digest.byteCount, let source = prepared[digest.index],
+            let context = library.hmacContextNew()
+        else { return false }
+        defer { library.hmacContextFree(context) }
+        // EVP_MAX_MD_SIZE (64) bytes on the stack.
+        var output: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        var length: UInt32 = 0
+        let done = withUnsafeMutableBytes(of: &output) { out -> Bool in
+            let outBytes = out.bindMemory(to: UInt8.self)
+            guard library.hmacContextCopy(context, source) == 1,
+                library.hmacUpdate(context, message.baseAddress, message.count) == 1,
+                library.hmacFinal(context, outBytes.baseAddress, &length) == 1, Int(length) == mac.count
+            else { return false }
+            return library.constantTimeCompare(outBytes.baseAddress, mac.baseAddress, mac.count) == 0
+        }
+        if !done { library.clearErrors() }
+        return done
+    }
+
+    /// ``matches(_:message:mac:)`` over arrays.
+    package func matches(_ digest: Digest, message: [UInt8], mac: [UInt8]) -> Bool {
+        message.withUnsafeBufferPointer { messageBytes in
+            mac.withUnsafeBufferPointer { macBytes in matches(digest, message: messageBytes, mac: macBytes) }
+        }
     }
 }

@@ -35,6 +35,46 @@ import Testing
         #expect(!verifier.hmacMatches(.sha256, key: Self.flipped(key), message: input, mac: mac))
     }
 
+    /// The prepared key (``HMACKey``: contexts made once, copied per check) gives the one-shot HMAC's answers, for
+    /// each digest, on several threads at once.
+    @Test func rfc7515A1WithAPreparedKey() async throws {
+        let key = Self.bytes("AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow")
+        let prepared = try #require(HMACKey(secret: key))
+        #expect(prepared.count == key.count)
+        let input = Array("eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.\(Self.rfc7515Payload)".utf8)
+        let mac = Self.bytes("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
+        #expect(prepared.matches(.sha256, message: input, mac: mac))
+        #expect(!prepared.matches(.sha256, message: input, mac: Self.flipped(mac)))
+        #expect(!prepared.matches(.sha256, message: input, mac: Array(mac.prefix(16))))
+        #expect(!prepared.matches(.sha384, message: input, mac: mac))
+        #expect(!prepared.matches(.sha256, message: Self.flipped(input), mac: mac))
+        #expect(try #require(HMACKey(secret: Self.flipped(key))).matches(.sha256, message: input, mac: mac) == false)
+        // SHA-384 and SHA-512 agree with the one-shot HMAC (RFC 4231 4.2's key and data).
+        let library = try #require(LibCrypto.shared)
+        let rfc4231 = try #require(HMACKey(secret: [UInt8](repeating: 0x0B, count: 20)))
+        let data = Array("Hi There".utf8)
+        for digest in Digest.allCases {
+            let expected = try #require(library.hmac(digest, key: [UInt8](repeating: 0x0B, count: 20), message: data))
+            #expect(rfc4231.matches(digest, message: data, mac: expected), "\(digest)")
+        }
+        #expect(
+            Self.bytes("sDRMYdjbOFNcqK_OrwvxK4gdwgDJgz2nJuk3bC4yz_c")
+                == (try #require(library.hmac(.sha256, key: [UInt8](repeating: 0x0B, count: 20), message: data)))
+        )
+        // Shared by concurrent checks.
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    index % 2 == 0
+                        ? prepared.matches(.sha256, message: input, mac: mac)
+                        : !prepared.matches(.sha256, message: input, mac: Self.flipped(mac, at: index % 32))
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 64 && results.allSatisfy { $0 })
+    }
+
     @Test func rfc7515A2RSASSAPKCS1SHA256() throws {
         let key = try PublicKey(
             rsaModulus: Self.bytes(

@@ -1,7 +1,8 @@
 // libFuzzer entry point for the parsing of signed tokens: a JWS in compact form (`JWSToken.parse`,
 // Sources/Spout/Identity/JWSToken.swift), its base64url (`Base64URL`), the strict JSON under its header and payload
-// (`ConfigJSON`) and the claims read from it (`JWTClaims`, the `spout` claim's channel patterns). No signature is
-// checked here (that is OpenSSL's). Besides "no input traps, leaks or hangs":
+// (`JWTJSON`, read in place) and the claims read from it (`JWTClaims`, the `spout` claim's channel patterns). No
+// signature is checked here (that is OpenSSL's). Besides "no input traps, leaks or hangs":
+// - the in-place reader accepts exactly the JSON the strict tree parser (`ConfigJSON`) accepts, objects alike;
 // - base64url is canonical: whatever decodes encodes back to the same text;
 // - a parsed token's signing input is the input up to its second dot, and its algorithm is one Spout verifies;
 // - every refusal is a 401 problem with a bounded detail;
@@ -31,7 +32,32 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     // The input as a payload too: the claims parser sees JSON directly, not only what base64url lets through.
     checkClaims(input)
+    checkSameVerdict(input)
     return 0
+}
+
+/// `JWTJSON` and `ConfigJSON` agree on `input`: not JSON, JSON but no object, or an object.
+private func checkSameVerdict(_ input: [UInt8]) {
+    let strict: String
+    switch try? ConfigJSON.parse(input) {
+    case nil: strict = "syntax"
+    case .object?: strict = "object"
+    case _?: strict = "notObject"
+    }
+    let fast = input.withUnsafeBufferPointer { bytes -> String in
+        var reader = JWTJSON(bytes)
+        do throws(TokenRefusal) {
+            try reader.document(notObject: .unsupported("not"), syntax: { .malformed($0.reason) }) {
+                (reader: inout JWTJSON, _: JWTJSON.Name) throws(TokenRefusal) in
+                do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 1) } catch { throw .malformed(error.reason) }
+            }
+            return "object"
+        } catch {
+            if case .unsupported = error { return "notObject" }
+            return "syntax"
+        }
+    }
+    if strict != fast { fatalError("ConfigJSON says \(strict), JWTJSON says \(fast) of \(input)") }
 }
 
 private func checkClaims(_ payload: [UInt8]) {

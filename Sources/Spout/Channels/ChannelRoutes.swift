@@ -23,6 +23,17 @@ enum ChannelRoutes {
         let settings: SpoutConfiguration.Channels
         /// `sse.retryMilliseconds`, for the streams' `retry:` field.
         let retryMilliseconds: Int
+        /// `sse.heartbeatSeconds`: how long a stream whose client went away may keep its place in the subscription
+        /// cap (the next keep-alive finds it gone), so the `Retry-After` of the cap's `429`.
+        var heartbeatSeconds = 15.0
+
+        /// The `Retry-After` of a refusal by the subscription cap.
+        var subscriptionRetryAfter: Int { ChannelRoutes.subscriptionRetryAfter(heartbeatSeconds: heartbeatSeconds) }
+    }
+
+    /// The `Retry-After` of a refusal by the subscription cap: `heartbeatSeconds`, whole and at least 1.
+    static func subscriptionRetryAfter(heartbeatSeconds: Double) -> Int {
+        heartbeatSeconds.isFinite ? max(1, Int(min(heartbeatSeconds, 86_400).rounded(.up))) : 1
     }
 
     /// `POST /channels/{name}/events`: `{"data": …, "event": …}` or an array of them → `202` with the ids. With an
@@ -538,7 +549,8 @@ enum ChannelRoutes {
                 throw .tooManySubscriptions(
                     "this client already has \(quota.maxPerSubject) subscription streams open (channels."
                         + "maxSubscriptionsPerSubject); no stream was opened: close one, or follow several channels on "
-                        + "one stream with GET /subscribe"
+                        + "one stream with GET /subscribe",
+                    retryAfter: channels.subscriptionRetryAfter
                 )
             }
         }
@@ -561,9 +573,13 @@ enum ChannelRoutes {
         try Routes.singleHeader("Authorization", in: context.request.headers)
     }
 
-    /// Answers `problem`; a `401` carries the `WWW-Authenticate` challenge.
+    /// Answers `problem`; a `401` carries the `WWW-Authenticate` challenge, a problem with a `retryAfter` member
+    /// (the subscription cap's `429`) the same as `Retry-After`.
     static func respond(_ problem: Problem, _ context: RequestContext) {
-        let headers: Headers = problem.status == 401 ? ["WWW-Authenticate": #"Bearer realm="spout""#] : [:]
+        var headers: Headers = problem.status == 401 ? ["WWW-Authenticate": #"Bearer realm="spout""#] : [:]
+        if case .integer(let seconds)? = problem.extensions.first(where: { $0.name == "retryAfter" })?.value {
+            headers.replaceOrAdd(name: "Retry-After", value: String(seconds))
+        }
         context.respond(problem: problem, headers: headers)
     }
 

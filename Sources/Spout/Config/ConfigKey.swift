@@ -27,14 +27,23 @@ struct ConfigKey: @unchecked Sendable {
         case strings(WritableKeyPath<SpoutConfiguration, [String]>)
         /// A list of non-empty strings that may be empty.
         case names(WritableKeyPath<SpoutConfiguration, [String]>)
-        /// An absolute `http`/`https` URL with a host, or empty for "not set".
-        case url(WritableKeyPath<SpoutConfiguration, String>)
+        /// An absolute `http`/`https` URL with a host, or empty for "not set"; `use` says what else it may hold.
+        case url(WritableKeyPath<SpoutConfiguration, String>, use: URLUse = .upstreamBase)
         /// A `redis://` URL (``RedisURL``), or empty for "not set".
         case redisURL(WritableKeyPath<SpoutConfiguration, String>)
         /// `debug`, `info`, `warn` or `error`.
         case level(WritableKeyPath<SpoutConfiguration, LogLevel>)
         /// One of an enum's raw values (``ConfigChoice``): `channels.overflow`, `channels.redisReadiness`.
         case choice(Choice)
+    }
+
+    /// What a URL key is for, which decides what it may hold and what its error says.
+    enum URLUse {
+        /// `upstream.baseURL`: a base the API paths are appended to, so no query; empty serves the demo data.
+        case upstreamBase
+        /// `channels.jwt.jwksURL`: a JWK Set document fetched as it is, so a query is allowed (a key service may
+        /// want one, `?tenant=…`); a fragment, which is never sent, is not.
+        case jwks
     }
 
     /// A key whose value is one case of a ``ConfigChoice`` enum, reached through closures because `Kind` cannot
@@ -179,7 +188,7 @@ struct ConfigKey: @unchecked Sendable {
             .integer(\.channels.maxSubscriptionsPerSubject, 0...10_000_000)
         ),
         ConfigKey("channels.jwt.jwksFile", .text(\.channels.jwt.jwksFile, what: "file path")),
-        ConfigKey("channels.jwt.jwksURL", .url(\.channels.jwt.jwksURL)),
+        ConfigKey("channels.jwt.jwksURL", .url(\.channels.jwt.jwksURL, use: .jwks)),
         ConfigKey("channels.jwt.jwksRefreshSeconds", .seconds(\.channels.jwt.jwksRefreshSeconds, 1...86_400)),
         ConfigKey("channels.jwt.jwksMinRefreshSeconds", .seconds(\.channels.jwt.jwksMinRefreshSeconds, 0...86_400)),
         ConfigKey("channels.jwt.leewaySeconds", .seconds(\.channels.jwt.leewaySeconds, 0...86_400)),
@@ -277,16 +286,29 @@ struct ConfigKey: @unchecked Sendable {
                 throw invalid(quoted(text), expected: "a comma-separated list", source)
             }
             configuration[keyPath: path] = items
-        case .url(let path):
+        case .url(let path, let use):
             if !trimmed.isEmpty {
-                guard let url = URLComponents(string: trimmed), let scheme = url.scheme?.lowercased(),
-                    scheme == "http" || scheme == "https", url.host?.isEmpty == false, url.query == nil
-                else {
-                    throw invalid(
-                        quoted(text),
-                        expected: "an http or https URL with a host (or empty for the demo data)",
-                        source
-                    )
+                let url = URLComponents(string: trimmed)
+                let scheme = url?.scheme?.lowercased()
+                let absolute = (scheme == "http" || scheme == "https") && url?.host?.isEmpty == false
+                switch use {
+                case .upstreamBase:
+                    guard absolute, url?.query == nil else {
+                        throw invalid(
+                            quoted(text),
+                            expected: "an http or https URL with a host (or empty for the demo data)",
+                            source
+                        )
+                    }
+                case .jwks:
+                    guard absolute, url?.fragment == nil else {
+                        throw invalid(
+                            quoted(text),
+                            expected: "an http or https URL with a host where the JWK Set is served (a query is "
+                                + "allowed, a #fragment is not), or empty for none",
+                            source
+                        )
+                    }
                 }
             }
             configuration[keyPath: path] = trimmed
@@ -378,7 +400,7 @@ struct ConfigKey: @unchecked Sendable {
         case .seconds(let path, _):
             let value = defaults[keyPath: path]
             return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        case .string(let path, _), .text(let path, _), .url(let path):
+        case .string(let path, _), .text(let path, _), .url(let path, _):
             return ConfigJSON.quote(defaults[keyPath: path])
         case .redisURL(let path):
             // Its description never shows the password (this text goes to the start-up log).

@@ -27,6 +27,46 @@ enum Base64URL {
         return output
     }
 
+    /// Decodes `text` into `output` (at least `text.count * 3 / 4` bytes long) without allocating: the number of
+    /// bytes written, or `nil` when `text` is not strict unpadded base64url (as ``decode(_:)`` judges it).
+    static func decode(_ text: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        let remainder = text.count % 4
+        guard remainder != 1, output.count >= text.count * 3 / 4 else { return nil }
+        var written = 0
+        var index = 0
+        let whole = text.count - remainder
+        while index < whole {
+            guard let a = sextet(text[index]), let b = sextet(text[index + 1]), let c = sextet(text[index + 2]),
+                let d = sextet(text[index + 3])
+            else { return nil }
+            let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+            output[written] = UInt8(truncatingIfNeeded: group >> 16)
+            output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+            output[written + 2] = UInt8(truncatingIfNeeded: group)
+            written += 3
+            index += 4
+        }
+        if remainder > 0 {
+            var group: UInt32 = 0
+            for offset in 0..<remainder {
+                guard let value = sextet(text[index + offset]) else { return nil }
+                group = group << 6 | UInt32(value)
+            }
+            // 2 characters: 12 bits, one byte and 4 bits over; 3 characters: 18 bits, two bytes and 2 over. The bits
+            // over must be zero (RFC 4648 §3.5, canonical encoding).
+            let over = remainder == 2 ? 4 : 2
+            guard group & ((1 << UInt32(over)) - 1) == 0 else { return nil }
+            group >>= UInt32(over)
+            if remainder == 3 {
+                output[written] = UInt8(truncatingIfNeeded: group >> 8)
+                written += 1
+            }
+            output[written] = UInt8(truncatingIfNeeded: group)
+            written += 1
+        }
+        return written
+    }
+
     /// `bytes` as unpadded base64url.
     static func encode(_ bytes: some Collection<UInt8>) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

@@ -13,8 +13,11 @@ import Synchronization
 /// the file's keys (`channels.jwt.jwksFile`) and the URL's together.
 ///
 /// A fetch that fails (unreachable, a status other than 2xx, a body that is no key set) keeps the keys the last
-/// good one brought, logs `jwks_fetch_failed` and is counted in `spout_jwks_fetches_total{outcome="failed"}`. A
-/// fetch whose document is the same as the last one's changes nothing (the verified-token cache is kept).
+/// good one brought, logs `jwks_fetch_failed` and is counted in `spout_jwks_fetches_total{outcome="failed"}`; it is
+/// retried (``retryDelay(afterFailures:)``) with a doubling wait that starts at ``firstRetrySeconds``, is never
+/// shorter than `jwksMinRefreshSeconds` (a failing key server is not hammered), and stops after ``maxRetries``
+/// failures in a row or when the wait would reach the timer's next refresh. A fetch whose document is the same as
+/// the last one's changes nothing (the verified-token cache is kept).
 ///
 /// **Ownership:** one per ``ChannelAccess`` with a URL; ``stop()`` at shutdown ends the timer and the transfer.
 ///
@@ -23,12 +26,21 @@ import Synchronization
 final class JWKSRefresher: Sendable {
     /// One fetch: calls its argument once, on any thread, with the document's bytes or why there are none.
     typealias Fetch = @Sendable (@escaping @Sendable (Result<[UInt8], JWKSet.Failure>) -> Void) -> Void
+    /// Runs the action once, on any thread, after the seconds given: a retry's wait (a Dispatch timer in the
+    /// service, the test's own clock in tests).
+    typealias Schedule = @Sendable (Double, @escaping @Sendable () -> Void) -> Void
+
+    /// Failed fetches in a row after which no retry is scheduled (the timer's refresh still comes).
+    static let maxRetries = 5
+    /// The first retry's wait, in seconds, before ``retryDelay(afterFailures:)`` doubles it.
+    static let firstRetrySeconds = 1.0
 
     /// Why a fetch was started, for the log.
     enum Reason: String, Sendable {
         case start
         case timer
         case unknownKey = "unknown_kid"
+        case retry
     }
 
     private struct State {
@@ -47,6 +59,10 @@ final class JWKSRefresher: Sendable {
         var stopped = false
         /// Fetches started, whatever the reason.
         var started = 0
+        /// Fetches that failed since the last good one.
+        var failuresInARow = 0
+        /// Whether a retry is waiting to run.
+        var retryScheduled = false
     }
 
     let url: String
@@ -56,6 +72,7 @@ final class JWKSRefresher: Sendable {
     private let verifier: TokenVerifier
     private let fetch: Fetch
     private let clock: @Sendable () -> Double
+    private let schedule: Schedule
     private let events: EventLog?
     private let fetchesCounter: CounterFamily?
     private let state = LockedState(State())
@@ -64,6 +81,7 @@ final class JWKSRefresher: Sendable {
     ///   - fileKeys: The keys of `channels.jwt.jwksFile`, kept beside the URL's.
     ///   - fetch: Gets the document; ``fetch(url:session:)`` in the service, a fake in tests.
     ///   - clock: Seconds, monotonic enough to space refreshes.
+    ///   - schedule: Runs a retry after its wait; `DispatchQueue.global().asyncAfter` by default.
     ///   - registry: Where `spout_jwks_fetches_total` is registered; `nil` for none.
     init(
         url: String,
@@ -73,6 +91,12 @@ final class JWKSRefresher: Sendable {
         minRefreshSeconds: Double,
         fetch: @escaping Fetch,
         clock: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 },
+        schedule: @escaping Schedule = { seconds, action in
+            DispatchQueue.global().asyncAfter(
+                deadline: .now() + .nanoseconds(UpstreamClient.nanoseconds(seconds)),
+                execute: action
+            )
+        },
         events: EventLog? = nil,
         registry: MetricsRegistry? = nil
     ) {
@@ -83,6 +107,7 @@ final class JWKSRefresher: Sendable {
         self.minRefreshSeconds = minRefreshSeconds
         self.fetch = fetch
         self.clock = clock
+        self.schedule = schedule
         self.events = events
         let counter = registry?.counter(
             "spout_jwks_fetches_total",
@@ -141,6 +166,22 @@ final class JWKSRefresher: Sendable {
     /// Keys the last good fetch held.
     var urlKeyCount: Int { state.withLock { $0.urlKeys.count } }
 
+    /// The wait before retrying after `failures` failed fetches in a row, or `nil` when none is due (past
+    /// ``maxRetries``, or the timer's refresh comes first): ``firstRetrySeconds`` doubled per failure after the
+    /// first, never less than ``minRefreshSeconds``.
+    func retryDelay(afterFailures failures: Int) -> Double? {
+        guard failures >= 1, failures <= Self.maxRetries else { return nil }
+        let delay = max(minRefreshSeconds, Self.firstRetrySeconds * Double(1 << (failures - 1)))
+        return delay < refreshSeconds ? delay : nil
+    }
+
+    /// A scheduled retry is due: fetches again, unless a fetch is in flight (its end schedules the next retry if
+    /// it fails too) or the refresher stopped.
+    private func retryDue() {
+        state.withLock { $0.retryScheduled = false }
+        refresh(.retry)
+    }
+
     private func refresh(_ reason: Reason) {
         let go = state.withLock { state -> Bool in
             guard !state.inFlight, !state.stopped else { return false }
@@ -169,7 +210,7 @@ final class JWKSRefresher: Sendable {
         enum Outcome {
             case replaced([JWKSet.Key])
             case unchanged
-            case failed(String)
+            case failed(String, retryIn: Double?)
             case stopped
         }
         let outcome = state.withLock { state -> Outcome in
@@ -178,9 +219,15 @@ final class JWKSRefresher: Sendable {
             switch parsed {
             case .failure(let failure):
                 state.lastFailure = failure.reason
-                return .failed(failure.reason)
+                state.failuresInARow += 1
+                guard !state.retryScheduled, let delay = retryDelay(afterFailures: state.failuresInARow) else {
+                    return .failed(failure.reason, retryIn: nil)
+                }
+                state.retryScheduled = true
+                return .failed(failure.reason, retryIn: delay)
             case .success(let set):
                 state.lastFailure = nil
+                state.failuresInARow = 0
                 if state.lastDocument == document { return .unchanged }
                 state.lastDocument = document
                 state.urlKeys = set.keys
@@ -201,14 +248,19 @@ final class JWKSRefresher: Sendable {
                 "fetched the JWK Set of channels.jwt.jwksURL",
                 ["url": .string(url), "keys": .integer(keys.count), "reason": .string(reason.rawValue)]
             )
-        case .failed(let why):
+        case .failed(let why, let retryIn):
             fetchesCounter?.increment(["failed"])
+            var fields: [(String, EventLog.Value)] = [
+                ("url", .string(url)), ("error", .string(why)), ("reason", .string(reason.rawValue)),
+            ]
+            if let retryIn { fields.append(("retry_in_seconds", .number(retryIn))) }
             events?.log(
                 .warn,
                 "jwks_fetch_failed",
                 "could not fetch the JWK Set of channels.jwt.jwksURL; the keys fetched before are kept",
-                ["url": .string(url), "error": .string(why), "reason": .string(reason.rawValue)]
+                fields
             )
+            if let retryIn { schedule(retryIn) { [weak self] in self?.retryDue() } }
         }
     }
 

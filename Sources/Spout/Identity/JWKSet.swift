@@ -17,6 +17,34 @@ struct JWKSet: Sendable {
         /// `alg`, when the key is bound to one algorithm (RFC 7517 §4.4).
         let algorithm: String?
         let material: Material
+        /// An HMAC secret prepared for verifying (``HMACKey``), made once with the key; `nil` for a public key, or
+        /// when libcrypto is not loaded.
+        let hmac: HMACKey?
+
+        init(keyID: String?, algorithm: String?, material: Material) {
+            self.keyID = keyID
+            self.algorithm = algorithm
+            self.material = material
+            if case .secret(let secret) = material { hmac = HMACKey(secret: secret) } else { hmac = nil }
+        }
+
+        /// Whether a token of `algorithm` may be checked with this key: its type fits, and so does its `alg` when it
+        /// has one.
+        func fits(_ algorithm: JWSAlgorithm) -> Bool {
+            let typeFits: Bool
+            switch (material, algorithm) {
+            case (.secret, .hs256), (.secret, .hs384), (.secret, .hs512): typeFits = true
+            case (.publicKey(let key), _):
+                switch (key.kind, algorithm) {
+                case (.rsa, .rs256), (.rsa, .rs384), (.rsa, .rs512), (.rsa, .ps256), (.rsa, .ps384), (.rsa, .ps512),
+                    (.ec, .es256), (.ec, .es384), (.ec, .es512), (.ed25519, .edDSA):
+                    typeFits = true
+                default: typeFits = false
+                }
+            default: typeFits = false
+            }
+            return typeFits && (self.algorithm == nil || self.algorithm == algorithm.rawValue)
+        }
 
         /// The key itself.
         enum Material: Sendable {
@@ -145,10 +173,7 @@ struct JWKSet: Sendable {
     /// The keys that may verify a token with `keyID` and `algorithm`: those with its `kid` (every key when the token
     /// names none) whose `kty`, and `alg` when the key has one, fit the algorithm.
     func candidates(keyID: String?, algorithm: JWSAlgorithm) -> [Key] {
-        keys.filter { key in
-            (keyID == nil || key.keyID == keyID) && key.keyType == algorithm.keyType
-                && (key.algorithm == nil || key.algorithm == algorithm.rawValue)
-        }
+        keys.filter { key in (keyID == nil || key.keyID == keyID) && key.fits(algorithm) }
     }
 
     /// Whether some key has `keyID`.

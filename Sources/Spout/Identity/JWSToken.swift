@@ -1,11 +1,14 @@
 /// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not yet verified: the protected header's
 /// members Spout reads, the payload, the signing input and the signature.
 ///
-/// Parsing is bounded (``maxBytes``; the header and payload are JSON parsed by the strict ``ConfigJSON``, which
-/// refuses duplicate members, so no two readers of one header can disagree) and refuses what Spout never accepts:
-/// `alg: none` and algorithms it does not implement, and any `crit` member (it understands no extension, and
-/// RFC 7515 §4.1.11 says a token naming one it does not understand must be refused). Header members that point at
-/// keys (`jku`, `jwk`, `x5u`, `x5c`) are ignored: keys come only from the configured JWK Set.
+/// Parsing is bounded (``maxBytes``; the header is read by the strict ``JWTJSON``, which refuses duplicate members,
+/// so no two readers of one header can disagree) and refuses what Spout never accepts: `alg: none` and algorithms
+/// it does not implement, and any `crit` member (it understands no extension, and RFC 7515 §4.1.11 says a token
+/// naming one it does not understand must be refused). Header members that point at keys (`jku`, `jwk`, `x5u`,
+/// `x5c`) are ignored: keys come only from the configured JWK Set.
+///
+/// Verification uses ``withParsed(_:_:)``, which lends the parts without copying them (the signing input is the
+/// token's own bytes; the decoded parts share one temporary buffer); ``parse(_:)`` copies them out.
 ///
 /// **Thread safety:** value type.
 struct JWSToken: Sendable {
@@ -20,43 +23,114 @@ struct JWSToken: Sendable {
     /// The decoded signature.
     let signature: [UInt8]
 
+    /// A token's parts, lent by ``withParsed(_:_:)`` for the length of its closure.
+    struct Parts {
+        let algorithm: JWSAlgorithm
+        let keyID: String?
+        let payload: UnsafeBufferPointer<UInt8>
+        let signingInput: UnsafeBufferPointer<UInt8>
+        let signature: UnsafeBufferPointer<UInt8>
+    }
+
     /// The longest token accepted, in bytes: room for an RSA-4096 signature and a few hundred channel patterns.
     static let maxBytes = 8_192
 
-    /// Splits and decodes `token`.
+    /// Splits and decodes `token`, copying its parts.
     static func parse(_ token: some Collection<UInt8>) throws(TokenRefusal) -> JWSToken {
         guard token.count <= maxBytes else { throw .malformed("the token is longer than \(maxBytes) bytes") }
         let bytes = Array(token)
-        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
+        return try bytes.withUnsafeBufferPointer { buffer throws(TokenRefusal) in
+            try withParsed(buffer) { parts throws(TokenRefusal) in
+                JWSToken(
+                    algorithm: parts.algorithm,
+                    keyID: parts.keyID,
+                    payload: Array(parts.payload),
+                    signingInput: Array(parts.signingInput),
+                    signature: Array(parts.signature)
+                )
+            }
+        }
+    }
+
+    /// Splits and decodes `token` into a temporary buffer and calls `body` with its parts, which are valid only
+    /// during the call.
+    static func withParsed<R>(
+        _ token: UnsafeBufferPointer<UInt8>,
+        _ body: (Parts) throws(TokenRefusal) -> R
+    ) throws(TokenRefusal) -> R {
+        guard token.count <= maxBytes else { throw .malformed("the token is longer than \(maxBytes) bytes") }
+        var firstDot: Int?
+        var secondDot: Int?
+        for index in token.indices where token[index] == UInt8(ascii: ".") {
+            if firstDot == nil {
+                firstDot = index
+            } else if secondDot == nil {
+                secondDot = index
+            } else {
+                secondDot = nil  // a third dot
+                break
+            }
+        }
+        guard let firstDot, let secondDot else {
             throw .malformed("a JWS in compact form has three base64url parts separated by two dots")
         }
-        guard let headerBytes = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2])
-        else {
-            throw .malformed("a part of the token is not unpadded base64url")
+        let encodedHeader = UnsafeBufferPointer(rebasing: token[..<firstDot])
+        let encodedPayload = UnsafeBufferPointer(rebasing: token[(firstDot + 1)..<secondDot])
+        let encodedSignature = UnsafeBufferPointer(rebasing: token[(secondDot + 1)...])
+        let result: Result<R, TokenRefusal> = withUnsafeTemporaryAllocation(
+            of: UInt8.self,
+            capacity: token.count * 3 / 4 + 3
+        ) { buffer in
+            var free = buffer[...]
+            func decode(_ text: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+                let room = UnsafeMutableBufferPointer(rebasing: free)
+                guard let count = Base64URL.decode(text, into: room) else { return nil }
+                free = free[(free.startIndex + count)...]
+                return UnsafeBufferPointer(rebasing: room[..<count])
+            }
+            guard let header = decode(encodedHeader), let payload = decode(encodedPayload),
+                let signature = decode(encodedSignature)
+            else {
+                return .failure(.malformed("a part of the token is not unpadded base64url"))
+            }
+            return Result { () throws(TokenRefusal) in
+                let (algorithm, keyID) = try readHeader(header)
+                return try body(
+                    Parts(
+                        algorithm: algorithm,
+                        keyID: keyID,
+                        payload: payload,
+                        signingInput: UnsafeBufferPointer(rebasing: token[..<secondDot]),
+                        signature: signature
+                    )
+                )
+            }
         }
-        let header: ConfigJSON
-        do {
-            header = try ConfigJSON.parse(headerBytes)
-        } catch {
-            throw .malformed("the token's header is not JSON (\(error.reason))")
-        }
-        guard case .object(let members) = header else { throw .malformed("the token's header is not a JSON object") }
+        return try result.get()
+    }
+
+    /// The header's `alg` and `kid`; refuses `crit` and algorithms Spout does not verify.
+    private static func readHeader(_ header: UnsafeBufferPointer<UInt8>) throws(TokenRefusal) -> (
+        JWSAlgorithm, String?
+    ) {
         var algorithmName: String?
         var keyID: String?
-        for (name, value) in members {
-            switch name {
-            case "alg":
-                guard case .string(let text) = value else { throw .malformed("the header's alg is not a string") }
-                algorithmName = text
-            case "kid":
-                guard case .string(let text) = value else { throw .malformed("the header's kid is not a string") }
-                keyID = text
-            case "crit":
+        var reader = JWTJSON(header)
+        let syntax = { (error: JWTJSON.SyntaxError) in
+            TokenRefusal.malformed("the token's header is not JSON (\(error.reason))")
+        }
+        try reader.document(notObject: .malformed("the token's header is not a JSON object"), syntax: syntax) {
+            (reader: inout JWTJSON, name: JWTJSON.Name) throws(TokenRefusal) in
+            if reader.name(name, is: "alg") {
+                guard reader.peek() == .string else { throw .malformed("the header's alg is not a string") }
+                do throws(JWTJSON.SyntaxError) { algorithmName = try reader.string() } catch { throw syntax(error) }
+            } else if reader.name(name, is: "kid") {
+                guard reader.peek() == .string else { throw .malformed("the header's kid is not a string") }
+                do throws(JWTJSON.SyntaxError) { keyID = try reader.string() } catch { throw syntax(error) }
+            } else if reader.name(name, is: "crit") {
                 throw .unsupported("the header lists critical extensions (crit), none of which Spout understands")
-            default:
-                continue
+            } else {
+                do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 1) } catch { throw syntax(error) }
             }
         }
         guard let algorithmName else { throw .malformed("the token's header has no alg") }
@@ -68,14 +142,7 @@ struct JWSToken: Sendable {
                         + "(\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")))"
             )
         }
-        let signingInput = Array(bytes[..<parts[1].endIndex])
-        return JWSToken(
-            algorithm: algorithm,
-            keyID: keyID,
-            payload: payload,
-            signingInput: signingInput,
-            signature: signature
-        )
+        return (algorithm, keyID)
     }
 }
 

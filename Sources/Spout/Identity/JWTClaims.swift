@@ -17,44 +17,62 @@ struct JWTClaims: Sendable, Equatable {
 
     /// Reads `payload`, a JSON object, refusing claims of the wrong type rather than ignoring them.
     static func parse(_ payload: [UInt8]) throws(TokenRefusal) -> JWTClaims {
-        let json: ConfigJSON
-        do {
-            json = try ConfigJSON.parse(payload)
-        } catch {
-            throw .malformed("the token's payload is not JSON (\(error.reason))")
-        }
-        guard case .object(let members) = json else { throw .malformed("the token's payload is not a JSON object") }
+        try payload.withUnsafeBufferPointer { bytes throws(TokenRefusal) in try parse(bytes) }
+    }
+
+    /// ``parse(_:)`` in place (``JWTJSON``: no tree is built, only the claims read are decoded).
+    static func parse(_ payload: UnsafeBufferPointer<UInt8>) throws(TokenRefusal) -> JWTClaims {
         var claims = JWTClaims()
-        for (name, value) in members {
-            switch name {
-            case "sub": claims.subject = try string(value, name)
-            case "iss": claims.issuer = try string(value, name)
-            case "aud":
-                switch value {
-                case .string(let text): claims.audience = [text]
-                case .array(let items):
-                    claims.audience = try items.map { item throws(TokenRefusal) in try string(item, name) }
+        var reader = JWTJSON(payload)
+        try reader.document(notObject: .malformed("the token's payload is not a JSON object"), syntax: syntax) {
+            (reader: inout JWTJSON, name: JWTJSON.Name) throws(TokenRefusal) in
+            if reader.name(name, is: "sub") {
+                claims.subject = try string(&reader, "sub")
+            } else if reader.name(name, is: "iss") {
+                claims.issuer = try string(&reader, "iss")
+            } else if reader.name(name, is: "aud") {
+                switch reader.peek() {
+                case .string: claims.audience = [try string(&reader, "aud")]
+                case .array:
+                    var audience: [String] = []
+                    try reader.elements(depth: 1, syntax: syntax) { (reader: inout JWTJSON) throws(TokenRefusal) in
+                        audience.append(try string(&reader, "aud"))
+                    }
+                    claims.audience = audience
                 default: throw .malformed("the claim aud is neither a string nor a list of strings")
                 }
-            case "exp": claims.expires = try number(value, name)
-            case "nbf": claims.notBefore = try number(value, name)
-            case "iat": claims.issuedAt = try number(value, name)
-            case "spout": claims.rights = try ChannelRights(claim: value)
-            default: continue
+            } else if reader.name(name, is: "exp") {
+                claims.expires = try number(&reader, "exp")
+            } else if reader.name(name, is: "nbf") {
+                claims.notBefore = try number(&reader, "nbf")
+            } else if reader.name(name, is: "iat") {
+                claims.issuedAt = try number(&reader, "iat")
+            } else if reader.name(name, is: "spout") {
+                claims.rights = try ChannelRights(reading: &reader)
+            } else {
+                do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 1) } catch { throw syntax(error) }
             }
         }
         return claims
     }
 
-    private static func string(_ value: ConfigJSON, _ name: String) throws(TokenRefusal) -> String {
-        guard case .string(let text) = value else { throw .malformed("the claim \(name) is not a string") }
-        return text
+    /// The refusal of a payload that is not JSON.
+    static func syntax(_ error: JWTJSON.SyntaxError) -> TokenRefusal {
+        .malformed("the token's payload is not JSON (\(error.reason))")
     }
 
-    private static func number(_ value: ConfigJSON, _ name: String) throws(TokenRefusal) -> Double {
-        guard case .number(_, let number) = value, number.isFinite else {
+    private static func string(_ reader: inout JWTJSON, _ name: String) throws(TokenRefusal) -> String {
+        guard reader.peek() == .string else { throw .malformed("the claim \(name) is not a string") }
+        do throws(JWTJSON.SyntaxError) { return try reader.string() } catch { throw syntax(error) }
+    }
+
+    private static func number(_ reader: inout JWTJSON, _ name: String) throws(TokenRefusal) -> Double {
+        guard reader.peek() == .number else {
             throw .malformed("the claim \(name) is not a number of seconds since 1970")
         }
+        let number: Double
+        do throws(JWTJSON.SyntaxError) { number = try reader.number() } catch { throw syntax(error) }
+        guard number.isFinite else { throw .malformed("the claim \(name) is not a number of seconds since 1970") }
         return number
     }
 }
@@ -78,27 +96,44 @@ struct ChannelRights: Sendable, Equatable {
         self.subscribe = subscribe
     }
 
-    /// The rights of the claim `value`.
-    init(claim value: ConfigJSON) throws(TokenRefusal) {
-        guard case .object(let members) = value else {
+    /// The rights of the claim at `reader`'s cursor (the `spout` member's value), read in place.
+    init(reading reader: inout JWTJSON) throws(TokenRefusal) {
+        guard reader.peek() == .object else {
             throw .malformed(#"the claim spout is not an object such as {"publish": [...], "subscribe": [...]}"#)
         }
-        for (name, list) in members {
-            guard name == "publish" || name == "subscribe" else { continue }
-            guard case .array(let items) = list, items.count <= Self.maxPatterns else {
-                throw .malformed("spout.\(name) is not a list of at most \(Self.maxPatterns) channel patterns")
+        var publish: [ChannelPattern] = []
+        var subscribe: [ChannelPattern] = []
+        try reader.members(depth: 1, syntax: JWTClaims.syntax) {
+            (reader: inout JWTJSON, name: JWTJSON.Name) throws(TokenRefusal) in
+            let isPublish = reader.name(name, is: "publish")
+            guard isPublish || reader.name(name, is: "subscribe") else {
+                do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 2) } catch { throw JWTClaims.syntax(error) }
+                return
+            }
+            let list = isPublish ? "publish" : "subscribe"
+            guard reader.peek() == .array else {
+                throw .malformed("spout.\(list) is not a list of at most \(Self.maxPatterns) channel patterns")
             }
             var patterns: [ChannelPattern] = []
-            for item in items {
-                guard case .string(let text) = item, let pattern = ChannelPattern(text) else {
+            try reader.elements(depth: 2, syntax: JWTClaims.syntax) { (reader: inout JWTJSON) throws(TokenRefusal) in
+                guard patterns.count < Self.maxPatterns else {
+                    throw .malformed("spout.\(list) is not a list of at most \(Self.maxPatterns) channel patterns")
+                }
+                guard reader.peek() == .string else {
+                    throw .malformed("spout.\(list) holds a value that is not a string, not a channel name or a prefix")
+                }
+                let text: String
+                do throws(JWTJSON.SyntaxError) { text = try reader.string() } catch { throw JWTClaims.syntax(error) }
+                guard let pattern = ChannelPattern(text) else {
                     throw .malformed(
-                        "spout.\(name) holds \(item.summary), not a channel name or a prefix ending in *"
+                        "spout.\(list) holds a string \(ConfigJSON.quote(text)), not a channel name or a prefix ending in *"
                     )
                 }
                 patterns.append(pattern)
             }
-            if name == "publish" { publish = patterns } else { subscribe = patterns }
+            if isPublish { publish = patterns } else { subscribe = patterns }
         }
+        self.init(publish: publish, subscribe: subscribe)
     }
 
     /// The patterns for `operation`.
@@ -116,14 +151,15 @@ enum ChannelPattern: Sendable, Equatable {
 
     /// The pattern `text`, or `nil` when it is not a channel name or a prefix of one followed by `*`.
     init?(_ text: String) {
-        let bytes = Array(text.utf8)
+        let bytes = text.utf8
         guard bytes.allSatisfy(Self.isNameByte) || bytes.dropLast().allSatisfy(Self.isNameByte) else { return nil }
         if bytes.last == UInt8(ascii: "*") {
             guard bytes.count <= 128 else { return nil }
-            self = .prefix(String(decoding: bytes.dropLast(), as: UTF8.self))
+            self = .prefix(String(text.dropLast()))
         } else {
             // A whole name, by the rule of channel names (ChannelRoutes.isValidName; a test checks they agree).
-            guard !bytes.isEmpty, bytes.count <= 128, text != ".", text != ".." else { return nil }
+            guard bytes.allSatisfy(Self.isNameByte), !bytes.isEmpty, bytes.count <= 128, text != ".", text != ".."
+            else { return nil }
             self = .exact(text)
         }
     }

@@ -31,7 +31,6 @@ final class TokenVerifier: @unchecked Sendable {
     }
 
     let settings: Settings
-    private let verifier: SignatureVerifier?
     private let lock = Lock()
     private var keys: JWKSet
     private var cache: LRUCache<String, JWTClaims>
@@ -39,7 +38,6 @@ final class TokenVerifier: @unchecked Sendable {
     init(keys: JWKSet, settings: Settings = Settings()) {
         self.settings = settings
         self.keys = keys
-        self.verifier = SignatureVerifier()
         self.cache = LRUCache(capacity: settings.cacheEntries)
     }
 
@@ -77,26 +75,36 @@ final class TokenVerifier: @unchecked Sendable {
     /// Everything but the times: the signature, then `iss` and `aud`; the cache is neither read nor written (a cold
     /// verification, as the benchmark measures it).
     func verifyUncached(_ token: String) throws(TokenRefusal) -> JWTClaims {
-        let jws = try JWSToken.parse(token.utf8)
+        var token = token
+        let result = token.withUTF8 { bytes in
+            Result { () throws(TokenRefusal) in try verifyUncached(bytes: bytes) }
+        }
+        return try result.get()
+    }
+
+    /// ``verifyUncached(_:)`` over the token's bytes: its parts are read in place (``JWSToken/withParsed(_:_:)``),
+    /// the keys tried without building a list of them, the claims read without a JSON tree.
+    private func verifyUncached(bytes: UnsafeBufferPointer<UInt8>) throws(TokenRefusal) -> JWTClaims {
         let keys = currentKeys
-        let candidates = keys.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
-        guard !candidates.isEmpty else {
-            throw Self.noCandidate(jws, keys)
-        }
-        var weakness: TokenRefusal?
-        var verified = false
-        for key in candidates {
-            if let refusal = Self.weakness(of: key, for: jws.algorithm) {
-                weakness = refusal
-                continue
+        let claims = try JWSToken.withParsed(bytes) { jws throws(TokenRefusal) in
+            var tried = false
+            var weakness: TokenRefusal?
+            var verified = false
+            for key in keys.keys where (jws.keyID == nil || key.keyID == jws.keyID) && key.fits(jws.algorithm) {
+                tried = true
+                if let refusal = Self.weakness(of: key, for: jws.algorithm) {
+                    weakness = refusal
+                    continue
+                }
+                if check(jws, with: key) {
+                    verified = true
+                    break
+                }
             }
-            if check(jws, with: key) {
-                verified = true
-                break
-            }
+            guard tried else { throw Self.noCandidate(algorithm: jws.algorithm, keyID: jws.keyID, keys) }
+            guard verified else { throw weakness ?? .badSignature }
+            return try JWTClaims.parse(jws.payload)
         }
-        guard verified else { throw weakness ?? .badSignature }
-        let claims = try JWTClaims.parse(jws.payload)
         if let issuer = settings.issuer, claims.issuer != issuer {
             throw .notAccepted(
                 "the token's iss is \(claims.issuer.map(ConfigJSON.quote) ?? "missing"), not the configured issuer"
@@ -109,23 +117,23 @@ final class TokenVerifier: @unchecked Sendable {
     }
 
     /// Why no key was tried: the `kid` is unknown, or its key (or, without `kid`, every key) is of another type.
-    private static func noCandidate(_ jws: JWSToken, _ keys: JWKSet) -> TokenRefusal {
-        let named = jws.keyID.map { keyID in keys.keys.filter { $0.keyID == keyID } } ?? keys.keys
-        if let keyID = jws.keyID, named.isEmpty {
+    private static func noCandidate(algorithm: JWSAlgorithm, keyID: String?, _ keys: JWKSet) -> TokenRefusal {
+        let named = keyID.map { keyID in keys.keys.filter { $0.keyID == keyID } } ?? keys.keys
+        if let keyID, named.isEmpty {
             return .unknownKey("no configured key has kid \(ConfigJSON.quote(keyID))")
         }
-        if let other = named.first(where: { $0.keyType != jws.algorithm.keyType }) {
+        if let other = named.first(where: { $0.keyType != algorithm.keyType }) {
             return .unsupported(
-                "alg \(jws.algorithm.rawValue) needs a key of type \(jws.algorithm.keyType); the configured key is "
+                "alg \(algorithm.rawValue) needs a key of type \(algorithm.keyType); the configured key is "
                     + "\(other.keyType) (a token may not choose how its key is used)"
             )
         }
-        if let bound = named.first(where: { $0.algorithm != nil && $0.algorithm != jws.algorithm.rawValue }) {
+        if let bound = named.first(where: { $0.algorithm != nil && $0.algorithm != algorithm.rawValue }) {
             return .unsupported(
-                "the key is for alg \(bound.algorithm ?? ""), and the token says \(jws.algorithm.rawValue)"
+                "the key is for alg \(bound.algorithm ?? ""), and the token says \(algorithm.rawValue)"
             )
         }
-        return .unknownKey("no configured key fits alg \(jws.algorithm.rawValue)")
+        return .unknownKey("no configured key fits alg \(algorithm.rawValue)")
     }
 
     /// Why `key` is too weak for `algorithm`, or `nil`.
@@ -150,16 +158,16 @@ final class TokenVerifier: @unchecked Sendable {
     }
 
     /// Whether `jws`'s signature verifies with `key`.
-    private func check(_ jws: JWSToken, with key: JWKSet.Key) -> Bool {
+    private func check(_ jws: JWSToken.Parts, with key: JWKSet.Key) -> Bool {
         let algorithm = jws.algorithm
         switch key.material {
-        case .secret(let secret):
-            return verifier?.hmacMatches(
-                Self.digest(algorithm),
-                key: secret,
-                message: jws.signingInput,
-                mac: jws.signature
-            ) ?? false
+        case .secret:
+            switch algorithm {
+            case .hs256, .hs384, .hs512:
+                return key.hmac?.matches(Self.digest(algorithm), message: jws.signingInput, mac: jws.signature)
+                    ?? false
+            default: return false  // a secret is only ever an HMAC key
+            }
         case .publicKey(let publicKey):
             let scheme: PublicKey.Scheme
             switch algorithm {

@@ -567,6 +567,7 @@ enum SpoutAPI {
     static func subscriptionCap(_ configuration: SpoutConfiguration) -> [APIResponse] {
         let most = configuration.channels.maxSubscriptionsPerSubject
         let cap = most > 0 ? "\(most) here" : "not set here"
+        let retryAfter = ChannelRoutes.subscriptionRetryAfter(heartbeatSeconds: configuration.sse.heartbeatSeconds)
         return [
             APIResponse(
                 429,
@@ -575,6 +576,16 @@ enum SpoutAPI {
                 already has channels.maxSubscriptionsPerSubject streams open (\(cap)); no stream was opened).
                 """,
                 content: [(Problem.mediaType, problemSchema(.tooManySubscriptions))],
+                headers: [
+                    (
+                        "Retry-After",
+                        """
+                        Seconds to wait before opening a stream again: sse.heartbeatSeconds rounded up \
+                        (\(retryAfter) here), the longest a stream of a client that went away keeps its place.
+                        """,
+                        ["type": "string", "pattern": "^[0-9]+$"]
+                    )
+                ],
                 problemTypes: [.tooManySubscriptions]
             )
         ]

@@ -144,20 +144,26 @@ extension ProblemType {
             """,
         remedy: """
             Close a stream before opening another (EventSource.close(), or leave a page that holds one), or follow \
-            several channels on one stream with GET /subscribe.
+            several channels on one stream with GET /subscribe. Retry no sooner than Retry-After seconds: \
+            sse.heartbeatSeconds rounded up, the longest a stream of a client that went away (a reloaded page, a \
+            dropped network) keeps its place before the keep-alive written to it finds it gone.
             """,
-        members: []
+        members: [
+            Member(name: "retryAfter", jsonType: "integer", meaning: "the seconds to wait, as in Retry-After")
+        ]
     )
 }
 
 extension Problem {
-    /// `429` ``ProblemType/tooManySubscriptions``.
-    static func tooManySubscriptions(_ detail: String) -> Problem {
+    /// `429` ``ProblemType/tooManySubscriptions``, answered with `Retry-After: retryAfter` (and the same in the
+    /// `retryAfter` member).
+    static func tooManySubscriptions(_ detail: String, retryAfter: Int) -> Problem {
         Problem(
             status: 429,
             type: Kind.tooManySubscriptions,
             title: ProblemType.tooManySubscriptions.title,
-            detail: detail
+            detail: detail,
+            extensions: [("retryAfter", .integer(retryAfter))]
         )
     }
 }

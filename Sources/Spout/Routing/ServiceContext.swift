@@ -101,7 +101,8 @@ final class ServiceContext: Sendable {
             channels: ChannelRoutes.Dependencies(
                 broker: channels,
                 settings: configuration.channels,
-                retryMilliseconds: configuration.sse.retryMilliseconds
+                retryMilliseconds: configuration.sse.retryMilliseconds,
+                heartbeatSeconds: configuration.sse.heartbeatSeconds
             )
         )
     }

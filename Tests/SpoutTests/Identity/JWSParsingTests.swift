@@ -50,6 +50,9 @@ import Testing
         let payload = Base64URL.encode(Array("{}".utf8))
         for header in [
             #"{"alg":"HS256","alg":"none"}"#,  // duplicate members: refused, never "the last one wins"
+            #"{"alg":"HS256","\u0061lg":"none"}"#,  // however the name is spelled
+            #"{"alg":"HS256","x":{"k":1,"k":2}}"#,  // in members Spout does not read, too
+            #"{"alg":"HS256","c\u0072it":["x"]}"#,
             #"["HS256"]"#, #"{"alg":256}"#, #"{"kid":"a"}"#, #"{"alg":"HS256","kid":1}"#, "{", #"{"alg":"HS256"} x"#,
         ] {
             let token = Base64URL.encode(Array(header.utf8)) + ".\(payload).AAAA"
@@ -57,11 +60,102 @@ import Testing
         }
     }
 
+    /// What ``JWTJSON`` (the in-place reader of headers and claims) makes of `text`, as ``ConfigJSON`` would say
+    /// it: `syntax`, `notObject` or `object`.
+    static func fastVerdict(_ text: String) -> String {
+        Array(text.utf8).withUnsafeBufferPointer { bytes in
+            var reader = JWTJSON(bytes)
+            do throws(TokenRefusal) {
+                try reader.document(notObject: .unsupported("not"), syntax: { .malformed($0.reason) }) {
+                    (reader: inout JWTJSON, _: JWTJSON.Name) throws(TokenRefusal) in
+                    do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 1) } catch {
+                        throw .malformed(error.reason)
+                    }
+                }
+                return "object"
+            } catch {
+                if case .unsupported = error { return "notObject" }
+                return "syntax"
+            }
+        }
+    }
+
+    static func strictVerdict(_ text: String) -> String {
+        guard let value = try? ConfigJSON.parse(Array(text.utf8)) else { return "syntax" }
+        if case .object = value { return "object" }
+        return "notObject"
+    }
+
+    /// The in-place reader accepts exactly what the strict tree parser accepts: duplicate members (however their
+    /// names are escaped, at any depth), trailing commas, leading zeros, bad escapes and UTF-8, control characters
+    /// and nesting past 64 levels are refused alike.
+    @Test func theInPlaceReaderIsAsStrictAsConfigJSON() {
+        let deep = String(repeating: "[", count: 70) + String(repeating: "]", count: 70)
+        let documents = [
+            "{}", " { } ", "\u{FEFF}{}", #"{"a":1}"#, #"{"a":1,"a":2}"#, #"{"a":1,"\u0061":2}"#,
+            #"{"x":{"b":1,"b":2}}"#, #"{"x":[{"b":1,"b":2}]}"#, #"{"x":{"b":1},"y":{"b":1}}"#, #"{"a":1,}"#,
+            #"{"a":[1,]}"#, #"{"a":[,1]}"#, #"{"a":01}"#, #"{"a":-0}"#, #"{"a":1.}"#, #"{"a":1e}"#, #"{"a":1.5e+3}"#,
+            #"{"a":-}"#, #"{"a":"\q"}"#, #"{"a":"\ud800"}"#, #"{"a":"\ud83d\ude00"}"#, #"{"a":"\udc00"}"#,
+            #"{"a":"\u12"}"#, "{\"a\":\"\u{1}\"}", #"{"a":"é"}"#, #"{"a":tru}"#, #"{"a":true,"b":false,"c":null}"#,
+            #"{"a" 1}"#, #"{a:1}"#, #"{"a":1} x"#, #"{"a":1}{}"#, "[]", "3", #""s""#, "null", "", "{", #"{"a":"#,
+            #"{"a":"x}"#, "{\"" + deep + "\":1}", #"{"a":"# + deep + "}", #"{"a":[[["x"]]],"b":{"c":{"d":[]}}}"#,
+            #"{"":1,"":2}"#, #"{"a\"b":1,"a\u0022b":2}"#,
+        ]
+        for document in documents {
+            #expect(Self.fastVerdict(document) == Self.strictVerdict(document), "\(document)")
+        }
+        // Invalid UTF-8 inside a string, and a lone continuation byte.
+        for bytes in [
+            [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x22, 0x7D], [0x7B, 0x22, 0x80, 0x22, 0x3A, 0x31, 0x7D],
+        ]
+            as [[UInt8]]
+        {
+            let text = String(decoding: bytes, as: UTF8.self)
+            let fast = bytes.withUnsafeBufferPointer { buffer -> Bool in
+                var reader = JWTJSON(buffer)
+                return (try? reader.skip(depth: 0)) != nil
+            }
+            #expect(!fast, "\(text)")
+            #expect((try? ConfigJSON.parse(bytes)) == nil)
+        }
+    }
+
+    /// Claims read in place: escaped names and values decode, numbers keep fractions, and every claim of the wrong
+    /// type is refused rather than ignored.
+    @Test func claimsAreReadInPlace() throws {
+        let claims = try JWTClaims.parse(
+            Array(
+                #"{"s\u0075b":"caf\u00e9 \"x\"","iss":"i","aud":["a","b"],"exp":1799214319.5,"nbf":-3,"iat":0,"#
+                    .utf8
+            ) + Array(#""other":{"deep":[1,{"x":null}]},"spout":{"publish":["a.*"],"extra":[{}]}}"#.utf8)
+        )
+        #expect(claims.subject == "café \"x\"")
+        #expect(claims.issuer == "i")
+        #expect(claims.audience == ["a", "b"])
+        #expect(claims.expires == 1_799_214_319.5)
+        #expect(claims.notBefore == -3)
+        #expect(claims.issuedAt == 0)
+        #expect(claims.rights.publish == [.prefix("a.")])
+        #expect(
+            try JWTClaims.parse(Array(#"{"aud":"x","exp":12345678901234567890}"#.utf8)).expires
+                == 1.234_567_890_123_456_789_0e19
+        )
+        for refused in [
+            #"{"sub":1}"#, #"{"iss":null}"#, #"{"aud":[1]}"#, #"{"aud":{}}"#, #"{"exp":"1"}"#, #"{"nbf":true}"#,
+            #"{"iat":1e999}"#, #"{"spout":{"publish":"a"}}"#, #"{"spout":[]}"#, #"{"sub":"a","sub":"a"}"#,
+            #"{"spout":{"publish":[],"publish":[]}}"#, #"{"other":{"x":1,"x":1}}"#, "[]", "{",
+            #"{"spout":{"subscribe":[\#((0...ChannelRights.maxPatterns).map { "\"c\($0)\"" }.joined(separator: ","))]}}"#,
+        ] {
+            #expect(throws: TokenRefusal.self, "\(refused)") { try JWTClaims.parse(Array(refused.utf8)) }
+        }
+    }
+
     @Test func channelPatterns() throws {
         #expect(ChannelPattern("orders") == .exact("orders"))
         #expect(ChannelPattern("orders.*") == .prefix("orders."))
         #expect(ChannelPattern("*") == .prefix(""))
-        for refused in ["", "a*b", "**", "orders/x", "a b", "..", String(repeating: "a", count: 129)] {
+        for refused in ["", "a*b", "**", "orders/x", "a b", "..", String(repeating: "a", count: 129), "ab/", "ab\u{0}"]
+        {
             #expect(ChannelPattern(refused) == nil, "\(refused)")
         }
         #expect(ChannelPattern.prefix("user.4").matches("user.42"))
@@ -71,7 +165,7 @@ import Testing
         #expect(ChannelPattern.prefix("").matches("anything"))
         // An exact pattern is exactly a valid channel name.
         for name in [
-            "a", ".", "..", "...", "a.b", "x~y-z_0", "", "a/b", "é", String(repeating: "n", count: 128),
+            "a", ".", "..", "...", "a.b", "x~y-z_0", "", "a/b", "ab/", "é", String(repeating: "n", count: 128),
             String(repeating: "n", count: 129),
         ] {
             #expect((ChannelPattern(name) != nil) == ChannelRoutes.isValidName(name), "\(name)")

@@ -120,4 +120,25 @@ import Testing
         #expect(server.service.channels.access.subscriptionQuota?.openStreams(of: "address:127.0.0.1") == 1)
         await server.stop()
     }
+
+    /// The cap's `429` says when to come back: `Retry-After` (and the `retryAfter` member) is sse.heartbeatSeconds
+    /// rounded up, the longest a stream whose client went away keeps its place.
+    @Test func theRefusalCarriesRetryAfterFromTheHeartbeat() async throws {
+        let server = try SpoutTestServer {
+            $0.channels.maxSubscriptionsPerSubject = 1
+            $0.sse.heartbeatSeconds = 2.5
+        }
+        let first = try StreamClient(port: server.port, path: "/channels/a")
+        defer { first.close() }
+        #expect(first.status == 200)
+        for path in ["/channels/b", "/subscribe?channel=b"] {
+            let refused = try server.get(path)
+            #expect(refused.status == 429)
+            #expect(refused.header("Retry-After") == "3", "\(path)")
+            #expect(refused.text.contains(#""retryAfter":3"#), "\(refused.text)")
+        }
+        let openAPI = try server.get("/openapi.json").text
+        #expect(openAPI.contains("sse.heartbeatSeconds rounded up (3 here)"), "the 429's Retry-After is documented")
+        await server.stop()
+    }
 }
