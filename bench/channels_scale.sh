@@ -5,14 +5,21 @@
 #        RATE (latency phase, events/s, default 20), RATE_EVENTS (default 200),
 #        MULTI_SUBS (default 10000), MULTI_PER (channels per subscriber, default 50), MULTI_POOL (default 500),
 #        MULTI_EVENTS (default 1000), REPLICAS (default 4), REDIS_SUBS (per replica, default 19000),
-#        REDIS_EVENTS (default 50), IDLE (idle subscribers, default 19000), SOURCES (loopback source addresses,
-#        default 127.0.0.1 … 127.0.0.8), BUILD=none with SPOUT_BIN=path (use that binary),
+#        REDIS_EVENTS (default 50), IDLE (idle subscribers, default 19000), IDLE_CPU_SECONDS (idlecpu phase's
+#        window, default 60), DEAD_PEER (idlecpu phase's channels.deadPeerSeconds values, default "30 0"),
+#        SOURCES (loopback source addresses, default 127.0.0.1 … 127.0.0.8), BUILD=none with SPOUT_BIN=path
+#        (use that binary), SPOUT_ENV (extra VAR=value settings for every spout, space-separated), SYSCALLS=1
+#        (fanout and latency phases: the server's write system calls counted by `perf stat` tracepoints),
 #        SHARED (the directory with peers/nchan)
 # Channels at scale (issue 30), Spout against nginx's nchan module where both can do it, in the same run, a fresh
 # server per run, alternating:
 #   fanout:  $SUBS subscribers on one channel, $EVENTS events published as fast as the server takes them:
 #            every event delivered? delivered events/s (goal: Spout >= 10x nchan)
-#   latency: the same subscribers, $RATE_EVENTS events at $RATE/s: delivery latency p50/p99 (goal: Spout's p99 lower)
+#   latency: the same subscribers, $RATE_EVENTS events at $RATE/s: delivery latency p50/p99 (goal: Spout's p99 lower),
+#            counted from each event's intended publish time (start + k/$RATE; coordinated omission corrected, as
+#            wrk2 does: a server whose publish cannot keep the rate is charged for its backlog), and from its send
+#            time (`sent_latency`); the achieved publish rate, delivered events/s, the server's CPU and the load
+#            generator's (its readers) beside them
 #   multi:   Spout only: $MULTI_SUBS subscribers, each on $MULTI_PER channels of a pool of $MULTI_POOL over one
 #            GET /subscribe, $MULTI_EVENTS events published round-robin over the pool: each subscriber must get
 #            exactly the events of its channels
@@ -23,6 +30,10 @@
 #            counted by PSS) and the kernel's: TCP buffer pages (/proc/net/sockstat `mem`) and the slab objects of
 #            a socket (/proc/slabinfo: TCP, sock_inode_cache, filp, dentry, eventpoll_epi), both for every socket
 #            of the machine, both ends of each connection
+#   idlecpu: Spout only: $IDLE idle subscribers held for $IDLE_CPU_SECONDS, once per channels.deadPeerSeconds value
+#            of $DEAD_PEER (alternating; 0 turns the dead-peer detection off: no keepalive, no TCP_INFO check):
+#            the server's CPU over the window (utime + stime), per second, and its getsockopt and sendto system
+#            calls per second (perf stat tracepoints)
 # The load generator is bench/tools/scale (Go, built here): it spreads the subscribers over child processes
 # (20,000 descriptors a process) and the $SOURCES addresses (ephemeral ports are per source address).
 # Prints every figure and the medians / Spout-over-nchan ratios; also written to bench/.out/scale-<timestamp>.txt.
@@ -46,6 +57,9 @@ REPLICAS=${REPLICAS:-4}
 REDIS_SUBS=${REDIS_SUBS:-19000}
 REDIS_EVENTS=${REDIS_EVENTS:-50}
 IDLE=${IDLE:-19000}
+IDLE_CPU_SECONDS=${IDLE_CPU_SECONDS:-60}
+DEAD_PEER=${DEAD_PEER:-30 0}
+SPOUT_ENV=${SPOUT_ENV:-}
 SOURCES=${SOURCES:-127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8}
 OUT="$ROOT/bench/.out"
 mkdir -p "$OUT"
@@ -87,13 +101,17 @@ wait_health() {
   for _ in $(seq 100); do curl -s --max-time 1 "http://127.0.0.1:$1/health" >/dev/null 2>&1 && return; sleep 0.1; done
   echo "server on $1 did not start" >&2; exit 1
 }
-# start_spout PORT [REDIS_URL]: a spout on PORT; its pid appended to PIDS and in SPID
+# start_spout PORT [REDIS_URL [VAR=value ...]]: a spout on PORT ($SPOUT_ENV and the settings given added to its
+# environment); its pid appended to PIDS and in SPID
 start_spout() {
-  SPOUT_LOG_REQUESTS=false SPOUT_CHANNELS_MAX_SUBSCRIBERS_PER_CHANNEL=20000 SPOUT_REDIS_URL=${2:-} \
-    "$SPOUT" --port "$1" >/dev/null 2>"$WORK/spout-$1.err" &
+  local port=$1 redis=${2:-}
+  shift; shift || true
+  # shellcheck disable=SC2086
+  env SPOUT_LOG_REQUESTS=false SPOUT_CHANNELS_MAX_SUBSCRIBERS_PER_CHANNEL=20000 SPOUT_REDIS_URL="$redis" $SPOUT_ENV "$@" \
+    "$SPOUT" --port "$port" >/dev/null 2>"$WORK/spout-$port.err" &
   SPID=$!
   PIDS+=("$SPID")
-  wait_health "$1"
+  wait_health "$port"
 }
 # start_nchan PORT: nginx + nchan from $SHARED/peers/nchan; its processes' pids in NPIDS
 start_nchan() {
@@ -127,7 +145,7 @@ run_scale() {  # run_scale NAME LABEL ARGS...: the load generator, its lines pre
 }
 
 {
-echo "# bench/channels_scale.sh $(date -u +%FT%TZ) rounds=$ROUNDS subs=$SUBS events=$EVENTS rate=$RATE spout=$SPOUT"
+echo "# bench/channels_scale.sh $(date -u +%FT%TZ) rounds=$ROUNDS phases=$PHASES subs=$SUBS events=$EVENTS rate=$RATE rate_events=$RATE_EVENTS spout=$SPOUT spout_env=$SPOUT_ENV"
 echo "# uptime: $(uptime)"
 echo "# nofile $(ulimit -n), ephemeral ports $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' -), cores $(nproc)"
 for round in $(seq 1 "$ROUNDS"); do
@@ -138,16 +156,35 @@ for round in $(seq 1 "$ROUNDS"); do
           port=$(free_port)
           if [ "$name" = nchan ]; then start_nchan "$port"; servers=$NPIDS; raw=(-raw)
           else start_spout "$port"; servers=$SPID; raw=(); fi
-          echo "# round $round $name $phase load $(cut -d' ' -f1-3 /proc/loadavg)"
+          echo "# round $round $name $phase $(uptime)"
           before=$(cpu $servers)
+          perf_pid=""
+          if [ "${SYSCALLS:-}" = 1 ]; then
+            perf stat -x, -e syscalls:sys_enter_sendto,syscalls:sys_enter_write,syscalls:sys_enter_writev \
+              -p "$(tr ' ' ',' <<<"$servers" | sed 's/,*$//')" -o "$WORK/perf.out" &
+            perf_pid=$!
+            sleep 0.5
+          fi
+          # The server's CPU when the first event is published: what the deliveries cost, without the connections'.
+          rm -f "$WORK/cpu0"
+          mark="cd /proc && cat $(for p in $servers; do printf '%s/stat ' "$p"; done) | awk '{s+=\$14+\$15} END{print s}' >$WORK/cpu0"
           if [ "$phase" = fanout ]; then
             run_scale "$name" "$phase" "${raw[@]}" -pub "http://127.0.0.1:$port" -subs "$SUBS" \
-              -procs "$(procs_for "$SUBS")" -events "$EVENTS"
+              -procs "$(procs_for "$SUBS")" -events "$EVENTS" -before-publish "$mark"
           else
             run_scale "$name" "$phase" "${raw[@]}" -pub "http://127.0.0.1:$port" -subs "$SUBS" \
-              -procs "$(procs_for "$SUBS")" -events "$RATE_EVENTS" -rate "$RATE"
+              -procs "$(procs_for "$SUBS")" -events "$RATE_EVENTS" -rate "$RATE" -before-publish "$mark"
           fi
-          echo "$name $round $phase server_cpu_s: $(( $(cpu $servers) - before ))e-2"
+          after=$(cpu $servers)
+          echo "$name $round $phase server_cpu_s: $(( after - before ))e-2"
+          if [ -s "$WORK/cpu0" ]; then
+            echo "$name $round $phase server_publish_cpu_s: $(( after - $(cat "$WORK/cpu0") ))e-2"
+          fi
+          if [ -n "$perf_pid" ]; then
+            kill -INT "$perf_pid" 2>/dev/null || true
+            wait "$perf_pid" 2>/dev/null || true
+            echo "$name $round $phase server_write_syscalls: $(awk -F, '{s+=$1} END{print s+0}' "$WORK/perf.out")"
+          fi
           stop_all
         done
         ;;
@@ -186,6 +223,33 @@ for round in $(seq 1 "$ROUNDS"); do
         echo "spout $round redis server_cpu_s: $(( $(cpu "${spids[@]}") - before ))e-2"
         echo "spout $round redis redis_cpu_s: $(( $(cpu "$rpid") - rbefore ))e-2"
         stop_all
+        ;;
+      idlecpu)
+        for value in $DEAD_PEER; do
+          port=$(free_port)
+          start_spout "$port" "" "SPOUT_CHANNELS_DEAD_PEER_SECONDS=$value"
+          "$WORK/scale" -sources "$SOURCES" -timeout 600s -pub "http://127.0.0.1:$port" -subs "$IDLE" \
+            -procs "$(procs_for "$IDLE")" -hold "$((IDLE_CPU_SECONDS + 30))s" >"$WORK/idle.out" 2>>"$WORK/scale.err" &
+          gen=$!
+          for _ in $(seq 1200); do grep -q scale_ready "$WORK/idle.out" && break; sleep 0.1; done
+          sleep 5
+          echo "# round $round spout idlecpu dead_peer=$value $(uptime)"
+          before=$(cpu "$SPID")
+          perf stat -x, -e syscalls:sys_enter_getsockopt,syscalls:sys_enter_sendto -p "$SPID" -o "$WORK/perf.out" \
+            sleep "$IDLE_CPU_SECONDS" 2>/dev/null || sleep "$IDLE_CPU_SECONDS"
+          used=$(( $(cpu "$SPID") - before ))
+          for event in getsockopt sendto; do
+            echo "spout $round idlecpu_dp$value ${event}_per_s: $(awk -F, -v e="sys_enter_$event" -v s="$IDLE_CPU_SECONDS" \
+              'index($3, e) {printf "%.0f", $1 / s}' "$WORK/perf.out" 2>/dev/null)"
+          done
+          held=$(awk '$1=="scale_ready:"{print $2}' "$WORK/idle.out")
+          kill "$gen" 2>/dev/null || true
+          wait "$gen" 2>/dev/null || true
+          echo "spout $round idlecpu_dp$value held: ${held:-0}"
+          echo "spout $round idlecpu_dp$value server_cpu_ms_per_s: $(awk -v u="$used" -v s="$IDLE_CPU_SECONDS" \
+            'BEGIN{printf "%.2f", u * 10 / s}')"
+          stop_all
+        done
         ;;
       idle)
         [ "$round" = 1 ] || continue

@@ -279,6 +279,9 @@ public final class SpoutService: Sendable {
         async let tlsStopped: Void? = tlsServer?.shutdown(deadline: grace)
         await server.shutdown(deadline: grace)
         _ = await tlsStopped
+        // Over Redis, the streams have ended: this replica leaves the shared presence before it goes (the other
+        // replicas send `leave` for its subscribers now, not when its heartbeat lapses).
+        await context.channels.depart()
         // Last: the requests the servers finished may have fetched the demo upstream until now.
         await demoServer?.shutdown(deadline: .zero)
         tlsWatcher?.cancel()

@@ -3,8 +3,9 @@
 # Instructions (callgrind) of multi-channel delivery: SUBS subscribers, each on PER channels of a pool of POOL over
 # one GET /subscribe, EVENTS events published round-robin (bench/tools/scale, every event checked delivered); the
 # whole process is counted from the end of the warm-up (callgrind_control -z) until the events are delivered, and
-# the part inside ChannelCursor.append (the cursor each event carries), each over
-# the events delivered. Counts repeat on a loaded machine. valgrind stops in libdispatch's sigsuspend on the main
+# the part spent on the cursor each event carries: inside ChannelCursor.append (writing it whole) and inside
+# ChannelMultiSubscription's cursor() (all of it, kept or written: since the cursor is kept between events, append
+# runs only when it must be written whole), each over the events delivered. Counts repeat on a loaded machine. valgrind stops in libdispatch's sigsuspend on the main
 # thread, so a shim built here with gcc replaces it with a sleep loop (LD_PRELOAD); the profile is dumped with
 # callgrind_control once the run is over, then the server is killed. Needs valgrind, gcc, go, curl. Loopback only.
 set -euo pipefail
@@ -40,4 +41,6 @@ total=$(awk '/^(summary|totals):/ {print $2; exit}' "$dump")
 cursor=$(callgrind_annotate --inclusive=yes "$dump" 2>/dev/null | awk '!done && /ChannelCursor.*append_2to/ && !/appendBase36|appendKey/ {gsub(",", "", $1); print $1; done = 1}')
 echo "multi instructions_total: $total"
 echo "multi instructions_per_delivered_event: $(( total / delivered ))"
+cursor_all=$(callgrind_annotate --inclusive=yes "$dump" 2>/dev/null | awk '!done && /ChannelMultiSubscription.*cursor/ {gsub(",", "", $1); print $1; done = 1}')
 echo "multi cursor_instructions_per_delivered_event: $(( ${cursor:-0} / delivered ))"
+echo "multi cursor_method_instructions_per_delivered_event: $(( ${cursor_all:-0} / delivered ))"

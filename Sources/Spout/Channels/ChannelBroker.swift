@@ -211,3 +211,14 @@ final class ChannelWatch: Sendable {
 
     func created(_ name: String) { handler(name) }
 }
+
+/// What `GET /channels/{name}/presence` answers: how many subscribe, the names given, and whether it is partial.
+///
+/// **Thread safety:** value type.
+struct ChannelPresenceView: Equatable, Sendable {
+    var count: Int
+    var clients: [String]
+    /// Over Redis, when Redis could not be read: this replica's view only (its own subscribers, and the other
+    /// replicas' as last announced to it), which may miss or still count others.
+    var partial: Bool
+}

@@ -54,21 +54,35 @@ struct ChannelCursor: Equatable {
     /// Appends the cursor of `positions` (a key and a position per channel, in the subscription's order) to
     /// `bytes`.
     static func append(_ positions: some Sequence<(key: UInt64, position: Position)>, to bytes: inout [UInt8]) {
+        append(positions.lazy.map { (key: $0.key, position: Optional($0.position)) }, to: &bytes) { _, _ in }
+    }
+
+    /// Appends the cursor of `positions` as ``append(_:to:)`` does (a nil position: no entry), and calls
+    /// `entryWritten` with each entry's index in `positions` and where the digits of its sequence are in `bytes`.
+    static func append(
+        _ positions: some Sequence<(key: UInt64, position: Position?)>,
+        to bytes: inout [UInt8],
+        entryWritten: (_ index: Int, _ sequenceDigits: Range<Int>) -> Void
+    ) {
         var epochs: [String] = []
         var body: [UInt8] = []
-        for (key, position) in positions {
-            let index: Int
+        var written: [(index: Int, digits: Range<Int>)] = []
+        for (index, (key, position)) in positions.enumerated() {
+            guard let position else { continue }
+            let epochIndex: Int
             if let found = epochs.firstIndex(of: position.epoch) {
-                index = found
+                epochIndex = found
             } else {
-                index = epochs.count
+                epochIndex = epochs.count
                 epochs.append(position.epoch)
             }
             if !body.isEmpty { body.append(UInt8(ascii: "~")) }
             appendKey(key, to: &body)
-            appendBase36(UInt64(index), to: &body)
+            appendBase36(UInt64(epochIndex), to: &body)
             body.append(UInt8(ascii: "-"))
+            let start = body.count
             appendBase36(position.sequence, to: &body)
+            written.append((index, start..<body.count))
         }
         bytes.append(version)
         bytes.append(UInt8(ascii: "."))
@@ -77,7 +91,33 @@ struct ChannelCursor: Equatable {
             bytes.append(contentsOf: epoch.utf8)
         }
         bytes.append(UInt8(ascii: "."))
+        let bodyStart = bytes.count
         bytes.append(contentsOf: body)
+        for (index, digits) in written {
+            entryWritten(index, (bodyStart &+ digits.lowerBound)..<(bodyStart &+ digits.upperBound))
+        }
+    }
+
+    /// How many base-36 digits ``appendBase36(_:to:)`` writes for `value`.
+    static func base36Count(_ value: UInt64) -> Int {
+        var count = 1
+        var rest = value / 36
+        while rest > 0 {
+            count &+= 1
+            rest /= 36
+        }
+        return count
+    }
+
+    /// Writes `value` in base 36 over `bytes[digits]`, which must be exactly ``base36Count(_:)`` long.
+    static func writeBase36(_ value: UInt64, over digits: Range<Int>, in bytes: inout [UInt8]) {
+        var rest = value
+        var index = digits.upperBound
+        while index > digits.lowerBound {
+            index &-= 1
+            bytes[index] = base36[Int(rest % 36)]
+            rest /= 36
+        }
     }
 
     /// The key of channel `name` in a cursor: the low 48 bits of its FNV-1a hash.
@@ -207,5 +247,57 @@ struct ChannelCursor: Equatable {
             value = sum
         }
         return value
+    }
+}
+
+/// A subscription's cursor kept written (``ChannelCursor``'s text) between events: a multi-channel stream sends it
+/// with every event, and one event moves one channel, so the text is rewritten in place, the channel's sequence
+/// digits only, when that channel keeps its epoch and its sequence keeps its number of digits (nearly always), and
+/// written again from every channel's position otherwise (a channel added, reset or given its first position, an
+/// epoch changed, a sequence growing a digit). Either way the text is the one ``ChannelCursor/append(_:to:)``
+/// writes for the same positions.
+///
+/// Channels are identified by their index in the subscription's order (its legs are only ever appended).
+///
+/// **Thread safety:** value type; owned by one subscription, on its loop.
+struct ChannelCursorText {
+    /// The text as last written (valid only while ``isCurrent``).
+    private(set) var bytes: [UInt8] = []
+    /// Per channel: its epoch and the place of its sequence's digits in `bytes`; nil when it has no entry.
+    private var entries: [(epoch: String, digits: Range<Int>)?] = []
+    /// Whether `bytes` stands for every channel's position now.
+    private(set) var isCurrent = false
+
+    /// Something other than one channel's move changed (a channel added, a reset): written again next time.
+    mutating func invalidate() { isCurrent = false }
+
+    /// Channel `index` moved to `position`: the text follows in place when it can, or is written again next time.
+    mutating func moved(_ index: Int, to position: ChannelCursor.Position?) {
+        guard isCurrent else { return }
+        guard let position, index < entries.count, let entry = entries[index], entry.epoch == position.epoch,
+            ChannelCursor.base36Count(position.sequence) == entry.digits.count
+        else {
+            isCurrent = false
+            return
+        }
+        ChannelCursor.writeBase36(position.sequence, over: entry.digits, in: &bytes)
+    }
+
+    /// The text for the channels' positions now: the kept one, or, when it is not current, the one written from
+    /// `positions()` (every channel's key and position, in order).
+    mutating func text(_ positions: () -> [(key: UInt64, position: ChannelCursor.Position?)]) -> [UInt8] {
+        if !isCurrent {
+            let all = positions()
+            var written: [UInt8] = []
+            written.reserveCapacity(4 &+ all.count &* 20)
+            var entries = [(epoch: String, digits: Range<Int>)?](repeating: nil, count: all.count)
+            ChannelCursor.append(all, to: &written) { index, digits in
+                if let position = all[index].position { entries[index] = (position.epoch, digits) }
+            }
+            bytes = written
+            self.entries = entries
+            isCurrent = true
+        }
+        return bytes
     }
 }

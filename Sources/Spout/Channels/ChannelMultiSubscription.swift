@@ -61,6 +61,8 @@ final class ChannelMultiSubscription: Subscription, @unchecked Sendable {
         typealias Failure = ChannelStreamEnd
 
         let tag: ChannelTag
+        /// The leg's place in the subscription's order (legs are only appended): its channel in the cursor text.
+        let index: Int
         /// The leg's feed; released when the subscription ends.
         var upstream: ChannelSubscription?
         /// The last event delivered (or where the channel was when the leg joined live, or what the client's
@@ -72,8 +74,15 @@ final class ChannelMultiSubscription: Subscription, @unchecked Sendable {
         var positionFromJoin: Bool
         private var owner: ChannelMultiSubscription?
 
-        init(tag: ChannelTag, owner: ChannelMultiSubscription, position: ChannelCursor.Position?, fromJoin: Bool) {
+        init(
+            tag: ChannelTag,
+            index: Int,
+            owner: ChannelMultiSubscription,
+            position: ChannelCursor.Position?,
+            fromJoin: Bool
+        ) {
             self.tag = tag
+            self.index = index
             self.owner = owner
             self.position = position
             self.positionFromJoin = fromJoin
@@ -107,6 +116,11 @@ final class ChannelMultiSubscription: Subscription, @unchecked Sendable {
     let mayFollow: @Sendable (String) -> Bool
     private var legs: [Leg] = []
     private var legByName: [String: Leg] = [:]
+    /// The cursor as last written, rewritten in place as legs move (``ChannelCursorText``).
+    private var cursorText = ChannelCursorText()
+    /// Whether a leg still takes its position from its join (``Leg/positionFromJoin``), which it learns once it
+    /// joined: then each cursor looks whether it has.
+    private var joinPositionsPending = false
     /// Events taken from legs and not yet sent, oldest first from `readyHead` (at most one per leg).
     private var ready: [(leg: Leg, event: ChannelEvent)] = []
     private var readyHead = 0
@@ -144,7 +158,7 @@ final class ChannelMultiSubscription: Subscription, @unchecked Sendable {
     ) -> Bool {
         loop.preconditionInEventLoop()
         guard !ended, legByName[name] == nil, legs.count < maxLegs else { return false }
-        let leg = Leg(tag: ChannelTag(name), owner: self, position: position, fromJoin: fromJoin)
+        let leg = Leg(tag: ChannelTag(name), index: legs.count, owner: self, position: position, fromJoin: fromJoin)
         guard let upstream = join(leg) else {
             _ = leg.release()
             return false
@@ -152,6 +166,7 @@ final class ChannelMultiSubscription: Subscription, @unchecked Sendable {
         leg.upstream = upstream
         legs.append(leg)
         legByName[name] = leg
+        cursorText.invalidate()
         upstream.start(leg)
         return true
     }
@@ -170,27 +185,35 @@ final class ChannelMultiSubscription: Subscription, @unchecked Sendable {
         subscriber.receive(subscription: self)
     }
 
-    /// The cursor now: every leg's position, in the legs' order.
+    /// The cursor now: every leg's position, in the legs' order. Kept written between events (the leg that
+    /// moved is rewritten in place, see ``ChannelCursorText``): a 50-channel cursor written whole for every event
+    /// was most of such a stream's cost (bench/README.md, "Channels at scale").
     func cursor() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(4 &+ legs.count &* 20)
-        ChannelCursor.append(
-            legs.lazy.compactMap { leg in
-                self.currentPosition(of: leg).map { (key: leg.tag.key, position: $0) }
-            },
-            to: &bytes
-        )
-        return bytes
+        if joinPositionsPending {
+            // A leg that joined since the last cursor takes the position it joined at.
+            for leg in legs where leg.positionFromJoin && takeJoinPosition(of: leg) {
+                cursorText.invalidate()
+            }
+        }
+        return cursorText.text {
+            var pending = false
+            let positions = legs.map { leg in
+                _ = takeJoinPosition(of: leg)
+                pending = pending || leg.positionFromJoin
+                return (key: leg.tag.key, position: leg.position)
+            }
+            joinPositionsPending = pending
+            return positions
+        }
     }
 
-    /// A leg's position, taking the one it joined at when it has none of its own yet.
-    private func currentPosition(of leg: Leg) -> ChannelCursor.Position? {
-        if leg.positionFromJoin, let joined = leg.upstream?.joinedAt {
-            leg.positionFromJoin = false
-            leg.position =
-                joined.epoch.isEmpty ? nil : ChannelCursor.Position(epoch: joined.epoch, sequence: joined.sequence)
-        }
-        return leg.position
+    /// Gives a leg that takes its position from its join the one it joined at, once it joined; whether it had.
+    private func takeJoinPosition(of leg: Leg) -> Bool {
+        guard leg.positionFromJoin, let joined = leg.upstream?.joinedAt else { return false }
+        leg.positionFromJoin = false
+        leg.position =
+            joined.epoch.isEmpty ? nil : ChannelCursor.Position(epoch: joined.epoch, sequence: joined.sequence)
+        return true
     }
 
     // MARK: Subscription (the bridge, on the loop)
@@ -250,11 +273,17 @@ final class ChannelMultiSubscription: Subscription, @unchecked Sendable {
                 if event.eventType == "reset" {
                     leg.positionFromJoin = false
                     leg.position = nil
+                    cursorText.invalidate()
                 }
                 item = .control(event, channel: leg.tag)
             } else {
-                leg.positionFromJoin = false
-                leg.position = ChannelCursor.Position(epoch: Self.epoch(of: event.id), sequence: event.sequence)
+                let position = ChannelCursor.Position(epoch: Self.epoch(of: event.id), sequence: event.sequence)
+                if leg.positionFromJoin {
+                    leg.positionFromJoin = false
+                    cursorText.invalidate()
+                }
+                leg.position = position
+                cursorText.moved(leg.index, to: position)
                 item = .event(event, channel: leg.tag, cursor: cursor())
             }
             if let subscriber {

@@ -386,8 +386,9 @@ enum ChannelRoutes {
         }
     }
 
-    /// `GET /channels/{name}/presence`: `{"channel":…,"count":n,"clients":[…]}`, who is subscribed (over Redis: to
-    /// every live replica), the named ones (`?client=`) by name.
+    /// `GET /channels/{name}/presence`: `{"channel":…,"count":n,"clients":[…],"partial":false}`, who is subscribed
+    /// (over Redis: to every live replica), the named ones (`?client=`) by name; `partial` true when Redis could not
+    /// be read and the answer is this replica's view (``RedisChannelBroker/presence(of:loop:completion:)``).
     static let presence: Routes.Handler<Dependencies> = { context, channels in
         // The context a refusal is answered through: identified once the caller is known, so its log line names it.
         var answering = context
@@ -402,14 +403,9 @@ enum ChannelRoutes {
             switch broker.backend {
             case .inProcess(let local):
                 let (count, clients) = local.existingChannel(named: name)?.presence ?? (0, [])
-                respondPresence(name, count: count, clients: clients, context)
+                respondPresence(name, ChannelPresenceView(count: count, clients: clients, partial: false), context)
             case .redis(let redis):
-                redis.presence(of: name, loop: context.loop) { result in
-                    switch result {
-                    case .success(let (count, clients)): respondPresence(name, count: count, clients: clients, context)
-                    case .failure(let failure): respond(failure, channels.settings, context)
-                    }
-                }
+                redis.presence(of: name, loop: context.loop) { view in respondPresence(name, view, context) }
             }
         } catch {
             respond(error, answering)
@@ -417,11 +413,12 @@ enum ChannelRoutes {
     }
 
     /// The presence route's answer.
-    private static func respondPresence(_ name: String, count: Int, clients: [String], _ context: RequestContext) {
+    private static func respondPresence(_ name: String, _ view: ChannelPresenceView, _ context: RequestContext) {
         var object = JSONObjectWriter()
         object.add("channel", name)
-        object.add("count", count)
-        object.addRaw("clients", json: JSONText.stringArray(clients))
+        object.add("count", view.count)
+        object.addRaw("clients", json: JSONText.stringArray(view.clients))
+        object.add("partial", view.partial)
         context.respond(json: object.finish())
     }
 

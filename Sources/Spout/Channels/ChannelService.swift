@@ -71,6 +71,12 @@ final class ChannelService: Sendable {
         }
     }
 
+    /// Over Redis, this replica's goodbye to the shared presence (``RedisChannelBroker/depart(completion:)``), as
+    /// a graceful shutdown ends, once its streams have ended; nothing in process.
+    func depart() async {
+        await redis?.depart()
+    }
+
     /// Ends the sweep and closes the Redis connections.
     func stop() {
         access.stop()

@@ -72,6 +72,9 @@ final class RedisChannelBroker: @unchecked Sendable {
     let replicaID = RedisChannelBroker.newGeneration()
     /// Whether a heartbeat is in flight (one at a time).
     private var heartbeating = false
+    /// Whether this replica said goodbye (``depart(completion:)``): no heartbeat or presence write after it, so
+    /// nothing puts it back in the shared presence.
+    private var departed = false
 
     /// Follower connections per process.
     static let followerCount = 2
@@ -770,7 +773,7 @@ final class RedisChannelBroker: @unchecked Sendable {
         let follower = followers[Self.presenceFollower]
         guard follower.status.isConnected else { return }
         let work: (keys: [String], retry: [String])? = lock.withLock {
-            guard !heartbeating else { return nil }
+            guard !heartbeating, !departed else { return nil }
             heartbeating = true
             let live = copies.values.filter { !$0.retired }
             return (
@@ -803,7 +806,7 @@ final class RedisChannelBroker: @unchecked Sendable {
     /// writes again when it ends).
     private func localPresenceChanged(_ name: String) {
         let write: (Copy, RedisChannelStore.PresenceEntry)? = lock.withLock {
-            guard let copy = copies[name], !copy.retired else { return nil }
+            guard let copy = copies[name], !copy.retired, !departed else { return nil }
             copy.presenceDirty = true
             guard !copy.presenceWriting else { return nil }
             copy.presenceWriting = true
@@ -830,6 +833,34 @@ final class RedisChannelBroker: @unchecked Sendable {
                 return copy.presenceDirty && !copy.retired
             }
             if again { localPresenceChanged(name) }
+        }
+    }
+
+    /// This replica's goodbye, as it stops (a graceful shutdown, once its streams have ended): it leaves the shared
+    /// presence at once, its heartbeat and its field on every channel removed, each removal announced, so the other
+    /// replicas send `leave` for its subscribers now rather than ``SpoutConfiguration/Channels/replicaTimeoutSeconds``
+    /// later; from then on it writes no presence and no heartbeat. `completion` (any thread) once Redis answered, or
+    /// at once when the presence connection is down (its heartbeat then lapses as a dead replica's does); the
+    /// connection's command timeout bounds the wait.
+    func depart(completion: @escaping @Sendable () -> Void) {
+        let names: [String] = lock.withLock {
+            departed = true
+            // Every copy, not only those with a field written: a write may be in flight (it is ahead of this on
+            // the connection, so the goodbye removes what it wrote).
+            return copies.values.filter { !$0.retired }.map(\.channel.name).sorted()
+        }
+        let follower = followers[Self.presenceFollower]
+        guard follower.status.isConnected else {
+            completion()
+            return
+        }
+        follower.send(store.presenceLeaveCommand(replica: replicaID, channels: names)) { _ in completion() }
+    }
+
+    /// ``depart(completion:)``, awaited.
+    func depart() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            depart { continuation.resume() }
         }
     }
 
@@ -867,32 +898,38 @@ final class RedisChannelBroker: @unchecked Sendable {
     }
 
     /// Who is subscribed to `name` on every live replica: this replica's own subscribers (exact) and the others'
-    /// as Redis holds them. `completion` on `loop`.
+    /// as Redis holds them. When Redis cannot be read (down, or an answer that is not one), the answer is what this
+    /// replica knows, marked `partial`: its own subscribers and, when it holds a copy of the channel, the other
+    /// replicas' as they last announced them (a dashboard keeps a view through an outage rather than a 503).
+    /// `completion` on `loop`.
     func presence(
         of name: String,
         loop: EventLoop,
-        completion: @escaping @Sendable (Result<(count: Int, clients: [String]), PublishFailure>) -> Void
+        completion: @escaping @Sendable (ChannelPresenceView) -> Void
     ) {
         let completion = Self.on(loop, completion)
         let replicaID = replicaID
         publisher(for: loop).send(store.presenceReadCommand(name)) { [weak self] result in
-            switch result {
-            case .success(let value):
-                guard let entries = RedisChannelStore.presenceRead(value) else {
-                    completion(.failure(.unavailable("redis answered with \(value.briefDescription)")))
-                    return
+            let copy = self?.copy(named: name)
+            let own: (count: Int, clients: [String]) = copy?.presence ?? (0, [])
+            var count = own.count
+            var clients = Set(own.clients)
+            let others: [String: RedisChannelStore.PresenceEntry]
+            let partial: Bool
+            if case .success(let value) = result, let entries = RedisChannelStore.presenceRead(value) {
+                others = entries
+                partial = false
+            } else {
+                others = (copy?.remotePresence ?? [:]).mapValues {
+                    RedisChannelStore.PresenceEntry(count: $0.count, clients: Array($0.clients))
                 }
-                let own: (count: Int, clients: [String]) = self?.copy(named: name)?.presence ?? (0, [])
-                var count = own.count
-                var clients = Set(own.clients)
-                for (replica, entry) in entries where replica != replicaID {
-                    count = count.addingReportingOverflow(entry.count).partialValue
-                    clients.formUnion(entry.clients)
-                }
-                completion(.success((count, clients.sorted())))
-            case .failure(let error):
-                completion(.failure(.unavailable(error.description)))
+                partial = true
             }
+            for (replica, entry) in others where replica != replicaID {
+                count = count.addingReportingOverflow(entry.count).partialValue
+                clients.formUnion(entry.clients)
+            }
+            completion(ChannelPresenceView(count: count, clients: clients.sorted(), partial: partial))
         }
     }
 

@@ -84,6 +84,18 @@ extension RedisChannelStore {
         return command
     }
 
+    /// `EVAL presenceLeave`: replica `replica`'s goodbye as it stops: it leaves ``replicasKey`` and its field of
+    /// each of `channels`' presence hashes, each field removed announced on ``presenceChannel`` as a count of 0 (so
+    /// the other replicas send `leave` for its subscribers at once rather than after its heartbeat lapses).
+    func presenceLeaveCommand(replica: String, channels: [String]) -> RESPCommand {
+        var command = RESPCommand("EVAL", Self.presenceLeaveScript, String(1 + channels.count), replicasKey)
+        for name in channels { command.append(presenceKey(name)) }
+        command.append(replica)
+        command.append(presenceChannel)
+        for name in channels { command.append(name) }
+        return command
+    }
+
     /// `EVAL presenceRead`: the live replicas' entries on channel `name`, as replica, entry pairs.
     func presenceReadCommand(_ name: String) -> RESPCommand {
         RESPCommand("EVAL", Self.presenceReadScript, "2", presenceKey(name), replicasKey)
@@ -163,6 +175,17 @@ extension RedisChannelStore {
           end
         end
         return redis.call('ZRANGE', KEYS[1], 0, -1)
+        """
+
+    /// KEYS: replicas, then the presence hashes. ARGV: replica, pub/sub channel, then the hashes' channel names.
+    static let presenceLeaveScript = """
+        redis.call('ZREM', KEYS[1], ARGV[1])
+        for i = 2, #KEYS do
+          if redis.call('HDEL', KEYS[i], ARGV[1]) == 1 then
+            redis.call('PUBLISH', ARGV[2], ARGV[1] .. '\\n' .. ARGV[i + 1] .. '\\n')
+          end
+        end
+        return 1
         """
 
     /// KEYS: presence hash, replicas.

@@ -119,8 +119,10 @@ extension SpoutAPI {
                 summary: "Who is subscribed to a channel",
                 description: """
                     The subscribers of the channel (over Redis: those of every live replica) and the names of those \
-                    that gave one (`client`), each once, sorted; a channel nobody subscribes to has count 0. \
-                    \(subscribeRule)
+                    that gave one (`client`), each once, sorted; a channel nobody subscribes to has count 0. While \
+                    Redis cannot be read the answer is still 200, with `partial: true`: what the replica that answers \
+                    knows (its own subscribers, and the other replicas' as they last announced them to it, which may \
+                    be out of date). \(subscribeRule)
                     """,
                 parameters: [
                     channelName,
@@ -137,19 +139,22 @@ extension SpoutAPI {
                         "Who is here.",
                         [
                             "type": "object",
-                            "required": ["channel", "count", "clients"],
+                            "required": ["channel", "count", "clients", "partial"],
                             "properties": [
                                 "channel": ["type": "string"],
                                 "count": ["type": "integer", "minimum": 0],
                                 "clients": ["type": "array", "items": ["type": "string"]],
+                                "partial": [
+                                    "type": "boolean",
+                                    "description":
+                                        "true when Redis could not be read: this replica's view, not every replica's",
+                                ],
                             ],
                             "additionalProperties": false,
                         ]
                     ),
                     .problem(400, .invalidParameter),
-                ] + channelAuthFailures("subscribe tokens are configured") + [
-                    .problem(503, .unavailable)
-                ]
+                ] + channelAuthFailures("subscribe tokens are configured")
             ),
         ]
     }

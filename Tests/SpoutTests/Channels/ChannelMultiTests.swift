@@ -414,6 +414,51 @@ extension StreamClient {
         let cursor = try #require(ChannelCursor(String(decoding: bytes, as: UTF8.self), maxEntries: 10))
         #expect(cursor.position(of: "a") == .some(nil))
     }
+
+    /// ``ChannelCursorText``, kept between moves (in place, or written again), is at every step the text written
+    /// whole from the same positions: random moves of 6 channels over 3 epochs, sequences crossing digit counts,
+    /// resets (no position) and invalidations.
+    @Test func theKeptTextIsTheWholeText() {
+        let keys = (0..<6).map { ChannelCursor.key(of: "c\($0)") }
+        var positions: [ChannelCursor.Position?] = [nil, .init(epoch: "e1", sequence: 30), nil, nil, nil, nil]
+        var kept = ChannelCursorText()
+        var generator = SystemRandomNumberGenerator()
+        var inPlace = 0
+        for step in 0..<5_000 {
+            let channel = Int.random(in: 0..<6, using: &generator)
+            switch Int.random(in: 0..<20, using: &generator) {
+            case 0:
+                positions[channel] = nil
+                kept.invalidate()
+            case 1:
+                kept.invalidate()
+            case 2:
+                let epoch = ["e1", "e2", "e3"][Int.random(in: 0..<3, using: &generator)]
+                let moved = ChannelCursor.Position(epoch: epoch, sequence: 1)
+                positions[channel] = moved
+                kept.moved(channel, to: moved)
+            default:
+                let old = positions[channel] ?? .init(epoch: "e2", sequence: 0)
+                let moved = ChannelCursor.Position(
+                    epoch: old.epoch,
+                    sequence: old.sequence &+ UInt64.random(in: 1...3, using: &generator)
+                )
+                let wasCurrent = kept.isCurrent
+                positions[channel] = moved
+                kept.moved(channel, to: moved)
+                if wasCurrent, kept.isCurrent { inPlace += 1 }
+            }
+            var whole: [UInt8] = []
+            ChannelCursor.append(
+                zip(keys, positions).compactMap { key, position in position.map { (key: key, position: $0) } },
+                to: &whole
+            )
+            let text = kept.text { zip(keys, positions).map { (key: $0, position: $1) } }
+            #expect(text == whole, "step \(step)")
+            if text != whole { break }
+        }
+        #expect(inPlace > 1_000, "most moves are written in place")
+    }
 }
 
 /// `GET /subscribe` read by real clients: `curl -N` and httpx-sse (Python), over loopback.
@@ -718,5 +763,64 @@ extension StreamClient {
         #expect(DeadPeerDetection.option(fd, SOL_SOCKET, SO_KEEPALIVE) == 0)
         #expect(DeadPeerDetection.option(fd, Int32(IPPROTO_TCP), DeadPeerDetection.tcpUserTimeout) == 0)
         await server.stop()
+    }
+
+    /// A live reader that stops reading, its receive window shut, is not cut at a short `deadPeerSeconds` (the
+    /// documented behaviour: its kernel acknowledges what came and answers the window probes, so nothing stays
+    /// unacknowledged and the `TCP_INFO` check sees no vanished peer; the write-stall timeout bounds it instead).
+    /// The wait is on the server socket's own state: nothing in flight and no data sent for the bound plus two
+    /// checks, so the check has looked at it, shut, more than once; then the reader reads every event.
+    @Test func aLiveReaderWithItsWindowShutIsNotCutAtAShortBound() async throws {
+        let bound = 3
+        let server = try SpoutTestServer {
+            $0.channels.deadPeerSeconds = bound
+            // Heartbeats queue behind the shut window: data always waits to go.
+            $0.sse.heartbeatSeconds = 0.2
+        }
+        let watcher = try StreamClient.channel("room", port: server.port, query: "?presence=true")
+        defer { watcher.close() }
+        let reader = try StreamClient.channel(
+            "room",
+            port: server.port,
+            query: "?client=slow",
+            receiveBufferBytes: 4096
+        )
+        defer { reader.close() }
+        #expect(reader.status == 200)
+        #expect(try watcher.frames(1).map(\.type) == ["join"])
+        let fd = try #require(Self.serverEnd(of: reader.client.fd, serverPort: server.port))
+        // 100 events of 2 KB: far more than the reader's buffer, within the subscriber's bound (1,024 events, 1 MiB).
+        let publisher = try ChannelHTTP(port: server.port)
+        defer { publisher.close() }
+        for batch in 0..<10 {
+            _ = try publisher.publishIDs("room", channelBody(batch * 10..<batch * 10 + 10, padding: 2_000))
+        }
+        let checks = DeadPeerDetection.checkInterval(seconds: bound) / 1_000_000
+        let shutFor = UInt32(bound * 1000) + UInt32(2 * checks)
+        #expect(
+            eventually(timeout: .seconds(60)) {
+                guard let seen = Self.sendState(fd) else { return false }
+                return seen.unacknowledged == 0 && seen.sinceLastDataSentMilliseconds >= shutFor
+            },
+            "the window stays shut, nothing in flight, for the bound and two checks"
+        )
+        // Still there: the reader reads every event, in order, and the watcher heard no leave.
+        let frames = try reader.frames(until: { $0.object?["n"] as? Int == 99 }, timeout: .seconds(30))
+        #expect(numbers(frames.filter { $0.type == "message" }) == Array(0..<100), "every event, nothing cut")
+        #expect(server.channelMetrics.subscribers.value == 2)
+        reader.close()
+        // The watcher gets the events too; its only presence frame after the join is the leave, once it closed.
+        let watched = try watcher.frames(until: { $0.type == "leave" }, timeout: .seconds(30))
+        #expect(watched.filter { $0.type != "message" }.map(\.type) == ["leave"], "the leave comes when it closes")
+        #expect(watched.filter { $0.type == "message" }.count == 100)
+        await server.stop()
+    }
+
+    /// What the kernel says of socket `fd`'s sending: segments in flight and milliseconds since data was last sent.
+    private static func sendState(_ fd: Int32) -> (unacknowledged: UInt32, sinceLastDataSentMilliseconds: UInt32)? {
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return nil }
+        return (info.tcpi_unacked, info.tcpi_last_data_sent)
     }
 }

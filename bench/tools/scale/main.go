@@ -10,20 +10,29 @@
 // through `GET /channels/{name}`, with C > 1 through one `GET /subscribe?channel=…&channel=…` (Spout only).
 // Subscribers are spread round-robin over the servers of -suburls (default: -pub) and the -sources addresses.
 // Once every subscriber has read a warm-up event (published to every channel of the pool every 100 ms until
-// then), event k (0 ≤ k < M) is published to channel k mod P with the body `{"data":[k,T]}` (`[k,T]` with -raw,
-// for servers that relay the body as the data: nchan), T its send time in ns; at R events/s, or as fast as the
-// publishes return (R = 0). Each subscriber checks it gets exactly the events of its channels: every one, once.
+// then), event k (0 ≤ k < M) is published to channel k mod P with the body `{"data":[k,I,S]}` (`[k,I,S]` with
+// -raw, for servers that relay the body as the data: nchan), S its send time in ns and I its intended time: at R
+// events/s event k is due at start + k/R, and I is that time, whenever the publisher gets to send it (the
+// publishes are sequential, so a server whose publish is slower than 1/R falls behind); as fast as the publishes
+// return (R = 0), I = S. Latency is counted from I (coordinated omission corrected, as wrk2 does: a server that
+// cannot take the offered rate is charged for its backlog) and, separately, from S. Each subscriber checks it gets
+// exactly the events of its channels: every one, once.
 // With -before-publish CMD, the shell command CMD runs after the warm-up, before the first publish (a profiler's
 // counters zeroed there, say). With -hold D the run publishes nothing after the warm-up: it prints `scale_ready` and holds the subscribers
 // for D (idle memory).
 //
 // Prints, one figure a line: scale_connected, scale_failed, scale_connect_s, scale_delivered: D of E,
 // scale_duplicates, scale_unexpected, scale_complete_subscribers, scale_events_per_s (D / time from the first
-// publish to the last delivery), scale_latency_p50_ms / p99_ms / max_ms, scale_publish_per_s.
+// publish to the last delivery), scale_latency_p50_ms / p99_ms / max_ms (from the intended time),
+// scale_sent_latency_p50_ms / p99_ms / max_ms (from the send time), scale_publish_per_s (achieved),
+// scale_publish_lag_max_ms (the latest a publish was sent after its intended time) and scale_generator_cpu_s (the
+// CPU this program and its children used, user + system: the readers' share of a shared machine) and
+// scale_generator_publish_cpu_s (the same from the first publish on: the readers' CPU for the deliveries).
 //
 // Children are this program run again with -child; they talk to the parent over stdin/stdout: `ready OK FAILED`
 // once their subscribers are warm, then, on `stop` (or EOF, or when every subscriber has all its events),
-// `result DELIVERED DUPLICATES UNEXPECTED COMPLETE LAST_NS` and `hist BUCKET COUNT …`. Talks only to the given URLs
+// `result DELIVERED DUPLICATES UNEXPECTED COMPLETE LAST_NS`, `hist BUCKET COUNT …` (from the intended time) and
+// `shist BUCKET COUNT …` (from the send time). Talks only to the given URLs
 // (loopback); every wait is bounded by -timeout.
 package main
 
@@ -42,12 +51,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
-// Latencies are counted in buckets of 50 µs up to 20 s; later ones land in the last bucket.
-const bucketNs = 50_000
-const buckets = 400_001
+// Latencies are counted in buckets of 100 µs up to 120 s (a server that cannot take the offered rate is charged for
+// a backlog of tens of seconds); later ones land in the last bucket.
+const bucketNs = 100_000
+const buckets = 1_200_001
 
 var (
 	pub      = flag.String("pub", "http://127.0.0.1:8080", "base URL publishes go to")
@@ -116,7 +127,8 @@ type subscriber struct {
 }
 
 var (
-	hist      [buckets]int64
+	hist      [buckets]int64 // latency from the intended publish time
+	sentHist  [buckets]int64 // latency from the actual send time
 	lastNs    int64
 	completes int64
 	allDone   = make(chan struct{})
@@ -227,13 +239,18 @@ func runChild() {
 		unexp += int64(s.unexp)
 	}
 	fmt.Fprintf(out, "result %d %d %d %d %d\n", got, dup, unexp, atomic.LoadInt64(&completes), atomic.LoadInt64(&lastNs))
-	fmt.Fprint(out, "hist")
-	for b := range hist {
-		if hist[b] != 0 {
-			fmt.Fprintf(out, " %d %d", b, hist[b])
+	for _, hs := range []struct {
+		name string
+		h    *[buckets]int64
+	}{{"hist", &hist}, {"shist", &sentHist}} {
+		fmt.Fprint(out, hs.name)
+		for b := range hs.h {
+			if hs.h[b] != 0 {
+				fmt.Fprintf(out, " %d %d", b, hs.h[b])
+			}
 		}
+		fmt.Fprintln(out)
 	}
-	fmt.Fprintln(out)
 	out.Flush()
 }
 
@@ -289,7 +306,7 @@ func read(body io.Reader, s *subscriber, ready *int64) {
 		if !bytes.HasPrefix(line, []byte("data:")) {
 			continue
 		}
-		k, t, ok := pair(line)
+		k, t, sent, ok := triple(line)
 		if !ok {
 			continue
 		}
@@ -311,13 +328,8 @@ func read(body io.Reader, s *subscriber, ready *int64) {
 		}
 		s.seen[k/64] |= 1 << (k % 64)
 		s.got++
-		b := (now - t) / bucketNs
-		if b < 0 {
-			b = 0
-		} else if b >= buckets {
-			b = buckets - 1
-		}
-		atomic.AddInt64(&hist[b], 1)
+		atomic.AddInt64(&hist[bucket(now-t)], 1)
+		atomic.AddInt64(&sentHist[bucket(now-sent)], 1)
 		for {
 			old := atomic.LoadInt64(&lastNs)
 			if now <= old || atomic.CompareAndSwapInt64(&lastNs, old, now) {
@@ -327,24 +339,35 @@ func read(body io.Reader, s *subscriber, ready *int64) {
 	}
 }
 
-// pair reads the last `[k,T]` of a data line.
-func pair(line []byte) (int64, int64, bool) {
+func bucket(ns int64) int64 {
+	b := ns / bucketNs
+	if b < 0 {
+		return 0
+	} else if b >= buckets {
+		return buckets - 1
+	}
+	return b
+}
+
+// triple reads the last `[k,I,S]` of a data line.
+func triple(line []byte) (int64, int64, int64, bool) {
 	open := bytes.LastIndexByte(line, '[')
 	if open < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	rest := line[open+1:]
 	end := bytes.IndexByte(rest, ']')
 	if end < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	parts := bytes.SplitN(rest[:end], []byte(","), 2)
-	if len(parts) != 2 {
-		return 0, 0, false
+	parts := bytes.SplitN(rest[:end], []byte(","), 3)
+	if len(parts) != 3 {
+		return 0, 0, 0, false
 	}
 	k, err1 := strconv.ParseInt(string(bytes.TrimSpace(parts[0])), 10, 64)
 	t, err2 := strconv.ParseInt(string(bytes.TrimSpace(parts[1])), 10, 64)
-	return k, t, err1 == nil && err2 == nil
+	s, err3 := strconv.ParseInt(string(bytes.TrimSpace(parts[2])), 10, 64)
+	return k, t, s, err1 == nil && err2 == nil && err3 == nil
 }
 
 // ---- parent: starts the children, publishes, sums up ----
@@ -393,8 +416,13 @@ func runParent() {
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 60 * time.Second}
-	publish := func(channel int, k int64) bool {
-		v := fmt.Sprintf("[%d,%d]", k, time.Now().UnixNano())
+	// publish sends event k; intended is its due time in ns (0: now, as it is sent).
+	publish := func(channel int, k int64, intended int64) bool {
+		now := time.Now().UnixNano()
+		if intended == 0 {
+			intended = now
+		}
+		v := fmt.Sprintf("[%d,%d,%d]", k, intended, now)
 		if !*raw {
 			v = `{"data":` + v + `}`
 		}
@@ -415,7 +443,7 @@ func runParent() {
 	isReady := make([]bool, len(kids))
 	for readyKids < len(kids) && time.Now().Before(deadline) {
 		for j := 0; j < *channels; j++ {
-			if !publish(j, -1) {
+			if !publish(j, -1, 0) {
 				fmt.Println("scale_error: warm-up publish failed")
 				stopAll(kids)
 				os.Exit(1)
@@ -473,19 +501,26 @@ func runParent() {
 			fmt.Printf("scale_error: -before-publish: %v %s\n", err, out)
 		}
 	}
+	publishCPU = generatorCPU(kids)
 	start := time.Now()
 	var gap time.Duration
 	if *rate > 0 {
 		gap = time.Second / time.Duration(*rate)
 	}
 	published := 0
+	var maxLag time.Duration
 	for k := 0; k < *events && time.Now().Before(deadline); k++ {
+		var intended int64
 		if gap > 0 {
-			if d := time.Until(start.Add(time.Duration(k) * gap)); d > 0 {
+			due := start.Add(time.Duration(k) * gap)
+			if d := time.Until(due); d > 0 {
 				time.Sleep(d)
+			} else if -d > maxLag {
+				maxLag = -d
 			}
+			intended = due.UnixNano()
 		}
-		if !publish(k%*channels, int64(k)) {
+		if !publish(k%*channels, int64(k), intended) {
 			fmt.Println("scale_error: publish failed")
 			break
 		}
@@ -493,11 +528,47 @@ func runParent() {
 	}
 	pubElapsed := time.Since(start)
 	fmt.Printf("scale_publish_per_s: %.1f\n", float64(published)/pubElapsed.Seconds())
+	if gap > 0 {
+		fmt.Printf("scale_publish_lag_max_ms: %.1f\n", float64(maxLag)/1e6)
+	}
 	end := time.Now().Add(*grace)
 	if end.After(deadline) {
 		end = deadline
 	}
 	collect(kids, start, published, end)
+}
+
+// publishCPU is the generator's CPU (this process and its children) when the first event was published (-1: none
+// was); childrenCPU the children's whole CPU, summed as each is waited for.
+var publishCPU, childrenCPU time.Duration = -1, 0
+
+// generatorCPU is the CPU this process and its children have used so far.
+func generatorCPU(kids []*childProc) time.Duration {
+	total := cpuOf(os.Getpid())
+	for _, k := range kids {
+		total += cpuOf(k.cmd.Process.Pid)
+	}
+	return total
+}
+
+// cpuOf is the CPU (user + system) process pid has used so far, from /proc (clock ticks of 10 ms); 0 when unknown.
+func cpuOf(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (in parentheses, which may hold spaces): state is field 3, utime 14, stime 15.
+	end := bytes.LastIndexByte(b, ')')
+	if end < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[end+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // passThrough is the flags a child needs.
@@ -517,6 +588,7 @@ func stopAll(kids []*childProc) {
 func collect(kids []*childProc, start time.Time, published int, end time.Time) {
 	var got, dup, unexp, complete, last int64
 	var h = make([]int64, buckets)
+	var sh = make([]int64, buckets)
 	stopped := false
 	timer := time.NewTimer(time.Until(end))
 	for _, k := range kids {
@@ -537,11 +609,15 @@ func collect(kids []*childProc, start time.Time, published int, end time.Time) {
 					if v[4] > last {
 						last = v[4]
 					}
-				} else if len(f) > 0 && f[0] == "hist" {
+				} else if len(f) > 0 && (f[0] == "hist" || f[0] == "shist") {
+					into := h
+					if f[0] == "shist" {
+						into = sh
+					}
 					for x := 1; x+1 < len(f); x += 2 {
 						b, _ := strconv.Atoi(f[x])
 						c, _ := strconv.ParseInt(f[x+1], 10, 64)
-						h[b] += c
+						into[b] += c
 					}
 				}
 			case <-timer.C:
@@ -552,10 +628,22 @@ func collect(kids []*childProc, start time.Time, published int, end time.Time) {
 			}
 		}
 		k.cmd.Wait()
+		if st := k.cmd.ProcessState; st != nil {
+			childrenCPU += st.UserTime() + st.SystemTime()
+		}
 	}
 	if !stopped {
 		stopAll(kids)
 	}
+	if publishCPU >= 0 {
+		used := cpuOf(os.Getpid()) + childrenCPU - publishCPU
+		fmt.Printf("scale_generator_publish_cpu_s: %.2f\n", used.Seconds())
+	}
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	cpuNs := self.Utime.Nano() + self.Stime.Nano() + children.Utime.Nano() + children.Stime.Nano()
+	fmt.Printf("scale_generator_cpu_s: %.2f\n", float64(cpuNs)/1e9)
 	expected := int64(0)
 	perChannel := make([]int64, *channels) // events published to each channel
 	for k := 0; k < published; k++ {
@@ -575,7 +663,7 @@ func collect(kids []*childProc, start time.Time, published int, end time.Time) {
 		fmt.Printf("scale_events_per_s: %.0f\n", float64(got)/elapsed.Seconds())
 		fmt.Printf("scale_delivery_s: %.2f\n", elapsed.Seconds())
 	}
-	pct := func(p float64) float64 {
+	pct := func(h []int64, p float64) float64 {
 		if got == 0 {
 			return 0
 		}
@@ -590,5 +678,7 @@ func collect(kids []*childProc, start time.Time, published int, end time.Time) {
 		return 0
 	}
 	fmt.Printf("scale_latency_p50_ms: %.2f\nscale_latency_p99_ms: %.2f\nscale_latency_max_ms: %.2f\n",
-		pct(0.5), pct(0.99), pct(1))
+		pct(h, 0.5), pct(h, 0.99), pct(h, 1))
+	fmt.Printf("scale_sent_latency_p50_ms: %.2f\nscale_sent_latency_p99_ms: %.2f\nscale_sent_latency_max_ms: %.2f\n",
+		pct(sh, 0.5), pct(sh, 0.99), pct(sh, 1))
 }
