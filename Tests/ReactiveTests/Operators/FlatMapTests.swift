@@ -392,6 +392,65 @@ private final class Log: @unchecked Sendable {
         }
     }
 
+    // MARK: Justs under unlimited demand (the lock-free path)
+
+    @Test func aJustSentFromInsideReceiveUnderUnlimitedDemandGoesOutAfterThatReceiveReturns() {
+        let outer = PassthroughSubject<Int, Never>()
+        let log = Log()
+        let subscriber = TrackingSubscriber<Int, Never> { _, value in
+            log.append("enter \(value)")
+            if value == 1 { outer.send(2) }
+            log.append("exit \(value)")
+            return .none
+        }
+        outer.flatMap { Just($0) }.subscribe(subscriber)
+        outer.send(1)
+        outer.send(3)
+        #expect(log.all == ["enter 1", "exit 1", "enter 2", "exit 2", "enter 3", "exit 3"])
+        outer.send(completion: .finished)
+        #expect(subscriber.history == [.subscription, .value(1), .value(2), .value(3), .completion(.finished)])
+    }
+
+    @Test func cancelInsideReceiveOfAJustUnderUnlimitedDemandReleasesTheSubscriberWithNoFurtherEvent() {
+        weak var weakInner: AnyObject?
+        weak var weakSubscriber: TrackingSubscriber<Int, Never>?
+        let outer = PassthroughSubject<Int, Never>()
+        do {
+            let subscriber = TrackingSubscriber<Int, Never> { subscriber, value in
+                if value == 2 { subscriber.cancel() }
+                return .none
+            }
+            outer.flatMap { Just($0) }.subscribe(subscriber)
+            weakInner = subscriber.subscription as AnyObject?
+            weakSubscriber = subscriber
+            outer.send(1)
+            outer.send(2)
+            #expect(subscriber.history == [.subscription, .value(1), .value(2)])
+        }
+        #expect(weakInner == nil)
+        #expect(weakSubscriber == nil)
+    }
+
+    @Test func cancelWhileJustsGoOutUnderUnlimitedDemandStopsThemAndNothingOverlaps() {
+        for _ in 0..<50 {
+            let outer = PassthroughSubject<Int, Never>()
+            let subscriber = SerialSubscriber<Int, Never>()
+            outer.flatMap { Just($0) }.subscribe(subscriber)
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == 0 {
+                    for value in 0..<2_000 { outer.send(value) }
+                } else {
+                    subscriber.cancel()
+                }
+            }
+            let delivered = subscriber.values.count
+            for value in 0..<10 { outer.send(value) }
+            #expect(subscriber.values == Array(0..<delivered))
+            #expect(subscriber.completions.isEmpty)
+            #expect(subscriber.overlaps == 0)
+        }
+    }
+
     @Test func releasesEverythingAfterFinishing() {
         weak var weakInner: AnyObject?
         let outer = PassthroughSubject<Int, Never>()

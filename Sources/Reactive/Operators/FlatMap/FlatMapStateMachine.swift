@@ -313,6 +313,27 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         return .stop
     }
 
+    // MARK: Lock-free path
+
+    /// Whether the owner may lend this machine to its lock-free path for `Just` children: idle, with
+    /// unlimited demand, nothing queued, the outer upstream still sending and `maxPublishers`
+    /// unlimited, so that such a value needs only the delivery right (no demand to count, no slot,
+    /// no request to the outer upstream, and the stream cannot end by it).
+    @inlinable
+    var canLendToFastPath: Bool {
+        guard case .idle = state else { return false }
+        return demand == .unlimited && queue.isEmpty && !outerFinished && maxPublishers == .unlimited
+            && downstream != nil
+    }
+
+    /// The owner took the machine back while a thread delivers on the lock-free path: that thread
+    /// holds the delivery right, and runs the delivery loop when it returns.
+    @inlinable
+    mutating func fastDeliveryRevoked() {
+        guard case .idle = state else { internalInconsistency("fast delivery revoked while not idle") }
+        state = .delivering(pendingFailure: nil)
+    }
+
     // MARK: Helpers
 
     @inlinable
