@@ -279,10 +279,14 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     /// first, and lends it again (or drops ``fastDownstream``) after.
     @inlinable
     func locked<Result>(_ body: (inout Machine) -> Result) -> Result {
-        let (result, retired) = lock.withLock { () -> (Result, Unmanaged<DownstreamBox<Downstream>>?) in
+        // The box comes out beside the result, not in a tuple with it: a tuple holding a generic
+        // action enum is copied and destroyed through value witnesses even in specialized code.
+        var retired: Unmanaged<DownstreamBox<Downstream>>?
+        let result = lock.withLock { () -> Result in
             revokeFastPath()
             let result = body(&machine)
-            return (result, settleFastPath())
+            retired = settleFastPath(&machine)
+            return result
         }
         retired?.release()
         return result
@@ -318,9 +322,10 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     /// After an event, with the lock held: lends the machine to the lock-free path if it can go
     /// there; else, once the machine is terminal and nobody is on that path, returns
-    /// ``fastDownstream`` for the caller to release outside the lock.
+    /// ``fastDownstream`` for the caller to release outside the lock. Takes the machine `inout`: a
+    /// read of the stored property would copy the whole machine (through value witnesses) per step.
     @inlinable
-    func settleFastPath() -> Unmanaged<DownstreamBox<Downstream>>? {
+    func settleFastPath(_ machine: inout Machine) -> Unmanaged<DownstreamBox<Downstream>>? {
         if machine.canLendToFastPath {
             fast.store(FastPath.lent, ordering: .releasing)
             return nil
