@@ -18,6 +18,30 @@ private final class Log: @unchecked Sendable {
     var all: [String] { lock.withLock { entries } }
 }
 
+/// A subscriber that keeps its subscription for good (as a subscriber may): only the subscription
+/// letting go of it on cancel breaks the cycle between the two. Cancels when it receives 2.
+private final class KeepingSubscriber: Subscriber, @unchecked Sendable {
+    // @unchecked Sendable: used on one thread.
+    typealias Input = Int
+    typealias Failure = Never
+
+    var subscription: (any Subscription)?
+    var values: [Int] = []
+
+    func receive(subscription: any Subscription) {
+        self.subscription = subscription
+        subscription.request(.unlimited)
+    }
+
+    func receive(_ input: Int) -> Subscribers.Demand {
+        values.append(input)
+        if input == 2 { subscription?.cancel() }
+        return .none
+    }
+
+    func receive(completion: Subscribers.Completion<Never>) {}
+}
+
 @Suite(.offPool) struct FlatMapTests {
     @Test func deliversInnerValuesAsTheyArriveAndFinishesWhenAllFinished() {
         let outer = PassthroughSubject<Int, Never>()
@@ -428,6 +452,21 @@ private final class Log: @unchecked Sendable {
             #expect(subscriber.history == [.subscription, .value(1), .value(2)])
         }
         #expect(weakInner == nil)
+        #expect(weakSubscriber == nil)
+    }
+
+    @Test func cancelInsideReceiveOfAJustLetsGoOfASubscriberThatKeepsItsSubscription() {
+        weak var weakSubscriber: KeepingSubscriber?
+        let outer = PassthroughSubject<Int, Never>()
+        do {
+            let subscriber = KeepingSubscriber()
+            outer.flatMap { Just($0) }.subscribe(subscriber)
+            weakSubscriber = subscriber
+            outer.send(1)
+            outer.send(2)
+            outer.send(3)
+            #expect(subscriber.values == [1, 2])
+        }
         #expect(weakSubscriber == nil)
     }
 
