@@ -18,6 +18,30 @@ private final class Log: @unchecked Sendable {
     var all: [String] { lock.withLock { entries } }
 }
 
+/// A subscriber that keeps its subscription for good (as a subscriber may): only the subscription
+/// letting go of it on cancel breaks the cycle between the two. Cancels when it receives 2.
+private final class KeepingSubscriber: Subscriber, @unchecked Sendable {
+    // @unchecked Sendable: used on one thread.
+    typealias Input = Int
+    typealias Failure = Never
+
+    var subscription: (any Subscription)?
+    var values: [Int] = []
+
+    func receive(subscription: any Subscription) {
+        self.subscription = subscription
+        subscription.request(.unlimited)
+    }
+
+    func receive(_ input: Int) -> Subscribers.Demand {
+        values.append(input)
+        if input == 2 { subscription?.cancel() }
+        return .none
+    }
+
+    func receive(completion: Subscribers.Completion<Never>) {}
+}
+
 @Suite(.offPool) struct FlatMapTests {
     @Test func deliversInnerValuesAsTheyArriveAndFinishesWhenAllFinished() {
         let outer = PassthroughSubject<Int, Never>()
@@ -387,6 +411,80 @@ private final class Log: @unchecked Sendable {
                 }
             }
             #expect(subscriber.values.count <= 81)
+            #expect(subscriber.completions.isEmpty)
+            #expect(subscriber.overlaps == 0)
+        }
+    }
+
+    // MARK: Justs under unlimited demand (the lock-free path)
+
+    @Test func aJustSentFromInsideReceiveUnderUnlimitedDemandGoesOutAfterThatReceiveReturns() {
+        let outer = PassthroughSubject<Int, Never>()
+        let log = Log()
+        let subscriber = TrackingSubscriber<Int, Never> { _, value in
+            log.append("enter \(value)")
+            if value == 1 { outer.send(2) }
+            log.append("exit \(value)")
+            return .none
+        }
+        outer.flatMap { Just($0) }.subscribe(subscriber)
+        outer.send(1)
+        outer.send(3)
+        #expect(log.all == ["enter 1", "exit 1", "enter 2", "exit 2", "enter 3", "exit 3"])
+        outer.send(completion: .finished)
+        #expect(subscriber.history == [.subscription, .value(1), .value(2), .value(3), .completion(.finished)])
+    }
+
+    @Test func cancelInsideReceiveOfAJustUnderUnlimitedDemandReleasesTheSubscriberWithNoFurtherEvent() {
+        weak var weakInner: AnyObject?
+        weak var weakSubscriber: TrackingSubscriber<Int, Never>?
+        let outer = PassthroughSubject<Int, Never>()
+        do {
+            let subscriber = TrackingSubscriber<Int, Never> { subscriber, value in
+                if value == 2 { subscriber.cancel() }
+                return .none
+            }
+            outer.flatMap { Just($0) }.subscribe(subscriber)
+            weakInner = subscriber.subscription as AnyObject?
+            weakSubscriber = subscriber
+            outer.send(1)
+            outer.send(2)
+            #expect(subscriber.history == [.subscription, .value(1), .value(2)])
+        }
+        #expect(weakInner == nil)
+        #expect(weakSubscriber == nil)
+    }
+
+    @Test func cancelInsideReceiveOfAJustLetsGoOfASubscriberThatKeepsItsSubscription() {
+        weak var weakSubscriber: KeepingSubscriber?
+        let outer = PassthroughSubject<Int, Never>()
+        do {
+            let subscriber = KeepingSubscriber()
+            outer.flatMap { Just($0) }.subscribe(subscriber)
+            weakSubscriber = subscriber
+            outer.send(1)
+            outer.send(2)
+            outer.send(3)
+            #expect(subscriber.values == [1, 2])
+        }
+        #expect(weakSubscriber == nil)
+    }
+
+    @Test func cancelWhileJustsGoOutUnderUnlimitedDemandStopsThemAndNothingOverlaps() {
+        for _ in 0..<50 {
+            let outer = PassthroughSubject<Int, Never>()
+            let subscriber = SerialSubscriber<Int, Never>()
+            outer.flatMap { Just($0) }.subscribe(subscriber)
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == 0 {
+                    for value in 0..<2_000 { outer.send(value) }
+                } else {
+                    subscriber.cancel()
+                }
+            }
+            let delivered = subscriber.values.count
+            for value in 0..<10 { outer.send(value) }
+            #expect(subscriber.values == Array(0..<delivered))
             #expect(subscriber.completions.isEmpty)
             #expect(subscriber.overlaps == 0)
         }

@@ -113,6 +113,38 @@ private func pair(_ value: (Int, String)) -> String { "\(value.0)\(value.1)" }
         #expect(b.subscription?.history == [.requested(.max(1)), .requested(.max(1))])
     }
 
+    @Test func demandReturnedFromReceiveUnderUnlimitedDemandStillGoesToEverySide() {
+        let a = HandPublisher<Int, Never>()
+        let b = HandPublisher<Int, Never>()
+        let subscriber = TrackingSubscriber<(Int, Int), Never> { _, _ in .max(2) }
+        a.zip(b).subscribe(subscriber)
+        a.send(1)
+        b.send(2)
+        #expect(a.subscription?.history == [.requested(.unlimited), .requested(.max(2))])
+        #expect(b.subscription?.history == [.requested(.unlimited), .requested(.max(2))])
+        #expect(subscriber.history.count == 2)
+    }
+
+    @Test func valuesSentFromInsideReceiveUnderUnlimitedDemandGoOutAfterItReturns() {
+        let a = PassthroughSubject<Int, Never>()
+        let b = PassthroughSubject<Int, Never>()
+        var log: [String] = []
+        let cancellable = a.zip(b).sink { value in
+            log.append("enter \(value.0)")
+            if value.0 == 1 {
+                a.send(2)
+                b.send(20)
+                a.send(3)
+            }
+            log.append("exit \(value.0)")
+        }
+        a.send(1)
+        b.send(10)
+        b.send(30)
+        #expect(log == ["enter 1", "exit 1", "enter 2", "exit 2", "enter 3", "exit 3"])
+        cancellable.cancel()
+    }
+
     @Test func zipsSynchronousPublishersOneAtATimeWithoutRecursion() {
         // Requesting one more from inside every receive must not nest deliveries: 100 000 deep
         // recursion would overflow the stack.

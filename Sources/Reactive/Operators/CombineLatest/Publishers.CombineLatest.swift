@@ -286,6 +286,9 @@ internal struct LatestStorage2<A, B>: CombiningStorage {
     }
 
     @inlinable
+    var hasOutput: Bool { changed && a != nil && b != nil }
+
+    @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {
         finishedSides == 0b11
     }
@@ -311,6 +314,9 @@ internal struct LatestStorage3<A, B, C>: CombiningStorage {
         changed = false
         return (a, b, c)
     }
+
+    @inlinable
+    var hasOutput: Bool { changed && a != nil && b != nil && c != nil }
 
     @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {
@@ -339,6 +345,9 @@ internal struct LatestStorage4<A, B, C, D>: CombiningStorage {
         changed = false
         return (a, b, c, d)
     }
+
+    @inlinable
+    var hasOutput: Bool { changed && a != nil && b != nil && c != nil && d != nil }
 
     @inlinable
     func isExhausted(finishedSides: UInt8) -> Bool {

@@ -98,6 +98,10 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     @usableFromInline var demand = Subscribers.Demand.none
     /// How many children may be live at once: what the outer upstream is asked for.
     @usableFromInline let maxPublishers: Subscribers.Demand
+    /// Whether a child that finishes as soon as it is subscribed (a `Just`) arrived: only then is the
+    /// machine lent to the owner's lock-free path, which only such children use; a stream of other
+    /// children would pay for lending and taking back at every step.
+    @usableFromInline var immediateChildrenSeen = false
 
     @inlinable
     init(downstream: Downstream, maxPublishers: Subscribers.Demand) {
@@ -132,6 +136,7 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
     @inlinable
     mutating func immediateChildArrived(_ value: Output) -> ImmediateChildAction {
         guard !isTerminal else { return .none }
+        immediateChildrenSeen = true
         if case .idle = state, demand > 0, let downstream {
             demand -= 1
             state = .delivering(pendingFailure: nil)
@@ -311,6 +316,28 @@ internal struct FlatMapStateMachine<Downstream: Subscriber> {
         }
         state = .idle
         return .stop
+    }
+
+    // MARK: Lock-free path
+
+    /// Whether the owner may lend this machine to its lock-free path for `Just` children: once such a
+    /// child arrived (``immediateChildrenSeen``), idle, with
+    /// unlimited demand, nothing queued, the outer upstream still sending and `maxPublishers`
+    /// unlimited, so that such a value needs only the delivery right (no demand to count, no slot,
+    /// no request to the outer upstream, and the stream cannot end by it).
+    @inlinable
+    var canLendToFastPath: Bool {
+        guard immediateChildrenSeen, case .idle = state else { return false }
+        return demand == .unlimited && queue.isEmpty && !outerFinished && maxPublishers == .unlimited
+            && downstream != nil
+    }
+
+    /// The owner took the machine back while a thread delivers on the lock-free path: that thread
+    /// holds the delivery right, and runs the delivery loop when it returns.
+    @inlinable
+    mutating func fastDeliveryRevoked() {
+        guard case .idle = state else { internalInconsistency("fast delivery revoked while not idle") }
+        state = .delivering(pendingFailure: nil)
     }
 
     // MARK: Helpers

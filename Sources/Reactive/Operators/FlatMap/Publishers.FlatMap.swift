@@ -183,6 +183,25 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     #endif
     @usableFromInline let name: String  // Immutable.
 
+    /// The lock-free path for a `Just` child's value (bench/reactive.sh `flatmap`), used while
+    /// downstream demand is unlimited, nothing waits and `maxPublishers` is unlimited: one of the
+    /// ``FastPath`` constants. While it is `lent` or `delivering`, the machine is `.idle` with that
+    /// demand and nothing queued, and a thread that swaps `lent` for `delivering` holds the delivery
+    /// right without the lock, and delivers through ``fastDownstream``. Only a thread holding the lock
+    /// lends the machine (`off` to `lent`, in ``settleFastPath()``) or takes it back
+    /// (``revokeFastPath()``), before every event: so every other step sees the machine as before.
+    @usableFromInline let fast = Atomic<Int>(FastPath.off)
+    /// The subscriber for the lock-free path, in a box this subscription owns by hand (see
+    /// ``DownstreamBox``), so that a value reaches it without copying (retaining) it out of the machine.
+    /// Read only by the thread delivering on that path; dropped by a lock holder once the machine is
+    /// terminal and the path is `off` (nobody delivers on it, and nobody can again), else by `deinit`.
+    #if SPOUT_CHECKED_EXCLUSIVITY
+        @usableFromInline var fastDownstream: Unmanaged<DownstreamBox<Downstream>>?
+    #else
+        // Unchecked: bench/reactive.sh `flatmap` (every value on the lock-free path).
+        @usableFromInline @exclusivity(unchecked) var fastDownstream: Unmanaged<DownstreamBox<Downstream>>?
+    #endif
+
     @usableFromInline let maxPublishers: Subscribers.Demand  // Immutable.
 
     /// The callbacks of every child subscriber. Set once in `init`, immutable after (a `var` only
@@ -230,6 +249,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     @inlinable
     init(downstream: Downstream, maxPublishers: Subscribers.Demand, name: String) {
         machine = Machine(downstream: downstream, maxPublishers: maxPublishers)
+        fastDownstream = .passRetained(DownstreamBox(downstream))
         self.name = name
         self.maxPublishers = maxPublishers
         // Made here (called where the types are concrete) so that children reach specialized code.
@@ -242,6 +262,10 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         )
     }
 
+    deinit {
+        fastDownstream?.release()
+    }
+
     @inlinable
     var description: String { name }
 
@@ -251,9 +275,72 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     @inlinable
     var playgroundDescription: Any { description }
 
+    /// Runs one event of the machine under the lock: takes the machine back from the lock-free path
+    /// first, and lends it again (or drops ``fastDownstream``) after.
+    @inlinable
+    func locked<Result>(_ body: (inout Machine) -> Result) -> Result {
+        // The box comes out beside the result, not in a tuple with it: a tuple holding a generic
+        // action enum is copied and destroyed through value witnesses even in specialized code.
+        var retired: Unmanaged<DownstreamBox<Downstream>>?
+        let result = lock.withLock { () -> Result in
+            revokeFastPath()
+            let result = body(&machine)
+            retired = settleFastPath(&machine)
+            return result
+        }
+        retired?.release()
+        return result
+    }
+
+    /// Takes the machine back from the lock-free path. Call with the lock held, before any event.
+    /// If a thread is delivering on that path, marks the machine as delivering: that thread runs the
+    /// delivery loop when it returns.
+    @inlinable
+    func revokeFastPath() {
+        while true {
+            switch fast.load(ordering: .acquiring) {
+            case FastPath.lent:
+                if fast.compareExchange(expected: FastPath.lent, desired: FastPath.off, ordering: .acquiring).exchanged
+                {
+                    return
+                }
+            case FastPath.delivering:
+                if fast.compareExchange(
+                    expected: FastPath.delivering,
+                    desired: FastPath.revoked,
+                    ordering: .acquiring
+                ).exchanged {
+                    machine.fastDeliveryRevoked()
+                    return
+                }
+            default:
+                // `off`, or `revoked` by an earlier lock holder: the machine is already back.
+                return
+            }
+        }
+    }
+
+    /// After an event, with the lock held: lends the machine to the lock-free path if it can go
+    /// there; else, once the machine is terminal and nobody is on that path, returns
+    /// ``fastDownstream`` for the caller to release outside the lock. Takes the machine `inout`: a
+    /// read of the stored property would copy the whole machine (through value witnesses) per step.
+    @inlinable
+    func settleFastPath(_ machine: inout Machine) -> Unmanaged<DownstreamBox<Downstream>>? {
+        if machine.canLendToFastPath {
+            fast.store(FastPath.lent, ordering: .releasing)
+            return nil
+        }
+        guard machine.isTerminal, fastDownstream != nil, fast.load(ordering: .acquiring) == FastPath.off else {
+            return nil
+        }
+        let retired = fastDownstream
+        fastDownstream = nil
+        return retired
+    }
+
     @inlinable
     func request(_ demand: Subscribers.Demand) {
-        let (action, unlimit) = lock.withLock { machine.requested(demand) }
+        let (action, unlimit) = locked { $0.requested(demand) }
         // Children switched to `.unlimited` are asked first; what they send meanwhile waits in the
         // queue behind the value `action` delivers, if it delivers one (it then holds the delivery).
         for subscription in unlimit { subscription.request(.unlimited) }
@@ -262,7 +349,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
 
     @inlinable
     func cancel() {
-        let action = lock.withLock { machine.cancelled() }
+        let action = locked { $0.cancelled() }
         perform(consume action)
     }
 
@@ -272,7 +359,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     /// for `maxPublishers`; cancels a subscription that is not wanted.
     @inlinable
     func outerSubscribed(_ subscription: any Subscription) {
-        guard let downstream = lock.withLock({ machine.outerSubscribed(subscription) }) else {
+        guard let downstream = locked({ $0.outerSubscribed(subscription) }) else {
             subscription.cancel()
             return
         }
@@ -293,7 +380,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
             deferredOuterFinish = true
             return
         }
-        let action = lock.withLock { machine.outerCompleted(completion) }
+        let action = locked { $0.outerCompleted(completion) }
         perform(consume action)
     }
 
@@ -336,11 +423,11 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         publisher.subscribe(child)
         childrenSubscribing -= 1
         if !child.isRegistered {
-            lock.withLock { machine.childAdded(child) }
+            locked { $0.childAdded(child) }
         }
         if deferredOuterFinish, childrenSubscribing == 0 {
             deferredOuterFinish = false
-            perform(lock.withLock { machine.outerCompleted(.finished) })
+            perform(locked { $0.outerCompleted(.finished) })
         }
         // A child its publisher let go of (one that finished inside `subscribe`, the usual case
         // for a publisher of a few values) can no longer be called: it serves the next child,
@@ -363,7 +450,23 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     /// ``FlatMapStateMachine/immediateChildArrived(_:)``).
     @inlinable
     func addImmediateChild(_ value: Downstream.Input) {
-        let action = lock.withLock { machine.immediateChildArrived(value) }
+        if fast.compareExchange(expected: FastPath.lent, desired: FastPath.delivering, ordering: .acquiring).exchanged {
+            // Demand is unlimited, so whatever the subscriber adds changes nothing.
+            _ = DownstreamBox.with(fastDownstream) { $0.receive(value) }
+            if fast.compareExchange(expected: FastPath.delivering, desired: FastPath.lent, ordering: .releasing)
+                .exchanged
+            {
+                return
+            }
+            // Revoked meanwhile: the revoking thread marked the machine as delivering (or ended it),
+            // for this thread to run the delivery loop. Its own copy of the subscriber, since the box
+            // may be dropped once the path is `off`.
+            let downstream = DownstreamBox.with(fastDownstream) { $0 }
+            fast.store(FastPath.off, ordering: .releasing)
+            deliverLoop(to: downstream, additional: .none)
+            return
+        }
+        let action = locked { $0.immediateChildArrived(value) }
         switch consume action {
         case .deliver(let downstream):
             // No child to ask for more: the loop starts from the value's returned demand, so this
@@ -371,7 +474,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
             deliverLoop(to: downstream, additional: downstream.receive(value))
             // With unlimited publishers a finished child asks for nothing, and the stream cannot
             // be done while its outer upstream is sending (the delivery loop would have finished it).
-            if maxPublishers != .unlimited, let followUp = lock.withLock({ machine.immediateChildFinished() }) {
+            if maxPublishers != .unlimited, let followUp = locked({ $0.immediateChildFinished() }) {
                 perform(followUp)
             }
         case .followUp(let followUp):
@@ -384,7 +487,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     @inlinable
     func childSubscribed(_ child: FlatMapChild<Downstream.Input, Downstream.Failure>, _ subscription: any Subscription)
     {
-        if let demand = lock.withLock({ machine.childSubscribed(child, subscription) }) {
+        if let demand = locked({ $0.childSubscribed(child, subscription) }) {
             subscription.request(demand)
         } else {
             subscription.cancel()
@@ -396,7 +499,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         _ child: FlatMapChild<Downstream.Input, Downstream.Failure>,
         _ value: Downstream.Input
     ) -> Subscribers.Demand {
-        guard let (downstream, requestOneMore) = lock.withLock({ machine.childReceived(child, value) }) else {
+        guard let (downstream, requestOneMore) = locked({ $0.childReceived(child, value) }) else {
             return .none
         }
         deliverLoop(to: downstream, additional: downstream.receive(value))
@@ -408,7 +511,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         _ child: FlatMapChild<Downstream.Input, Downstream.Failure>,
         _ completion: Subscribers.Completion<Downstream.Failure>
     ) {
-        if let action = lock.withLock({ machine.childCompleted(child, completion) }) {
+        if let action = locked({ $0.childCompleted(child, completion) }) {
             perform(action)
         }
     }
@@ -452,7 +555,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     func deliverLoop(to downstream: Downstream, additional: Subscribers.Demand) {
         var additional = additional
         while true {
-            let action = lock.withLock { machine.delivered(additional) }
+            let action = locked { $0.delivered(additional) }
             switch consume action {
             case .deliver(let value, let child):
                 additional = downstream.receive(value)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a combining operator (`zip`, `combineLatest`) keeps of each side's values, and the rule
 /// that turns them into outputs.
 ///
@@ -24,6 +26,9 @@ internal protocol CombiningStorage {
     /// Whether no output can ever be formed again, given the sides that finished
     /// (bit `i` set = side `i` finished).
     func isExhausted(finishedSides: UInt8) -> Bool
+
+    /// Whether ``takeOutput()`` would return an output now.
+    var hasOutput: Bool { get }
 }
 
 /// The state of one subscription to a combining operator (`zip`, `combineLatest`) with two to four
@@ -211,6 +216,29 @@ where Downstream.Input == Storage.Output {
         return .cancelUpstreams(remaining, releaseDownstream: idle)
     }
 
+    /// Called right after an event made the calling thread the deliverer: whether that delivery can
+    /// end without the lock. It can when, should nothing else happen meanwhile, ``delivered(_:)``
+    /// would find nothing to do but go idle: demand is unlimited (what the downstream returns
+    /// changes nothing but what the sides are asked), no output waits and the sides are not
+    /// exhausted. The machine is then made `.idle` at once, and the owner marks the delivery as
+    /// quiet; any event before it ends takes it back with ``quietDeliveryRevoked()``.
+    @inlinable
+    mutating func deliveringQuietly() -> Bool {
+        guard case .delivering(.none) = state, demand == .unlimited, !storage.hasOutput,
+            !storage.isExhausted(finishedSides: finishedSides)
+        else { return false }
+        state = .idle
+        return true
+    }
+
+    /// An event arrived while a quiet delivery (see ``deliveringQuietly()``) runs: the machine is
+    /// delivering again, and the delivering thread runs ``delivered(_:)`` when it returns.
+    @inlinable
+    mutating func quietDeliveryRevoked() {
+        guard case .idle = state else { internalInconsistency("quiet delivery revoked while not idle") }
+        state = .delivering(pendingFailure: nil)
+    }
+
     @inlinable
     mutating func nextOutput() -> Storage.Output? {
         guard demand > 0, let output = storage.takeOutput() else { return nil }
@@ -258,6 +286,15 @@ where Downstream.Input == Storage.Output {
         @usableFromInline @exclusivity(unchecked) var downstreamBox: Unmanaged<DownstreamBox<Downstream>>?
     #endif
 
+    /// Whether the current delivery ends without the lock (bench/reactive.sh `zip-mapped`): `off`,
+    /// or, from the event that made a thread the deliverer of a quiet delivery (see
+    /// ``CombiningStateMachine/deliveringQuietly()``) until that thread returns from the downstream,
+    /// `delivering` (``FastPath``). While it is `delivering` the machine is already `.idle`, and every
+    /// locked step first takes it back (``revokeQuietDelivery()``: `revoked`, the machine delivering
+    /// again, for the delivering thread to carry on under the lock); otherwise the delivering thread
+    /// swaps `delivering` for `off` and is done, one compare-and-swap instead of a locked step.
+    @usableFromInline let quiet = Atomic<Int>(FastPath.off)
+
     @inlinable
     init(downstream: Downstream) {
         machine = CombiningStateMachine()
@@ -290,34 +327,69 @@ where Downstream.Input == Storage.Output {
     @inlinable
     var playgroundDescription: Any { description }
 
+    /// Runs one event of the machine under the lock, after taking back a quiet delivery.
+    @inlinable
+    func locked<Result>(_ body: (inout CombiningStateMachine<Downstream, Storage>) -> Result) -> Result {
+        lock.withLock {
+            revokeQuietDelivery()
+            return body(&machine)
+        }
+    }
+
+    /// Takes back a quiet delivery that is running (see ``quiet``). Call with the lock held, before
+    /// any event.
+    @inlinable
+    func revokeQuietDelivery() {
+        if quiet.load(ordering: .acquiring) == FastPath.delivering,
+            quiet.compareExchange(expected: FastPath.delivering, desired: FastPath.revoked, ordering: .acquiring)
+                .exchanged
+        {
+            machine.quietDeliveryRevoked()
+        }
+    }
+
+    /// After an event made the calling thread the deliverer: marks the delivery quiet if it can be.
+    /// Call with the lock held.
+    @inlinable
+    func markQuietIfPossible(_ machine: inout CombiningStateMachine<Downstream, Storage>) {
+        if machine.deliveringQuietly() {
+            quiet.store(FastPath.delivering, ordering: .relaxed)
+        }
+    }
+
     @inlinable
     func request(_ demand: Subscribers.Demand) {
-        let action = lock.withLock { machine.requested(demand) }
+        let action = locked { $0.requested(demand) }
         perform(consume action)
     }
 
     @inlinable
     func cancel() {
-        let action = lock.withLock { machine.cancelled() }
+        let action = locked { $0.cancelled() }
         perform(consume action)
     }
 
     @inlinable
     func sideSubscribed(_ side: Int, _ subscription: any Subscription) {
-        let action = lock.withLock { machine.subscribed(side: side, subscription) }
+        let action = locked { $0.subscribed(side: side, subscription) }
         perform(consume action)
     }
 
     @inlinable
     func sideReceived(_ store: (inout Storage) -> Void) {
-        if let output = lock.withLock({ machine.received(store) }) {
+        let output = locked { machine -> Storage.Output? in
+            let output = machine.received(store)
+            if output != nil { markQuietIfPossible(&machine) }
+            return output
+        }
+        if let output {
             deliver(output)
         }
     }
 
     @inlinable
     func sideCompleted(_ side: Int, _ completion: Subscribers.Completion<Downstream.Failure>) {
-        let action = lock.withLock { machine.completed(side: side, completion) }
+        let action = locked { $0.completed(side: side, completion) }
         perform(consume action)
     }
 
@@ -369,7 +441,23 @@ where Downstream.Input == Storage.Output {
     func deliver(_ first: Storage.Output) {
         var additional = withDownstream { $0.receive(first) }
         while true {
-            let action = lock.withLock { machine.delivered(additional) }
+            if quiet.load(ordering: .relaxed) != FastPath.off {
+                if quiet.compareExchange(expected: FastPath.delivering, desired: FastPath.off, ordering: .releasing)
+                    .exchanged
+                {
+                    // Nothing happened meanwhile: the machine is idle already. Demand is unlimited, so
+                    // what the downstream returned only goes to the sides, as a request would.
+                    if additional > 0 { request(additional) }
+                    return
+                }
+                // Taken back: the revoking thread made the machine deliver again.
+                quiet.store(FastPath.off, ordering: .relaxed)
+            }
+            let action = locked { machine -> CombiningStateMachine<Downstream, Storage>.DeliveryAction in
+                let action = machine.delivered(additional)
+                if case .deliver = action { markQuietIfPossible(&machine) }
+                return action
+            }
             switch consume action {
             case .deliver(let output):
                 additional = withDownstream { $0.receive(output) }
