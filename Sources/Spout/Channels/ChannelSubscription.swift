@@ -36,44 +36,27 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
 
     let loop: EventLoop
     let channel: Channel
-    private let limits: Limits
-    private let metrics: ChannelMetrics
-    /// Whether the stream is SSE (else NDJSON): which encoding's size counts against the byte bound.
-    private let usesSSE: Bool
     /// The position in the fan-out's list, kept by the fan-out. Loop-confined.
     var fanoutIndex = -1
+    private let metrics: ChannelMetrics
+    /// The fan-out it joined (nil before it joins and once it has left). Loop-confined.
     private var fanout: ChannelLoopFanout?
 
-    /// What every event goes through (``deliver(_:)``, ``drain()``), in one place. Loop-confined.
-    private struct Feed {
-        var subscriber: (any Subscriber<ChannelEvent, ChannelStreamEnd>)?
-        /// Waiting events, oldest first from `head`: the replay's, then live ones.
-        var queue: [ChannelEvent] = []
-        var head = 0
-        var replayWaiting = 0
-        var liveWaiting = 0
-        var liveWaitingBytes = 0
-        /// Live events up to this sequence were replayed, published before the subscription joined, or
-        /// delivered.
-        var liveAfter: UInt64 = 0
-        /// The serial of the last live control frame taken, or the last made before the subscription joined.
-        var lastLiveControl: UInt64 = 0
-        var demand = 0
-        /// Events dropped (`dropOldest`, conflation) since the last delivery.
-        var missed = 0
-        var lastDeliveredID: String?
-        var draining = false
-        var ended = false
-    }
-
-    // The loop's serial queue rules out overlapping access, and every access to `feed` is instantaneous (none is
-    // held across a call out to the subscriber, so a re-entrant `request` cannot overlap one).
+    // The loop's serial queue rules out overlapping access, and every access to `feed` and `subscriber` is
+    // instantaneous (none is held across a call out to the subscriber, so a re-entrant `request` or `cancel`
+    // cannot overlap one).
     #if SPOUT_CHECKED_EXCLUSIVITY
-        private var feed = Feed()
+        /// The queue, its bound and demand, as a machine (``ChannelFeed``); this class does what it returns.
+        private var feed: ChannelFeed
+        /// The stream's bridge, once ``start(_:)`` handed it the subscription; nil once ended.
+        private var subscriber: (any Subscriber<ChannelEvent, ChannelStreamEnd>)?
     #else
         // Unchecked: bench/channels.sh `throughput` (fanout -subs 1000: the dynamic checks, a runtime call on
         // every access of every event to every subscriber, were a visible share of the fan-out's CPU).
-        @exclusivity(unchecked) private var feed = Feed()
+        /// The queue, its bound and demand, as a machine (``ChannelFeed``); this class does what it returns.
+        @exclusivity(unchecked) private var feed: ChannelFeed
+        /// The stream's bridge, once ``start(_:)`` handed it the subscription; nil once ended.
+        @exclusivity(unchecked) private var subscriber: (any Subscriber<ChannelEvent, ChannelStreamEnd>)?
     #endif
 
     /// Where the channel was when the subscription joined: its epoch and the sequence the live part starts
@@ -100,9 +83,8 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
         self.wantsPresence = wantsPresence
         self.loop = loop
         self.channel = channel
-        self.limits = limits
-        self.usesSSE = usesSSE
         self.metrics = metrics
+        self.feed = ChannelFeed(limits: limits, usesSSE: usesSSE, wantsPresence: wantsPresence)
     }
 
     /// Joins the channel (see ``Channel/join(_:on:resume:now:)``); on the loop. On success the replay waits for
@@ -110,19 +92,20 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     func join(resume: Channel.Resume, now: UInt64) -> Channel.Refusal? {
         loop.preconditionInEventLoop()
         // Gone before a deferred join (channels over Redis join once the channel is loaded): nothing to join.
-        guard !feed.ended else { return nil }
+        guard !feed.hasEnded else { return nil }
         switch channel.join(self, on: loop, resume: resume, now: now) {
         case .failure(let refusal):
             return refusal
         case .success(let join):
             fanout = join.fanout
             joinedAt = (join.epoch, join.liveAfter)
-            feed.liveAfter = join.liveAfter
-            feed.lastLiveControl = join.lastControlSerial
-            feed.queue = join.replay
-            feed.replayWaiting = join.replay.count
+            let replayed = feed.join(
+                replay: join.replay,
+                liveAfter: join.liveAfter,
+                lastControlSerial: join.lastControlSerial
+            )
             metrics.subscribers.add(1)
-            metrics.replayed.increment(by: join.replay.lazy.filter { !$0.isControl }.count)
+            metrics.replayed.increment(by: replayed)
             // A deferred join comes after the bridge asked for events.
             drain()
             return nil
@@ -132,8 +115,8 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     /// Hands the subscription to `subscriber` (the stream's bridge), which then asks for events.
     func start(_ subscriber: some Subscriber<ChannelEvent, ChannelStreamEnd>) {
         loop.preconditionInEventLoop()
-        guard !feed.ended else { return }
-        feed.subscriber = subscriber
+        guard !feed.hasEnded else { return }
+        self.subscriber = subscriber
         subscriber.receive(subscription: self)
     }
 
@@ -144,8 +127,8 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
 
     func request(_ more: Subscribers.Demand) {
         loop.preconditionInEventLoop()
-        guard !feed.ended else { return }
-        addDemand(more)
+        guard !feed.hasEnded else { return }
+        feed.addDemand(more)
         drain()
     }
 
@@ -164,129 +147,58 @@ final class ChannelSubscription: Subscription, @unchecked Sendable {
     /// was made before it joined.
     func deliver(_ batch: [ChannelEvent]) {
         for event in batch {
-            if let live = event.live {
-                guard event.controlSerial > feed.lastLiveControl else { continue }
-                feed.lastLiveControl = event.controlSerial
-                if live == .restart { feed.liveAfter = 0 }
-                if live == .presence, !wantsPresence { continue }
-            } else {
-                guard event.sequence > feed.liveAfter else { continue }
-                feed.liveAfter = event.sequence
+            switch feed.offer(event) {
+            case .skipped:
+                continue
+            case .ended:
+                return
+            case .queued(let conflated):
+                if conflated { metrics.dropped.increment() }
             }
-            guard !feed.ended else { return }
-            if limits.conflate, !event.isControl, feed.liveWaiting > 0 { conflate(with: event) }
-            feed.queue.append(event)
-            feed.liveWaiting &+= 1
-            feed.liveWaitingBytes &+= size(of: event)
             drain()
-            if feed.liveWaiting > limits.events || feed.liveWaitingBytes > limits.bytes { overflowed() }
+            switch feed.enforceBound() {
+            case .within:
+                break
+            case .dropped(let count):
+                metrics.dropped.increment(by: count)
+            case .disconnect(let leave):
+                metrics.overflowDisconnects.increment()
+                let subscriber = self.subscriber
+                finish(leave: leave)
+                subscriber?.receive(completion: .failure(.overflow))
+            }
         }
     }
 
     // MARK: Internals
 
-    private func size(of event: ChannelEvent) -> Int {
-        usesSSE ? event.sse.count : event.ndjson.count
-    }
-
-    private func addDemand(_ more: Subscribers.Demand) {
-        if let count = more.max {
-            feed.demand = feed.demand.addingReportingOverflow(count).overflow ? Int.max : feed.demand &+ count
-        } else {
-            feed.demand = Int.max
-        }
-    }
-
-    /// Sends waiting events while there is demand. Re-entrant calls (the bridge asking for more from inside a
-    /// delivery) only add demand; the outer loop goes on.
+    /// Hands the subscriber waiting events while its demand lasts (``ChannelFeed/nextDelivery()``). The
+    /// subscriber may call ``request(_:)`` or ``cancel()`` from inside `receive`: the feed refuses the nested
+    /// drain (``ChannelFeed/beginDrain()``), so such a `request` only adds demand, which this loop's next
+    /// `nextDelivery()` takes, in order; a `cancel` ends the feed, and the loop stops.
     private func drain() {
-        guard !feed.draining, !feed.ended else { return }
-        feed.draining = true
-        defer { feed.draining = false }
-        var delivered = 0
-        while feed.demand > 0, !feed.ended {
-            let next: ChannelEvent
-            if feed.missed > 0 {
-                next = ChannelEvent.gap(missed: feed.missed, after: feed.lastDeliveredID)
-                feed.missed = 0
-            } else if let event = popOldest() {
-                next = event
-            } else {
-                break
-            }
-            if feed.demand != Int.max { feed.demand &-= 1 }
-            if !next.isControl {
-                feed.lastDeliveredID = next.id
-                delivered &+= 1
-            }
-            if let subscriber = feed.subscriber { addDemand(subscriber.receive(next)) }
+        guard feed.beginDrain() else { return }
+        while let next = feed.nextDelivery() {
+            guard let subscriber else { continue }
+            let more = subscriber.receive(next)
+            feed.addDemand(more)
         }
+        let delivered = feed.endDrain()
         if delivered > 0 { metrics.delivered.increment(by: delivered) }
-    }
-
-    private func popOldest() -> ChannelEvent? {
-        guard feed.head < feed.queue.count else { return nil }
-        let event = feed.queue[feed.head]
-        feed.head &+= 1
-        if feed.replayWaiting > 0 {
-            feed.replayWaiting &-= 1
-        } else {
-            feed.liveWaiting &-= 1
-            feed.liveWaitingBytes &-= size(of: event)
-        }
-        if feed.head == feed.queue.count {
-            feed.queue.removeAll(keepingCapacity: feed.queue.capacity <= 16)
-            feed.head = 0
-        } else if feed.head >= 32, feed.head &* 2 >= feed.queue.count {
-            feed.queue.removeFirst(feed.head)
-            feed.head = 0
-        }
-        return event
-    }
-
-    /// Drops the waiting live event of `event`'s type, if any (at most one waits per type, so the scan is short):
-    /// `event` takes its place at the end, and the next delivery is preceded by `event: gap` counting it.
-    private func conflate(with event: ChannelEvent) {
-        let firstLive = feed.head &+ feed.replayWaiting
-        var index = feed.queue.count &- 1
-        while index >= firstLive {
-            let waiting = feed.queue[index]
-            if !waiting.isControl, waiting.eventType == event.eventType {
-                feed.queue.remove(at: index)
-                feed.liveWaiting &-= 1
-                feed.liveWaitingBytes &-= size(of: waiting)
-                feed.missed &+= 1
-                metrics.dropped.increment()
-                return
-            }
-            index &-= 1
-        }
-    }
-
-    private func overflowed() {
-        switch limits.overflow {
-        case .disconnect:
-            metrics.overflowDisconnects.increment()
-            let subscriber = feed.subscriber
-            end()
-            subscriber?.receive(completion: .failure(.overflow))
-        case .dropOldest:
-            while feed.liveWaiting > limits.events || feed.liveWaitingBytes > limits.bytes, popOldest() != nil {
-                feed.missed &+= 1
-                metrics.dropped.increment()
-            }
-        }
     }
 
     /// Leaves the channel and lets go of everything; once.
     private func end() {
-        guard !feed.ended else { return }
-        feed.ended = true
+        guard case .ended(let leave) = feed.end() else { return }
+        finish(leave: leave)
+    }
+
+    /// What the shell does when the feed has ended: tells other threads, drops the subscriber, and leaves the
+    /// channel if it had joined.
+    private func finish(leave: Bool) {
         endedFlag.store(true, ordering: .releasing)
-        feed.queue = []
-        feed.head = 0
-        feed.subscriber = nil
-        if let fanout {
+        subscriber = nil
+        if leave, let fanout {
             self.fanout = nil
             channel.leave(self, from: fanout)
             metrics.subscribers.add(-1)
