@@ -192,27 +192,7 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// when it returns.
     @inlinable
     func revokeFastPath() {
-        while true {
-            switch fast.load(ordering: .acquiring) {
-            case FastPath.lent:
-                if fast.compareExchange(expected: FastPath.lent, desired: FastPath.off, ordering: .acquiring).exchanged
-                {
-                    return
-                }
-            case FastPath.delivering:
-                if fast.compareExchange(
-                    expected: FastPath.delivering,
-                    desired: FastPath.revoked,
-                    ordering: .acquiring
-                ).exchanged {
-                    machine.fastDeliveryRevoked()
-                    return
-                }
-            default:
-                // `off`, or `revoked` by an earlier lock holder: the machine is already back.
-                return
-            }
-        }
+        if FastPath.revoke(fast) { machine.fastDeliveryRevoked() }
     }
 
     /// Lends the machine to the lock-free path if it can go there. Call with the lock held.
@@ -499,7 +479,7 @@ internal struct SubjectConduitStateMachine<Downstream: Subscriber> {
     }
 }
 
-/// The states of ``SubjectConduit``'s lock-free value path.
+/// The states of the lock-free value path of ``SubjectConduit`` and of flatMap's inner.
 @usableFromInline
 internal enum FastPath {
     /// Not in use: every event goes through the lock. Next: `lent`.
@@ -511,4 +491,27 @@ internal enum FastPath {
     @inlinable static var delivering: Int { 2 }
     /// Taken back by a lock holder while a thread delivers; that thread drains. Next: `off`.
     @inlinable static var revoked: Int { 3 }
+}
+
+extension FastPath {
+    /// Takes a machine back from the lock-free path whose state is `fast`; call with the lock held,
+    /// before any event. `lent` becomes `off`. `delivering` becomes `revoked`, and the answer is
+    /// `true`: the caller marks its machine as delivering, and the thread on the path runs the
+    /// delivery loop when it returns. `off`, or `revoked` by an earlier lock holder: the machine is
+    /// already back. Shared by ``SubjectConduit`` and flatMap's inner.
+    @inlinable
+    static func revoke(_ fast: borrowing Atomic<Int>) -> Bool {
+        while true {
+            switch fast.load(ordering: .acquiring) {
+            case lent:
+                if fast.compareExchange(expected: lent, desired: off, ordering: .acquiring).exchanged { return false }
+            case delivering:
+                if fast.compareExchange(expected: delivering, desired: revoked, ordering: .acquiring).exchanged {
+                    return true
+                }
+            default:
+                return false
+            }
+        }
+    }
 }

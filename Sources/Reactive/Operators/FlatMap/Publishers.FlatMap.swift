@@ -276,16 +276,21 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     var playgroundDescription: Any { description }
 
     /// Runs one event of the machine under the lock: takes the machine back from the lock-free path
-    /// first, and lends it again (or drops ``fastDownstream``) after.
+    /// first, and lends it again (or drops ``fastDownstream``) after. Until a `Just` child arrived
+    /// the path was never lent (``FlatMapStateMachine/canLendToFastPath``), so a stream of other
+    /// children skips both steps but the release at the end (bench/reactive.sh `flatmap-optional`).
     @inlinable
     func locked<Result>(_ body: (inout Machine) -> Result) -> Result {
         // The box comes out beside the result, not in a tuple with it: a tuple holding a generic
         // action enum is copied and destroyed through value witnesses even in specialized code.
         var retired: Unmanaged<DownstreamBox<Downstream>>?
         let result = lock.withLock { () -> Result in
-            revokeFastPath()
+            let mayBeLent = machine.immediateChildrenSeen
+            if mayBeLent { revokeFastPath() }
             let result = body(&machine)
-            retired = settleFastPath(&machine)
+            if mayBeLent || machine.immediateChildrenSeen || machine.isTerminal {
+                retired = settleFastPath(&machine)
+            }
             return result
         }
         retired?.release()
@@ -297,27 +302,7 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
     /// delivery loop when it returns.
     @inlinable
     func revokeFastPath() {
-        while true {
-            switch fast.load(ordering: .acquiring) {
-            case FastPath.lent:
-                if fast.compareExchange(expected: FastPath.lent, desired: FastPath.off, ordering: .acquiring).exchanged
-                {
-                    return
-                }
-            case FastPath.delivering:
-                if fast.compareExchange(
-                    expected: FastPath.delivering,
-                    desired: FastPath.revoked,
-                    ordering: .acquiring
-                ).exchanged {
-                    machine.fastDeliveryRevoked()
-                    return
-                }
-            default:
-                // `off`, or `revoked` by an earlier lock holder: the machine is already back.
-                return
-            }
-        }
+        if FastPath.revoke(fast) { machine.fastDeliveryRevoked() }
     }
 
     /// After an event, with the lock held: lends the machine to the lock-free path if it can go
