@@ -177,6 +177,12 @@ final class FakeStreamHandle {}
         )
     }
 
+    @Test func aTimeoutIsDescribedInWholeSecondsOrElseInMilliseconds() {
+        #expect(Machine.describe(5 * Self.second) == "5 s")
+        #expect(Machine.describe(200_000_000) == "200 ms")
+        #expect(Machine.describe(1_500_000_000) == "1500 ms")
+    }
+
     @Test func lingerEndsAfterItsTimeout() {
         var machine = Machine(now: 0)
         _ = headReceived(&machine, keepAlive: false)

@@ -107,12 +107,14 @@ struct BadInput: CustomTestStringConvertible, Sendable {
     }
 
     @Test func idleKeepAliveConnectionIsClosed() throws {
-        let server = try TestServer(configuration: { $0.idleTimeout = .milliseconds(200) })
+        // Long enough that a test thread held up between `connect` and its request (ThreadSanitizer on a loaded
+        // machine) still sends before the connection is closed as idle: a request sent after that gets a reset.
+        let server = try TestServer(configuration: { $0.idleTimeout = .seconds(2) })
         defer { server.stop() }
         let client = try server.connect()
         try client.sendGet("/health")
         #expect(try client.readResponse().status == 200)
-        #expect(client.waitForClose(timeout: .seconds(5)))
+        #expect(client.waitForClose(timeout: .seconds(20)))
         try server.expectHealthy()
     }
 
@@ -202,15 +204,15 @@ struct BadInput: CustomTestStringConvertible, Sendable {
 
     @Test func aStalledBodyGets408SayingSo() throws {
         let server = try TestServer(configuration: {
-            $0.idleTimeout = .milliseconds(200)
+            $0.idleTimeout = .seconds(1)  // not less: the request must be sent before the connection is idle that long
             $0.bodyReadTimeout = .seconds(60)
         })
         defer { server.stop() }
         let client = try server.connect()
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
-        let response = try client.readResponse(timeout: .seconds(5))
+        let response = try client.readResponse(timeout: .seconds(20))
         #expect(response.status == 408)
-        #expect(response.text == "request body stalled: no byte for 200 ms (3 bytes arrived)\n")
+        #expect(response.text == "request body stalled: no byte for 1 s (3 bytes arrived)\n")
         #expect(client.waitForClose())
     }
 
