@@ -285,10 +285,10 @@ internal final class FlatMapInner<Downstream: Subscriber>: Subscription, CustomS
         // action enum is copied and destroyed through value witnesses even in specialized code.
         var retired: Unmanaged<DownstreamBox<Downstream>>?
         let result = lock.withLock { () -> Result in
-            let mayBeLent = machine.immediateChildrenSeen
-            if mayBeLent { revokeFastPath() }
+            if machine.immediateChildrenSeen { revokeFastPath() }
             let result = body(&machine)
-            if mayBeLent || machine.immediateChildrenSeen || machine.isTerminal {
+            // `immediateChildrenSeen` never goes back to false: if it held before the event, it holds now.
+            if machine.immediateChildrenSeen || machine.isTerminal {
                 retired = settleFastPath(&machine)
             }
             return result
