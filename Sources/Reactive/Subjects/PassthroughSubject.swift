@@ -25,25 +25,21 @@ import Synchronization
 public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomStringConvertible,
     @unchecked Sendable
 {
-    // @unchecked Sendable: `registry` and `soloConduit` are only touched inside `lock`; the solo
+    // @unchecked Sendable: `registry`, `soloConduit` and `soloLent` are only touched inside `lock`; the solo
     // path's state is atomic.
     @usableFromInline let lock = Lock()
     @usableFromInline var registry = SubjectRegistry<Output, Failure>()  // Guarded by lock.
 
-    /// The lock-free path of ``send(_:)`` while the subject has exactly one subscriber (the usual
-    /// case): the ``SoloGate/open`` bit while ``soloAddress`` names that subscriber's conduit, and
-    /// above it the number of senders inside. A sender enters with one compare-and-swap and leaves
-    /// with one subtraction, instead of taking the lock and retaining and releasing the array of
-    /// conduits (bench/reactive.sh `subject`, `subject-var`). Only a lock holder opens or closes it,
-    /// and it opens it only while no sender is inside, so a sender inside always reads the conduit
-    /// that was current when it entered, which ``soloConduit`` keeps alive until then.
-    @usableFromInline let soloGate = Atomic<Int>(0)
-    /// The address of the conduit the solo path delivers to; read only by a sender inside the gate,
-    /// written only by a lock holder while the gate is closed and empty.
-    @usableFromInline let soloAddress = Atomic<UInt>(0)
-    /// Keeps the conduit of ``soloAddress`` alive while a sender may be inside (after the gate
-    /// closed too, until the gate is empty). Guarded by lock.
+    /// The lock-free path of ``send(_:)`` while the subject has exactly one subscriber (the usual case):
+    /// that subscriber's conduit lends its own lock-free value path here, so a value costs one
+    /// compare-and-swap to take the delivery right and one to give it back, with no lock and no array of
+    /// conduits retained and released (bench/reactive.sh `subject`, `subject-var`). See ``SoloPath``.
+    @usableFromInline let solo = SoloPath()
+    /// The conduit ``solo`` names: while ``soloLent``, the only subscriber's; after, until the path is
+    /// `off` (a sender may still be delivering to it), kept alive for that sender. Guarded by lock.
     @usableFromInline var soloConduit: SubjectConduitBase<Output, Failure>?
+    /// Whether ``soloConduit`` uses ``solo`` as its value path. Guarded by lock.
+    @usableFromInline var soloLent = false
 
     /// Creates a subject with no subscribers.
     @inlinable
@@ -74,7 +70,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
             if let completion = registry.completion { return (completion, nil) }
             closeSolo()
             registry.attach(conduit)
-            return (nil, openSoloIfPossible())
+            return (nil, lendSoloIfPossible())
         }
         withExtendedLifetime(retired) {}
         if let completion {
@@ -88,61 +84,69 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     /// Sends a value to each subscriber that has demand for it; the others miss it.
     @inlinable
     public func send(_ input: Output) {
-        if enterSolo() {
-            let address = UnsafeRawPointer(bitPattern: soloAddress.load(ordering: .relaxed)).unsafelyUnwrapped
+        if solo.state.compareExchange(expected: FastPath.lent, desired: FastPath.delivering, ordering: .acquiring)
+            .exchanged
+        {
+            // Holding the delivery right: `address` is stable and its conduit alive until the path is `off`.
+            let address = UnsafeRawPointer(bitPattern: solo.address.load(ordering: .relaxed)).unsafelyUnwrapped
             Unmanaged<SubjectConduitBase<Output, Failure>>.fromOpaque(address)._withUnsafeGuaranteedRef {
-                $0.offer(input)
+                $0.deliverOnSoloPath(input)
             }
-            soloGate.wrappingSubtract(SoloGate.sender, ordering: .releasing)
+            if solo.state.compareExchange(
+                expected: FastPath.delivering,
+                desired: FastPath.lent,
+                ordering: .releasing
+            ).exchanged {
+                return
+            }
+            soloDeliveryRevoked()
             return
         }
         let (conduits, retired) = lock.withLock {
             () -> (ContiguousArray<SubjectConduitBase<Output, Failure>>, SubjectConduitBase<Output, Failure>?) in
-            (registry.conduits, openSoloIfPossible())
+            (registry.conduits, lendSoloIfPossible())
         }
         withExtendedLifetime(retired) {}
         SubjectConduitBase.offer(input, toEach: conduits)
     }
 
-    /// Enters the solo path's gate, if it is open.
-    @inlinable
-    internal func enterSolo() -> Bool {
-        var current = soloGate.load(ordering: .relaxed)
-        while current & SoloGate.open != 0 {
-            let (exchanged, original) = soloGate.compareExchange(
-                expected: current,
-                desired: current &+ SoloGate.sender,
-                ordering: .acquiring
-            )
-            if exchanged { return true }
-            current = original
+    /// A lock holder took the solo path back while this thread delivered on it (see ``SoloPath``): this
+    /// thread still holds the delivery right, and drains the conduit. The path goes `off` under the lock,
+    /// where ``soloConduit`` is still the conduit delivered to; the strong copy keeps it alive for the drain.
+    @usableFromInline
+    internal func soloDeliveryRevoked() {
+        let conduit = lock.withLock { () -> SubjectConduitBase<Output, Failure>? in
+            solo.state.store(FastPath.off, ordering: .releasing)
+            return soloConduit
         }
-        return false
+        conduit?.soloDeliveryRevoked()
     }
 
-    /// Closes the solo path before the registry changes: senders already inside finish with the
-    /// conduit they entered with. Call with the lock held.
+    /// Takes the solo path back before the registry changes; a sender still delivering on it finishes
+    /// with the conduit it entered with. Call with the lock held.
     @inlinable
     internal func closeSolo() {
-        soloGate.bitwiseAnd(~SoloGate.open, ordering: .relaxed)
+        guard soloLent, let soloConduit else { return }
+        soloLent = false
+        soloConduit.takeBack(from: solo)
     }
 
-    /// Opens the solo path if the subject has exactly one subscriber, once no sender is inside.
-    /// Call with the lock held.
-    /// - Returns: A conduit the path no longer needs, for the caller to release outside the lock
-    ///   (its deinit may release a subscriber).
+    /// Lends the solo path to the only subscriber's conduit, if the subject has exactly one subscriber and
+    /// no sender is still on the path. Call with the lock held.
+    /// - Returns: A conduit the path no longer needs, for the caller to release outside the lock (its
+    ///   deinit may release a subscriber).
     @inlinable
-    internal func openSoloIfPossible() -> SubjectConduitBase<Output, Failure>? {
-        // Acquiring: the senders that left are done with the conduit they read.
-        let gate = soloGate.load(ordering: .acquiring)
-        guard gate & SoloGate.open == 0, gate < SoloGate.sender else { return nil }
+    internal func lendSoloIfPossible() -> SubjectConduitBase<Output, Failure>? {
+        // Acquiring: a sender that set `off` is done with the conduit it delivered to.
+        guard !soloLent, solo.state.load(ordering: .acquiring) == FastPath.off else { return nil }
         let retired = soloConduit
         soloConduit = nil
         guard registry.completion == nil, registry.conduits.count == 1 else { return retired }
         let conduit = registry.conduits[0]
         soloConduit = conduit
-        soloAddress.store(UInt(bitPattern: Unmanaged.passUnretained(conduit).toOpaque()), ordering: .relaxed)
-        soloGate.store(SoloGate.open, ordering: .releasing)
+        soloLent = true
+        solo.address.store(UInt(bitPattern: Unmanaged.passUnretained(conduit).toOpaque()), ordering: .relaxed)
+        conduit.lend(to: solo)
         return retired === conduit ? nil : retired
     }
 
@@ -155,7 +159,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
             () -> (ContiguousArray<SubjectConduitBase<Output, Failure>>?, SubjectConduitBase<Output, Failure>?) in
             closeSolo()
             let conduits = registry.complete(completion)
-            return (conduits, openSoloIfPossible())
+            return (conduits, lendSoloIfPossible())
         }
         withExtendedLifetime(retired) {}
         guard let conduits else { return }
@@ -188,17 +192,8 @@ extension PassthroughSubject: SubjectConduitOwner {
         let retired = lock.withLock { () -> SubjectConduitBase<Output, Failure>? in
             closeSolo()
             registry.detach(conduit)
-            return openSoloIfPossible()
+            return lendSoloIfPossible()
         }
         withExtendedLifetime(retired) {}
     }
-}
-
-/// The bits of ``PassthroughSubject``'s solo gate.
-@usableFromInline
-internal enum SoloGate {
-    /// Set while the solo path may be entered. Next: cleared by a lock holder.
-    @inlinable static var open: Int { 1 }
-    /// One sender inside; the gate counts them above `open`.
-    @inlinable static var sender: Int { 2 }
 }

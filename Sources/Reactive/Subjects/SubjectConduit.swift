@@ -41,6 +41,16 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
 
     @usableFromInline let offerFunction: (SubjectConduitBase<Output, Failure>, Output) -> Void
 
+    /// Delivers a value on a subject's solo path (see ``SoloPath``), for the same reason as ``offer(_:)``.
+    /// Only a sender that moved the path from `lent` to `delivering` calls this: it holds the delivery
+    /// right, and demand is unlimited.
+    @inlinable
+    internal final func deliverOnSoloPath(_ value: Output) {
+        soloDeliverFunction(self, value)
+    }
+
+    @usableFromInline let soloDeliverFunction: (SubjectConduitBase<Output, Failure>, Output) -> Void
+
     /// Offers `value` to each conduit of a subject's snapshot, in order.
     ///
     /// The snapshot keeps every conduit alive until this returns, so they are read as unretained
@@ -58,8 +68,12 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
     }
 
     @inlinable
-    internal init(offer: @escaping (SubjectConduitBase<Output, Failure>, Output) -> Void) {
+    internal init(
+        offer: @escaping (SubjectConduitBase<Output, Failure>, Output) -> Void,
+        deliverOnSoloPath: @escaping (SubjectConduitBase<Output, Failure>, Output) -> Void
+    ) {
         offerFunction = offer
+        soloDeliverFunction = deliverOnSoloPath
     }
 
     /// Delivers the completion after any values already accepted.
@@ -67,6 +81,55 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
     internal func finish(_ completion: Subscribers.Completion<Failure>) {
         internalInconsistency("abstract SubjectConduitBase.finish called")
     }
+
+    /// Makes `path` this conduit's lock-free value path instead of its own (see ``SoloPath``). Called by
+    /// the subject with its lock held, while `path` is `off` and names this conduit.
+    @inlinable
+    internal func lend(to path: SoloPath) {
+        internalInconsistency("abstract SubjectConduitBase.lend(to:) called")
+    }
+
+    /// Takes this conduit's lock-free value path back from `path`. Called by the subject with its lock
+    /// held; a sender still delivering on `path` finishes with ``soloDeliveryRevoked()``.
+    @inlinable
+    internal func takeBack(from path: SoloPath) {
+        internalInconsistency("abstract SubjectConduitBase.takeBack(from:) called")
+    }
+
+    /// Runs the delivery loop for a sender whose solo-path delivery was revoked while it delivered: the
+    /// revoking thread marked the conduit as delivering, and this thread still holds the delivery right.
+    @inlinable
+    internal func soloDeliveryRevoked() {
+        internalInconsistency("abstract SubjectConduitBase.soloDeliveryRevoked called")
+    }
+}
+
+/// The lock-free value path of a ``PassthroughSubject`` with exactly one subscriber: that subscriber's
+/// conduit lends its own lock-free path (``SubjectConduit/fast``) here, so that a `send` takes the
+/// delivery right with one compare-and-swap and gives it back with one more, instead of entering a gate
+/// of the subject's and then the conduit's path (four atomic read-modify-writes a value;
+/// bench/reactive.sh `subject`, `subject-var`).
+///
+/// `state` holds the ``FastPath`` states of the conduit named by `address`. Who moves it:
+/// - the subject, holding its lock: names a conduit (`address`) only while `state` is `off` and no
+///   conduit uses the path, then hands the path to the conduit (``SubjectConduitBase/lend(to:)``); later
+///   takes it back (``SubjectConduitBase/takeBack(from:)``);
+/// - the conduit using the path, holding its own lock: `off` to `lent` when its machine can lend, and
+///   back with ``FastPath/revoke(_:)``, exactly as with its own path;
+/// - a sender: `lent` to `delivering` and back; if it finds `revoked`, it sets `off` under the subject's
+///   lock and drains the conduit. So while `state` is not `off`, `address` is stable and its conduit alive
+///   (the subject keeps it until then).
+///
+/// **Thread safety:** `state` and `address` are atomic; see above for who may write them.
+@usableFromInline
+internal final class SoloPath: @unchecked Sendable {
+    // @unchecked Sendable: both fields are atomics.
+    @usableFromInline let state = Atomic<Int>(FastPath.off)
+    /// The conduit `state` belongs to, as an unretained address; 0 before the first.
+    @usableFromInline let address = Atomic<UInt>(0)
+
+    @inlinable
+    internal init() {}
 }
 
 /// One subscriber's subscription to a ``PassthroughSubject`` or ``CurrentValueSubject``.
@@ -95,6 +158,9 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// `delivering` holds the delivery right without the lock. Only a thread holding the lock lends
     /// the machine (`off` to `lent`) or takes it back (``revokeFastPath()``).
     @usableFromInline let fast = Atomic<Int>(FastPath.off)
+    /// A subject's solo path that this conduit uses instead of ``fast`` (which then stays `off`), while
+    /// it is its subject's only subscriber; see ``SoloPath``. Guarded by lock.
+    @usableFromInline var soloPath: SoloPath?
     @usableFromInline var machine: SubjectConduitStateMachine<Downstream>  // Guarded by lock.
     @usableFromInline let name: String
     /// The subscriber. Not guarded by the lock but by the delivery right the state machine hands
@@ -131,9 +197,15 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
         downstreamBox = .passRetained(DownstreamBox(downstream))
         machine = SubjectConduitStateMachine(owner: owner, latest: latest, keepsLatest: keepsLatest)
         self.name = name
-        super.init { base, value in
-            unsafeDowncast(base, to: SubjectConduit<Downstream>.self).offerSpecialized(value)
-        }
+        super.init(
+            offer: { base, value in
+                unsafeDowncast(base, to: SubjectConduit<Downstream>.self).offerSpecialized(value)
+            },
+            deliverOnSoloPath: { base, value in
+                // Demand is unlimited, so whatever the subscriber adds changes nothing.
+                _ = unsafeDowncast(base, to: SubjectConduit<Downstream>.self).withDownstream { $0.receive(value) }
+            }
+        )
         requestThunk = { [unowned self] demand in self.requestSpecialized(demand) }
     }
 
@@ -192,15 +264,49 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     /// when it returns.
     @inlinable
     func revokeFastPath() {
-        if FastPath.revoke(fast) { machine.fastDeliveryRevoked() }
+        let revoked: Bool
+        if let soloPath {
+            revoked = FastPath.revoke(soloPath.state)
+        } else {
+            revoked = FastPath.revoke(fast)
+        }
+        if revoked { machine.fastDeliveryRevoked() }
     }
 
-    /// Lends the machine to the lock-free path if it can go there. Call with the lock held.
+    /// Lends the machine to the lock-free path (the subject's solo path, if this conduit uses one) if it
+    /// can go there. Call with the lock held. The path is `off` then: a lendable machine is idle, and
+    /// every lock holder that made it idle revoked the path first or was the delivering thread.
     @inlinable
     func lendToFastPathIfPossible() {
-        if machine.canLendToFastPath {
+        guard machine.canLendToFastPath else { return }
+        if let soloPath {
+            soloPath.state.store(FastPath.lent, ordering: .releasing)
+        } else {
             fast.store(FastPath.lent, ordering: .releasing)
         }
+    }
+
+    @inlinable
+    override internal func lend(to path: SoloPath) {
+        lock.withLock {
+            revokeFastPath()
+            soloPath = path
+            lendToFastPathIfPossible()
+        }
+    }
+
+    @inlinable
+    override internal func takeBack(from path: SoloPath) {
+        lock.withLock {
+            revokeFastPath()
+            soloPath = nil
+            lendToFastPathIfPossible()
+        }
+    }
+
+    @inlinable
+    override internal func soloDeliveryRevoked() {
+        drain(extraDemand: .none)
     }
 
     @inlinable

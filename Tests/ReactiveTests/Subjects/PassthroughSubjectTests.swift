@@ -400,4 +400,55 @@ private struct TestError: Error, Equatable {}
             #expect(Set(kept.received).count == 3_000)
         }
     }
+
+    // The solo path taken back by the conduit itself (a request from another thread) while a sender
+    // delivers on it: that sender drains, and the path is lent again after.
+    @Test func theOnlySubscriberGetsEverySendWhileItRequestsMoreFromAnotherThread() {
+        for _ in 0..<20 {
+            let subject = PassthroughSubject<Int, Never>()
+            let subscriber = SerialCheckingSubscriber(initialDemand: .unlimited)
+            subject.subscribe(subscriber)
+            DispatchQueue.concurrentPerform(iterations: 3) { thread in
+                if thread == 2 {
+                    for _ in 0..<500 { subscriber.request(.max(1)) }
+                    return
+                }
+                for index in 0..<1_000 { subject.send(thread * 1_000 + index) }
+            }
+            subject.send(completion: .finished)
+            #expect(subscriber.report == .init(values: 2_000, completions: 1, overlaps: 0))
+            #expect(Set(subscriber.received).count == 2_000)
+        }
+    }
+
+    // The only subscriber cancelled from another thread while values go out on the solo path, then a new
+    // only subscriber: the first gets no delivery that starts after its cancel returned, the second gets
+    // every value sent after it subscribed (the path is lent to its conduit once the first's is done).
+    @Test func aSubscriberCancelledDuringSoloDeliveriesIsReplacedCleanly() {
+        for _ in 0..<20 {
+            let subject = PassthroughSubject<Int, Never>()
+            let first = SerialCheckingSubscriber(initialDemand: .unlimited)
+            subject.subscribe(first)
+            let afterCancel = Mutex<SerialCheckingSubscriber.Report?>(nil)
+            DispatchQueue.concurrentPerform(iterations: 2) { thread in
+                if thread == 1 {
+                    first.cancel()
+                    afterCancel.withLock { $0 = first.report }
+                    return
+                }
+                for index in 0..<2_000 { subject.send(index) }
+            }
+            let second = SerialCheckingSubscriber(initialDemand: .unlimited)
+            subject.subscribe(second)
+            for index in 0..<100 { subject.send(index) }
+            subject.send(completion: .finished)
+            // A delivery already under way when `cancel` returned may still end after it; no other.
+            let valuesAtCancel = afterCancel.withLock { $0 }?.values ?? -1
+            #expect(valuesAtCancel >= 0)
+            #expect(first.report.values <= valuesAtCancel + 1)
+            #expect(first.report.completions == 0)
+            #expect(first.report.overlaps == 0)
+            #expect(second.report == .init(values: 100, completions: 1, overlaps: 0))
+        }
+    }
 }
