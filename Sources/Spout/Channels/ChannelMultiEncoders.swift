@@ -8,12 +8,8 @@ import HTTPServer
 ///
 /// control frames without an `id:` (`event: reset` / `event: gap` with the channel first in their data), `: keep-alive`
 /// comments while idle, and `event: end` with the reason when the server ends the stream.
-struct ChannelMultiSSEEncoder: StreamEncoder {
+struct ChannelMultiSSEEncoder: SSEStreamEncoder {
     var retryMilliseconds: Int
-
-    func appendPrologue(to buffer: inout OutboundBuffer) {
-        SSETermEncoder(retryMilliseconds: retryMilliseconds).appendPrologue(to: &buffer)
-    }
 
     func append(_ item: ChannelStreamItem, to buffer: inout OutboundBuffer) {
         switch item {
@@ -39,25 +35,11 @@ struct ChannelMultiSSEEncoder: StreamEncoder {
             buffer.append("\n\n")
         }
     }
-
-    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: SSETermEncoder.endFrame(reason))
-    }
-
-    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: SSETermEncoder.failureFrame(problem))
-    }
-
-    func appendHeartbeat(to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: SSETermEncoder.heartbeat)
-    }
 }
 
 /// A multi-channel stream as NDJSON: `{"channel":"a","id":"…","cursor":"…","event":"note","data":…}` per event,
 /// `{"reset":{"channel":"a",…}}` and `{"gap":{"channel":"a",…}}` control lines, and `{"end":{"reason":…}}`.
-struct ChannelMultiNDJSONEncoder: StreamEncoder {
-    func appendPrologue(to buffer: inout OutboundBuffer) {}
-
+struct ChannelMultiNDJSONEncoder: NDJSONStreamEncoder {
     func append(_ item: ChannelStreamItem, to buffer: inout OutboundBuffer) {
         switch item {
         case .event(let event, let channel, let cursor):
@@ -83,16 +65,6 @@ struct ChannelMultiNDJSONEncoder: StreamEncoder {
             buffer.append("}\n")
         }
     }
-
-    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: NDJSONTermEncoder.endLine(reason))
-    }
-
-    func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: NDJSONTermEncoder.failureLine(problem))
-    }
-
-    func appendHeartbeat(to buffer: inout OutboundBuffer) {}
 }
 
 /// What both encoders share.

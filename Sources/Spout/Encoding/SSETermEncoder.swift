@@ -90,10 +90,6 @@ struct SSETermEncoder: SSEStreamEncoder {
         return offset &+ 2
     }
 
-    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
-        buffer.append(bytes: SSETermEncoder.endFrame(reason))
-    }
-
     /// `event: end` with the reason as JSON data.
     static func endFrame(_ reason: StreamEnd) -> [UInt8] {
         var bytes: [UInt8] = []

@@ -1,8 +1,8 @@
 import HTTPServer
 
-/// A ``StreamEncoder`` of server-sent events (``SSETermEncoder``, ``SSEJSONEncoder``): the frames around
-/// the elements are the same for all of them, so they come from here, and each encoder writes only its
-/// elements and its end.
+/// A ``StreamEncoder`` of server-sent events (``SSETermEncoder``, ``SSEJSONEncoder``, the channel encoders):
+/// the frames around the elements are the same for all of them, so they come from here, and each encoder
+/// writes only its elements (and its end, where it differs).
 ///
 /// **Thread safety:** value types; used on one loop at a time.
 protocol SSEStreamEncoder: StreamEncoder {
@@ -18,6 +18,11 @@ extension SSEStreamEncoder {
         buffer.append(bytes: bytes)
     }
 
+    /// `event: end` with the reason.
+    func appendEnd(_ reason: StreamEnd, to buffer: inout OutboundBuffer) {
+        buffer.append(bytes: SSETermEncoder.endFrame(reason))
+    }
+
     /// `event: error` with the problem.
     func appendFailure(_ problem: Problem, to buffer: inout OutboundBuffer) {
         buffer.append(bytes: SSETermEncoder.failureFrame(problem))
@@ -29,7 +34,8 @@ extension SSEStreamEncoder {
     }
 }
 
-/// A ``StreamEncoder`` of newline-delimited JSON (``NDJSONTermEncoder``, ``NDJSONEventEncoder``): nothing
+/// A ``StreamEncoder`` of newline-delimited JSON (``NDJSONTermEncoder``, ``NDJSONEventEncoder``, the channel
+/// encoders): nothing
 /// before the first line, `{"end":{"reason":…}}` or `{"error":{…problem…}}` as the last one, the same for all
 /// of them, so each encoder writes only its elements.
 ///
