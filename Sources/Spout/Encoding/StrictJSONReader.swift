@@ -163,7 +163,7 @@ struct StrictJSONReader {
                 return nil
             }
             guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else {
-                throw error("expected \",\" or \"}\", got \(current())")
+                throw expected("\",\" or \"}\"")
             }
             position += 1
             skipWhitespace()
@@ -172,7 +172,7 @@ struct StrictJSONReader {
             }
         }
         guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
-            throw error("expected a member name in double quotes, got \(current())")
+            throw expected("a member name in double quotes")
         }
         let nameStart = position
         let name = try scanString()
@@ -187,7 +187,7 @@ struct StrictJSONReader {
         names.append(name)
         skipWhitespace()
         guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
-            throw error("expected \":\" after the member name, got \(current())")
+            throw expected("\":\" after the member name")
         }
         position += 1
         skipWhitespace()
@@ -212,7 +212,7 @@ struct StrictJSONReader {
             return false
         }
         guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else {
-            throw error("expected \",\" or \"]\", got \(current())")
+            throw expected("\",\" or \"]\"")
         }
         position += 1
         skipWhitespace()
@@ -223,6 +223,7 @@ struct StrictJSONReader {
     }
 
     /// Steps into the array or object at the cursor, which is at `depth`: the one depth limit.
+    @inline(__always)
     private mutating func enter(depth: Int) throws(SyntaxError) {
         guard depth < Self.maxDepth else {
             throw SyntaxError(kind: .tooDeep, reason: "nesting deeper than \(Self.maxDepth) levels", offset: position)
@@ -345,47 +346,50 @@ struct StrictJSONReader {
         case UInt8(ascii: "t"): (word, value) = ("true", true)
         case UInt8(ascii: "f"): (word, value) = ("false", false)
         case UInt8(ascii: "n"): (word, value) = ("null", nil)
-        default: throw error("expected a value, got \(current())")
+        default: throw expected("a value")
         }
-        let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-        guard bytes[position...].starts(with: expected) else { throw error("expected a value, got \(current())") }
-        position += expected.count
+        let letters = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        guard bytes[position...].starts(with: letters) else { throw expected("a value") }
+        position += letters.count
         return value
     }
 
     /// The string at the cursor, decoded.
     mutating func string() throws(SyntaxError) -> String {
-        guard peek() == .string else { throw error("expected a string, got \(current())") }
+        guard peek() == .string else { throw expected("a string") }
         return text(try scanString())
     }
 
     /// Steps over the string at the cursor (on its `"`), checking its escapes, control characters and UTF-8.
     private mutating func scanString() throws(SyntaxError) -> Name {
         let quote = position
-        position += 1
-        let start = position
+        let start = position + 1
         var escaped = false
-        var runStart = start  // the bytes since the last escape, checked as UTF-8 when not all ASCII
-        var ascii = true
-        while position < bytes.count {
-            let byte = bytes[position]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                if !ascii, String(validating: bytes[runStart..<position], as: UTF8.self) == nil {
-                    throw error("a string that is not valid UTF-8", at: runStart)
+        var index = start
+        while true {
+            // A run of bytes as they are, up to an escape or the closing quote; checked as UTF-8 unless all ASCII.
+            let runStart = index
+            var bits: UInt8 = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
+                if byte < 0x20 {
+                    position = index
+                    throw error("a control character inside a string (escape it)")
                 }
-                position += 1
-                if byte == UInt8(ascii: "\"") { return Name(range: start..<(position - 1), escaped: escaped) }
-                escaped = true
-                _ = try escape()
-                runStart = position
-                ascii = true
-                continue
+                bits |= byte
+                index += 1
             }
-            if byte < 0x20 { throw error("a control character inside a string (escape it)") }
-            if byte >= 0x80 { ascii = false }
-            position += 1
+            guard index < bytes.count else { throw error("a string that never ends", at: quote) }
+            if bits >= 0x80, String(validating: bytes[runStart..<index], as: UTF8.self) == nil {
+                throw error("a string that is not valid UTF-8", at: runStart)
+            }
+            position = index + 1
+            if bytes[index] == UInt8(ascii: "\"") { return Name(range: start..<index, escaped: escaped) }
+            escaped = true
+            _ = try escape()
+            index = position
         }
-        throw error("a string that never ends", at: quote)
     }
 
     /// The escape at the cursor, just after its backslash (`n`, `u00e9`, a surrogate pair), read past.
@@ -445,7 +449,7 @@ struct StrictJSONReader {
 
     /// The number at the cursor.
     mutating func number() throws(SyntaxError) -> Double {
-        guard peek() == .number else { throw error("expected a number, got \(current())") }
+        guard peek() == .number else { throw expected("a number") }
         let range = try scanNumber()
         let negative = bytes[range.lowerBound] == UInt8(ascii: "-")
         let digits = bytes[(negative ? range.lowerBound + 1 : range.lowerBound)..<range.upperBound]
@@ -460,7 +464,7 @@ struct StrictJSONReader {
 
     /// The number at the cursor as written (so `80` and `80.0` can be told apart).
     mutating func numberText() throws(SyntaxError) -> String {
-        guard peek() == .number else { throw error("expected a number, got \(current())") }
+        guard peek() == .number else { throw expected("a number") }
         return String(decoding: bytes[try scanNumber()], as: UTF8.self)
     }
 
@@ -512,6 +516,13 @@ struct StrictJSONReader {
     /// A grammar error at `offset` (the cursor's, unless given).
     private func error(_ reason: String, at offset: Int? = nil) -> SyntaxError {
         SyntaxError(kind: .grammar, reason: reason, offset: offset ?? position)
+    }
+
+    /// `expected <what>, got <the byte at the cursor>`, built out of line (the readers of a JWT are hot, their errors
+    /// are not).
+    @inline(never)
+    private func expected(_ what: StaticString) -> SyntaxError {
+        error("expected \(what), got \(current())")
     }
 
     private func loneSurrogate(_ unit: UInt32) -> SyntaxError {
