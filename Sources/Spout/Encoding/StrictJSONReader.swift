@@ -148,29 +148,7 @@ struct StrictJSONReader {
 
     /// The next member's name (the cursor then on its value), or `nil` after the closing `}`.
     private mutating func nextMember(depth: Int, step: inout Step, names: inout [Name]) throws(SyntaxError) -> Name? {
-        skipWhitespace()
-        if step == .first {
-            try enter(depth: depth)  // {
-            skipWhitespace()
-            if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
-                position += 1
-                return nil
-            }
-            step = .next
-        } else {
-            if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
-                position += 1
-                return nil
-            }
-            guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else {
-                throw expected("\",\" or \"}\"")
-            }
-            position += 1
-            skipWhitespace()
-            if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
-                throw error("trailing comma before \"}\"")
-            }
-        }
+        guard try next(closer: UInt8(ascii: "}"), depth: depth, step: &step) else { return nil }
         guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
             throw expected("a member name in double quotes")
         }
@@ -196,30 +174,36 @@ struct StrictJSONReader {
 
     /// Whether the cursor is on another element (after `[` or `,`); false after the closing `]`.
     private mutating func nextElement(depth: Int, step: inout Step) throws(SyntaxError) -> Bool {
+        try next(closer: UInt8(ascii: "]"), depth: depth, step: &step)
+    }
+
+    /// Steps into the object or array at the cursor (at `depth`) on the first step, or over the `,` after a member or
+    /// element on the others: whether another member or element follows (a `closer` right after a `,` is a trailing
+    /// comma); false after `closer`, stepped over.
+    @inline(__always)
+    private mutating func next(closer: UInt8, depth: Int, step: inout Step) throws(SyntaxError) -> Bool {
         skipWhitespace()
         if step == .first {
-            try enter(depth: depth)  // [
-            skipWhitespace()
-            if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
-                position += 1
-                return false
-            }
+            try enter(depth: depth)  // { or [
             step = .next
-            return true
-        }
-        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == closer else { return true }
             position += 1
             return false
         }
-        guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else {
-            throw expected("\",\" or \"]\"")
+        if position < bytes.count, bytes[position] == UInt8(ascii: ",") {
+            position += 1
+            skipWhitespace()
+            if position < bytes.count, bytes[position] == closer {
+                throw error(closer == UInt8(ascii: "}") ? "trailing comma before \"}\"" : "trailing comma before \"]\"")
+            }
+            return true
+        }
+        guard position < bytes.count, bytes[position] == closer else {
+            throw expected(closer == UInt8(ascii: "}") ? "\",\" or \"}\"" : "\",\" or \"]\"")
         }
         position += 1
-        skipWhitespace()
-        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
-            throw error("trailing comma before \"]\"")
-        }
-        return true
+        return false
     }
 
     /// Steps into the array or object at the cursor, which is at `depth`: the one depth limit.
@@ -452,12 +436,15 @@ struct StrictJSONReader {
         guard peek() == .number else { throw expected("a number") }
         let range = try scanNumber()
         let negative = bytes[range.lowerBound] == UInt8(ascii: "-")
-        let digits = bytes[(negative ? range.lowerBound + 1 : range.lowerBound)..<range.upperBound]
-        if digits.count <= 15, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+        var index = negative ? range.lowerBound + 1 : range.lowerBound
+        if range.upperBound - index <= 15 {
             // An integer of at most 15 digits (every NumericDate until the year 33 658) is exact in a Double.
             var value: Int64 = 0
-            for byte in digits { value = value * 10 + Int64(byte - UInt8(ascii: "0")) }
-            return negative ? -Double(value) : Double(value)
+            while index < range.upperBound, case let digit = bytes[index] &- UInt8(ascii: "0"), digit < 10 {
+                value = value * 10 + Int64(digit)
+                index += 1
+            }
+            if index == range.upperBound { return negative ? -Double(value) : Double(value) }
         }
         return Double(String(decoding: bytes[range], as: UTF8.self)) ?? .nan
     }
