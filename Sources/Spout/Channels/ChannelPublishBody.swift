@@ -39,6 +39,7 @@ struct ChannelPublishBody {
         }
     }
 
+    /// The events of `body`: one object, or an array of them.
     private static func publications(_ body: UnsafeBufferPointer<UInt8>, maxDataBytes: Int) throws(Problem)
         -> [ChannelPublication]
     {

@@ -224,7 +224,7 @@ struct StrictJSONReader {
         return Array(text(name).utf8).elementsEqual(literal)
     }
 
-    /// The name, decoded.
+    /// The name (or any string the reader stepped over), decoded.
     func text(_ name: Name) -> String {
         let raw = UnsafeBufferPointer(rebasing: bytes[name.range])
         guard name.escaped else { return String(decoding: raw, as: UTF8.self) }  // checked by scanString()
