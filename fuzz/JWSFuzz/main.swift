@@ -1,8 +1,9 @@
 // libFuzzer entry point for the parsing of signed tokens: a JWS in compact form (`JWSToken.parse`,
 // Sources/Spout/Identity/JWSToken.swift), its base64url (`Base64URL`), the strict JSON under its header and payload
-// (`JWTJSON`, read in place) and the claims read from it (`JWTClaims`, the `spout` claim's channel patterns). No
-// signature is checked here (that is OpenSSL's). Besides "no input traps, leaks or hangs":
-// - the in-place reader accepts exactly the JSON the strict tree parser (`ConfigJSON`) accepts, objects alike;
+// (`StrictJSONReader`, read in place) and the claims read from it (`JWTClaims`, the `spout` claim's channel
+// patterns). No signature is checked here (that is OpenSSL's). Besides "no input traps, leaks or hangs":
+// - the reader skipping values in place accepts exactly the JSON it accepts building a tree (`ConfigJSON`), objects
+//   alike;
 // - base64url is canonical: whatever decodes encodes back to the same text;
 // - a parsed token's signing input is the input up to its second dot, and its algorithm is one Spout verifies;
 // - every refusal is a 401 problem with a bounded detail;
@@ -36,7 +37,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
-/// `JWTJSON` and `ConfigJSON` agree on `input`: not JSON, JSON but no object, or an object.
+/// `StrictJSONReader` and `ConfigJSON` agree on `input`: not JSON, JSON but no object, or an object.
 private func checkSameVerdict(_ input: [UInt8]) {
     let strict: String
     switch try? ConfigJSON.parse(input) {
@@ -45,11 +46,13 @@ private func checkSameVerdict(_ input: [UInt8]) {
     case _?: strict = "notObject"
     }
     let fast = input.withUnsafeBufferPointer { bytes -> String in
-        var reader = JWTJSON(bytes)
+        var reader = StrictJSONReader(bytes)
         do throws(TokenRefusal) {
             try reader.document(notObject: .unsupported("not"), syntax: { .malformed($0.reason) }) {
-                (reader: inout JWTJSON, _: JWTJSON.Name) throws(TokenRefusal) in
-                do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 1) } catch { throw .malformed(error.reason) }
+                (reader: inout StrictJSONReader, _: StrictJSONReader.Name) throws(TokenRefusal) in
+                do throws(StrictJSONReader.SyntaxError) { try reader.skip(depth: 1) } catch {
+                    throw .malformed(error.reason)
+                }
             }
             return "object"
         } catch {
@@ -57,7 +60,7 @@ private func checkSameVerdict(_ input: [UInt8]) {
             return "syntax"
         }
     }
-    if strict != fast { fatalError("ConfigJSON says \(strict), JWTJSON says \(fast) of \(input)") }
+    if strict != fast { fatalError("ConfigJSON says \(strict), StrictJSONReader says \(fast) of \(input)") }
 }
 
 private func checkClaims(_ payload: [UInt8]) {

@@ -1,8 +1,8 @@
 /// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not yet verified: the protected header's
 /// members Spout reads, the payload, the signing input and the signature.
 ///
-/// Parsing is bounded (``maxBytes``; the header is read by the strict ``JWTJSON``, which refuses duplicate members,
-/// so no two readers of one header can disagree) and refuses what Spout never accepts: `alg: none` and algorithms
+/// Parsing is bounded (``maxBytes``; the header is read by ``StrictJSONReader``, which refuses duplicate members, so
+/// no two readers of one header can disagree) and refuses what Spout never accepts: `alg: none` and algorithms
 /// it does not implement, and any `crit` member (it understands no extension, and RFC 7515 §4.1.11 says a token
 /// naming one it does not understand must be refused). Header members that point at keys (`jku`, `jwk`, `x5u`,
 /// `x5c`) are ignored: keys come only from the configured JWK Set.
@@ -115,22 +115,24 @@ struct JWSToken: Sendable {
     ) {
         var algorithmName: String?
         var keyID: String?
-        var reader = JWTJSON(header)
-        let syntax = { (error: JWTJSON.SyntaxError) in
+        var reader = StrictJSONReader(header)
+        let syntax = { (error: StrictJSONReader.SyntaxError) in
             TokenRefusal.malformed("the token's header is not JSON (\(error.reason))")
         }
         try reader.document(notObject: .malformed("the token's header is not a JSON object"), syntax: syntax) {
-            (reader: inout JWTJSON, name: JWTJSON.Name) throws(TokenRefusal) in
+            (reader: inout StrictJSONReader, name: StrictJSONReader.Name) throws(TokenRefusal) in
             if reader.name(name, is: "alg") {
                 guard reader.peek() == .string else { throw .malformed("the header's alg is not a string") }
-                do throws(JWTJSON.SyntaxError) { algorithmName = try reader.string() } catch { throw syntax(error) }
+                do throws(StrictJSONReader.SyntaxError) { algorithmName = try reader.string() } catch {
+                    throw syntax(error)
+                }
             } else if reader.name(name, is: "kid") {
                 guard reader.peek() == .string else { throw .malformed("the header's kid is not a string") }
-                do throws(JWTJSON.SyntaxError) { keyID = try reader.string() } catch { throw syntax(error) }
+                do throws(StrictJSONReader.SyntaxError) { keyID = try reader.string() } catch { throw syntax(error) }
             } else if reader.name(name, is: "crit") {
                 throw .unsupported("the header lists critical extensions (crit), none of which Spout understands")
             } else {
-                do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 1) } catch { throw syntax(error) }
+                do throws(StrictJSONReader.SyntaxError) { try reader.skip(depth: 1) } catch { throw syntax(error) }
             }
         }
         guard let algorithmName else { throw .malformed("the token's header has no alg") }

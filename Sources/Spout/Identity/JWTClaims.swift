@@ -20,12 +20,12 @@ struct JWTClaims: Sendable, Equatable {
         try payload.withUnsafeBufferPointer { bytes throws(TokenRefusal) in try parse(bytes) }
     }
 
-    /// ``parse(_:)`` in place (``JWTJSON``: no tree is built, only the claims read are decoded).
+    /// ``parse(_:)`` in place (``StrictJSONReader``: no tree is built, only the claims read are decoded).
     static func parse(_ payload: UnsafeBufferPointer<UInt8>) throws(TokenRefusal) -> JWTClaims {
         var claims = JWTClaims()
-        var reader = JWTJSON(payload)
+        var reader = StrictJSONReader(payload)
         try reader.document(notObject: .malformed("the token's payload is not a JSON object"), syntax: syntax) {
-            (reader: inout JWTJSON, name: JWTJSON.Name) throws(TokenRefusal) in
+            (reader: inout StrictJSONReader, name: StrictJSONReader.Name) throws(TokenRefusal) in
             if reader.name(name, is: "sub") {
                 claims.subject = try string(&reader, "sub")
             } else if reader.name(name, is: "iss") {
@@ -35,7 +35,8 @@ struct JWTClaims: Sendable, Equatable {
                 case .string: claims.audience = [try string(&reader, "aud")]
                 case .array:
                     var audience: [String] = []
-                    try reader.elements(depth: 1, syntax: syntax) { (reader: inout JWTJSON) throws(TokenRefusal) in
+                    try reader.elements(depth: 1, syntax: syntax) {
+                        (reader: inout StrictJSONReader) throws(TokenRefusal) in
                         audience.append(try string(&reader, "aud"))
                     }
                     claims.audience = audience
@@ -50,28 +51,28 @@ struct JWTClaims: Sendable, Equatable {
             } else if reader.name(name, is: "spout") {
                 claims.rights = try ChannelRights(reading: &reader)
             } else {
-                do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 1) } catch { throw syntax(error) }
+                do throws(StrictJSONReader.SyntaxError) { try reader.skip(depth: 1) } catch { throw syntax(error) }
             }
         }
         return claims
     }
 
     /// The refusal of a payload that is not JSON.
-    static func syntax(_ error: JWTJSON.SyntaxError) -> TokenRefusal {
+    static func syntax(_ error: StrictJSONReader.SyntaxError) -> TokenRefusal {
         .malformed("the token's payload is not JSON (\(error.reason))")
     }
 
-    private static func string(_ reader: inout JWTJSON, _ name: String) throws(TokenRefusal) -> String {
+    private static func string(_ reader: inout StrictJSONReader, _ name: String) throws(TokenRefusal) -> String {
         guard reader.peek() == .string else { throw .malformed("the claim \(name) is not a string") }
-        do throws(JWTJSON.SyntaxError) { return try reader.string() } catch { throw syntax(error) }
+        do throws(StrictJSONReader.SyntaxError) { return try reader.string() } catch { throw syntax(error) }
     }
 
-    private static func number(_ reader: inout JWTJSON, _ name: String) throws(TokenRefusal) -> Double {
+    private static func number(_ reader: inout StrictJSONReader, _ name: String) throws(TokenRefusal) -> Double {
         guard reader.peek() == .number else {
             throw .malformed("the claim \(name) is not a number of seconds since 1970")
         }
         let number: Double
-        do throws(JWTJSON.SyntaxError) { number = try reader.number() } catch { throw syntax(error) }
+        do throws(StrictJSONReader.SyntaxError) { number = try reader.number() } catch { throw syntax(error) }
         guard number.isFinite else { throw .malformed("the claim \(name) is not a number of seconds since 1970") }
         return number
     }
@@ -97,17 +98,19 @@ struct ChannelRights: Sendable, Equatable {
     }
 
     /// The rights of the claim at `reader`'s cursor (the `spout` member's value), read in place.
-    init(reading reader: inout JWTJSON) throws(TokenRefusal) {
+    init(reading reader: inout StrictJSONReader) throws(TokenRefusal) {
         guard reader.peek() == .object else {
             throw .malformed(#"the claim spout is not an object such as {"publish": [...], "subscribe": [...]}"#)
         }
         var publish: [ChannelPattern] = []
         var subscribe: [ChannelPattern] = []
         try reader.members(depth: 1, syntax: JWTClaims.syntax) {
-            (reader: inout JWTJSON, name: JWTJSON.Name) throws(TokenRefusal) in
+            (reader: inout StrictJSONReader, name: StrictJSONReader.Name) throws(TokenRefusal) in
             let isPublish = reader.name(name, is: "publish")
             guard isPublish || reader.name(name, is: "subscribe") else {
-                do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 2) } catch { throw JWTClaims.syntax(error) }
+                do throws(StrictJSONReader.SyntaxError) { try reader.skip(depth: 2) } catch {
+                    throw JWTClaims.syntax(error)
+                }
                 return
             }
             let list = isPublish ? "publish" : "subscribe"
@@ -115,7 +118,8 @@ struct ChannelRights: Sendable, Equatable {
                 throw .malformed("spout.\(list) is not a list of at most \(Self.maxPatterns) channel patterns")
             }
             var patterns: [ChannelPattern] = []
-            try reader.elements(depth: 2, syntax: JWTClaims.syntax) { (reader: inout JWTJSON) throws(TokenRefusal) in
+            try reader.elements(depth: 2, syntax: JWTClaims.syntax) {
+                (reader: inout StrictJSONReader) throws(TokenRefusal) in
                 guard patterns.count < Self.maxPatterns else {
                     throw .malformed("spout.\(list) is not a list of at most \(Self.maxPatterns) channel patterns")
                 }
@@ -123,7 +127,9 @@ struct ChannelRights: Sendable, Equatable {
                     throw .malformed("spout.\(list) holds a value that is not a string, not a channel name or a prefix")
                 }
                 let text: String
-                do throws(JWTJSON.SyntaxError) { text = try reader.string() } catch { throw JWTClaims.syntax(error) }
+                do throws(StrictJSONReader.SyntaxError) { text = try reader.string() } catch {
+                    throw JWTClaims.syntax(error)
+                }
                 guard let pattern = ChannelPattern(text) else {
                     throw .malformed(
                         "spout.\(list) holds a string \(ConfigJSON.quote(text)), not a channel name or a prefix ending in *"

@@ -60,15 +60,15 @@ import Testing
         }
     }
 
-    /// What ``JWTJSON`` (the in-place reader of headers and claims) makes of `text`, as ``ConfigJSON`` would say
-    /// it: `syntax`, `notObject` or `object`.
+    /// What ``StrictJSONReader`` makes of `text` read in place, as headers and claims are, said as ``ConfigJSON``
+    /// would say it: `syntax`, `notObject` or `object`.
     static func fastVerdict(_ text: String) -> String {
         Array(text.utf8).withUnsafeBufferPointer { bytes in
-            var reader = JWTJSON(bytes)
+            var reader = StrictJSONReader(bytes)
             do throws(TokenRefusal) {
                 try reader.document(notObject: .unsupported("not"), syntax: { .malformed($0.reason) }) {
-                    (reader: inout JWTJSON, _: JWTJSON.Name) throws(TokenRefusal) in
-                    do throws(JWTJSON.SyntaxError) { try reader.skip(depth: 1) } catch {
+                    (reader: inout StrictJSONReader, _: StrictJSONReader.Name) throws(TokenRefusal) in
+                    do throws(StrictJSONReader.SyntaxError) { try reader.skip(depth: 1) } catch {
                         throw .malformed(error.reason)
                     }
                 }
@@ -112,7 +112,7 @@ import Testing
         {
             let text = String(decoding: bytes, as: UTF8.self)
             let fast = bytes.withUnsafeBufferPointer { buffer -> Bool in
-                var reader = JWTJSON(buffer)
+                var reader = StrictJSONReader(buffer)
                 return (try? reader.skip(depth: 0)) != nil
             }
             #expect(!fast, "\(text)")
