@@ -12,7 +12,7 @@ shopt -s globstar nullglob
 # (comma-separated, or -), then its sources (globs from the repository root).
 libraries=(
     "HTTPServer  -           Sources/HTTPServer/Types/*.swift Sources/HTTPServer/Parser/*.swift"
-    "Spout       HTTPServer  Sources/Spout/Routing/QueryValidation.swift Sources/Spout/Encoding/MediaType.swift Sources/Spout/Encoding/ASCIIFolding.swift Sources/Spout/Encoding/JSONText.swift Sources/Spout/Problems/Problem.swift Sources/Spout/Problems/ProblemType.swift Sources/Spout/Problems/ProblemType+Identity.swift Sources/Spout/Config/ConfigJSON.swift Sources/Spout/Identity/Base64URL.swift Sources/Spout/Encoding/StrictJSONReader.swift Sources/Spout/Identity/JWSToken.swift Sources/Spout/Identity/JWTClaims.swift"
+    "Spout       HTTPServer  Sources/Spout/Routing/QueryValidation.swift Sources/Spout/Encoding/MediaType.swift Sources/Spout/Encoding/ASCIIFolding.swift Sources/Spout/Encoding/JSONText.swift Sources/Spout/Problems/Problem.swift Sources/Spout/Problems/ProblemType.swift Sources/Spout/Problems/ProblemType+Identity.swift Sources/Spout/Config/ConfigJSON.swift Sources/Spout/Identity/Base64URL.swift Sources/Spout/Encoding/StrictJSONReader.swift Sources/Spout/Identity/JWSToken.swift Sources/Spout/Identity/JWTClaims.swift Sources/Spout/Channels/ChannelPublishBody.swift"
 )
 
 # Targets, one line each: a folder of fuzz/ with main.swift (and, when it has them, a seed corpus/ and a
@@ -24,6 +24,7 @@ targets=(
     "AcceptFuzz  HTTPServer,Spout  -"
     "RESPFuzz    -                 Sources/RESP/**/*.swift"
     "JWSFuzz     HTTPServer,Spout  -"
+    "PublishFuzz HTTPServer,Spout  -"
 )
 
 seconds="${1:-60}"

@@ -457,11 +457,3 @@ final class Channel: @unchecked Sendable {
         }
     }
 }
-
-/// One event as a publisher gave it: its optional type and its data as compact JSON.
-///
-/// **Thread safety:** value type.
-struct ChannelPublication: Sendable, Equatable {
-    var type: String?
-    var data: [UInt8]
-}

@@ -127,7 +127,7 @@ struct ChannelPublishBody {
                 type = text
             } else {
                 throw .invalidBody(
-                    "unknown member \"\(Routes.clip(reader.text(name)))\"\(place); an event has \"data\" and an "
+                    "unknown member \(ConfigJSON.quote(reader.text(name)))\(place); an event has \"data\" and an "
                         + "optional \"event\""
                 )
             }
@@ -135,4 +135,12 @@ struct ChannelPublishBody {
         guard let data else { throw .invalidBody("missing \"data\"\(place): send {\"data\": <JSON>}") }
         return ChannelPublication(type: type, data: data)
     }
+}
+
+/// One event as a publisher gave it: its optional type and its data as compact JSON.
+///
+/// **Thread safety:** value type.
+struct ChannelPublication: Sendable, Equatable {
+    var type: String?
+    var data: [UInt8]
 }
