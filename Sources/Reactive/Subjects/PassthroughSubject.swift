@@ -128,7 +128,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
     internal func closeSolo() {
         guard soloLent, let soloConduit else { return }
         soloLent = false
-        soloConduit.takeBack(from: solo)
+        soloConduit.useSoloPath(nil)
     }
 
     /// Lends the solo path to the only subscriber's conduit, if the subject has exactly one subscriber and
@@ -146,7 +146,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject, CustomSt
         soloConduit = conduit
         soloLent = true
         solo.address.store(UInt(bitPattern: Unmanaged.passUnretained(conduit).toOpaque()), ordering: .relaxed)
-        conduit.lend(to: solo)
+        conduit.useSoloPath(solo)
         return retired === conduit ? nil : retired
     }
 

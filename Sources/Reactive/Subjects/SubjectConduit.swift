@@ -82,18 +82,13 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
         internalInconsistency("abstract SubjectConduitBase.finish called")
     }
 
-    /// Makes `path` this conduit's lock-free value path instead of its own (see ``SoloPath``). Called by
-    /// the subject with its lock held, while `path` is `off` and names this conduit.
+    /// Switches this conduit's lock-free value path to the subject's `path` (see ``SoloPath``), or back to its
+    /// own with `nil`, taking the old one back first: a sender still delivering on it finishes with
+    /// ``soloDeliveryRevoked()`` (or the conduit's own path's rule). Called by the subject with its lock held,
+    /// with a `path` that is `off` and names this conduit.
     @inlinable
-    internal func lend(to path: SoloPath) {
-        internalInconsistency("abstract SubjectConduitBase.lend(to:) called")
-    }
-
-    /// Takes this conduit's lock-free value path back from `path`. Called by the subject with its lock
-    /// held; a sender still delivering on `path` finishes with ``soloDeliveryRevoked()``.
-    @inlinable
-    internal func takeBack(from path: SoloPath) {
-        internalInconsistency("abstract SubjectConduitBase.takeBack(from:) called")
+    internal func useSoloPath(_ path: SoloPath?) {
+        internalInconsistency("abstract SubjectConduitBase.useSoloPath called")
     }
 
     /// Runs the delivery loop for a sender whose solo-path delivery was revoked while it delivered: the
@@ -112,8 +107,8 @@ internal class SubjectConduitBase<Output, Failure: Error>: @unchecked Sendable {
 ///
 /// `state` holds the ``FastPath`` states of the conduit named by `address`. Who moves it:
 /// - the subject, holding its lock: names a conduit (`address`) only while `state` is `off` and no
-///   conduit uses the path, then hands the path to the conduit (``SubjectConduitBase/lend(to:)``); later
-///   takes it back (``SubjectConduitBase/takeBack(from:)``);
+///   conduit uses the path, then hands the path to the conduit (``SubjectConduitBase/useSoloPath(_:)``), and
+///   later takes it back (`useSoloPath(nil)`);
 /// - the conduit using the path, holding its own lock: `off` to `lent` when its machine can lend, and
 ///   back with ``FastPath/revoke(_:)``, exactly as with its own path;
 /// - a sender: `lent` to `delivering` and back; if it finds `revoked`, it sets `off` under the subject's
@@ -287,19 +282,10 @@ internal final class SubjectConduit<Downstream: Subscriber>: SubjectConduitBase<
     }
 
     @inlinable
-    override internal func lend(to path: SoloPath) {
+    override internal func useSoloPath(_ path: SoloPath?) {
         lock.withLock {
             revokeFastPath()
             soloPath = path
-            lendToFastPathIfPossible()
-        }
-    }
-
-    @inlinable
-    override internal func takeBack(from path: SoloPath) {
-        lock.withLock {
-            revokeFastPath()
-            soloPath = nil
             lendToFastPathIfPossible()
         }
     }
