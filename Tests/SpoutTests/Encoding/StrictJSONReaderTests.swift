@@ -93,6 +93,32 @@ import Testing
         #expect(throws: TokenRefusal.self) { try JWTClaims.parse(Array(#"{"sub":"a","s\u0075b":"b"}"#.utf8)) }
     }
 
+    /// Past the first 16 members an object's names are checked through a set (so that a hostile object costs
+    /// linear time): a duplicate is found there too, escaped or not, early or late; names are compared as
+    /// Unicode scalars, so canonically equivalent but different names are two members, as RFC 8259 §8.3 reads.
+    @Test func aMemberTwiceIsFoundInAnObjectOfManyMembers() throws {
+        func object(_ count: Int, then extra: String = "") -> String {
+            "{" + (0..<count).map { #""m\#($0)":\#($0)"# }.joined(separator: ",") + extra + "}"
+        }
+        #expect(Self.error(object(5_000)) == nil)
+        for (extra, name) in [
+            (#","m3":0"#, "m3"), (#","\u006d3":0"#, "m3"), (#","m4999":0"#, "m4999"), (#","m\u0034999":0"#, "m4999"),
+        ] {
+            let error = try #require(Self.error(object(5_000, then: extra)), "\(extra)")
+            #expect(error.kind == .duplicate(name: name), "\(extra)")
+        }
+        // The 17th member repeating the 1st, just past the in-place comparisons.
+        #expect(Self.error(object(16, then: #","m0":0"#))?.kind == .duplicate(name: "m0"))
+        #expect(Self.error(object(15, then: #","m0":0"#))?.kind == .duplicate(name: "m0"))
+        let data = try #require(ChannelPublishBodyTests.refusal(#"{"data":"# + object(300, then: #","m299":1"#) + "}"))
+        #expect(data.status == 400 && data.detail.contains("duplicate key \"m299\""), "\(data.detail)")
+
+        for count in [1, 40] {
+            let equivalent = object(count, then: #","\u00e9":1,"e\u0301":2"#)
+            #expect(Self.error(equivalent) == nil, "\(count)")
+        }
+    }
+
     @Test func aLoneSurrogateIsRefusedAndAPairDecodes() throws {
         for text in [#""\ud800""#, #""\udc00""#, #""\ud800\u0041""#, #""\ud800x""#, #""\ud83d\ud83d""#, #""a\udfff""#] {
             let error = try #require(Self.error(text), "\(text)")
