@@ -479,15 +479,7 @@ enum ChannelRoutes {
     static func isValidName(_ name: String) -> Bool {
         let bytes = name.utf8
         return !bytes.isEmpty && bytes.count <= 128 && name != "." && name != ".."
-            && bytes.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
-                    UInt8(ascii: "-"):
-                    true
-                default: false
-                }
-            }
+            && bytes.allSatisfy(ChannelPattern.isNameByte)
     }
 
     /// `application/json` (parameters such as `charset=utf-8` allowed), else `415`.
