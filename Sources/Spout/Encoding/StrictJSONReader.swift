@@ -275,31 +275,29 @@ struct StrictJSONReader {
     private struct MemberNames {
         static var inPlaceLimit: Int { 16 }
 
-        /// The names, while there are at most ``inPlaceLimit``.
+        /// The names, while there are at most ``inPlaceLimit`` (`texts` is `nil` until then).
         var names: [Name] = []
         /// The decoded names as UTF-8 (compared as ``same(_:_:)`` compares), once there are more.
         var texts: Set<[UInt8]>?
+
         /// How many members the object has had so far.
-        var count = 0
+        var count: Int { texts?.count ?? names.count }
     }
 
     /// Adds `name` to `names`; false (and `names` unchanged) if the object already has a member of that name.
     @inline(__always)
     private func insert(_ name: Name, into names: inout MemberNames) -> Bool {
-        guard names.count >= MemberNames.inPlaceLimit else {
-            for other in names.names where same(other, name) { return false }
-            if names.names.isEmpty { names.names.reserveCapacity(8) }
-            names.names.append(name)
-            names.count += 1
-            return true
-        }
-        if names.count == MemberNames.inPlaceLimit {
+        if names.texts == nil {
+            guard names.names.count == MemberNames.inPlaceLimit else {
+                for other in names.names where same(other, name) { return false }
+                if names.names.isEmpty { names.names.reserveCapacity(8) }
+                names.names.append(name)
+                return true
+            }
             names.texts = Set(names.names.map { Array(text($0).utf8) })
             names.names = []
         }
-        guard names.texts?.insert(Array(text(name).utf8)).inserted == true else { return false }
-        names.count += 1
-        return true
+        return names.texts?.insert(Array(text(name).utf8)).inserted == true
     }
 
     // MARK: Values
