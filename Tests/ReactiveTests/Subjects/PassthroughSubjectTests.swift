@@ -378,46 +378,43 @@ private struct TestError: Error, Equatable {}
         withExtendedLifetime(subject) {}
     }
 
-    @Test func theOnlySubscriberGetsEverySendWhileOthersComeAndGoOnOtherThreads() {
+    /// Twenty rounds of: a subject whose only subscriber has unlimited demand, 1,000 values sent from each of
+    /// `senders` threads while one more thread runs `alongside` with the subject and that subscriber, then the
+    /// completion. The subscriber must get every value once, one call at a time, then the completion.
+    private func expectTheOnlySubscriberGetsEverySend(
+        senders: Int,
+        alongside: @escaping @Sendable (PassthroughSubject<Int, Never>, SerialCheckingSubscriber) -> Void
+    ) {
         for _ in 0..<20 {
             let subject = PassthroughSubject<Int, Never>()
-            let kept = SerialCheckingSubscriber(initialDemand: .unlimited)
-            subject.subscribe(kept)
-            DispatchQueue.concurrentPerform(iterations: 4) { thread in
-                if thread == 3 {
-                    for _ in 0..<200 {
-                        let visitor = SerialCheckingSubscriber(initialDemand: .unlimited)
-                        subject.subscribe(visitor)
-                        visitor.cancel()
-                        #expect(visitor.report.overlaps == 0)
-                    }
-                    return
-                }
+            let subscriber = SerialCheckingSubscriber(initialDemand: .unlimited)
+            subject.subscribe(subscriber)
+            DispatchQueue.concurrentPerform(iterations: senders + 1) { thread in
+                guard thread < senders else { return alongside(subject, subscriber) }
                 for index in 0..<1_000 { subject.send(thread * 1_000 + index) }
             }
             subject.send(completion: .finished)
-            #expect(kept.report == .init(values: 3_000, completions: 1, overlaps: 0))
-            #expect(Set(kept.received).count == 3_000)
+            #expect(subscriber.report == .init(values: senders * 1_000, completions: 1, overlaps: 0))
+            #expect(Set(subscriber.received).count == senders * 1_000)
+        }
+    }
+
+    @Test func theOnlySubscriberGetsEverySendWhileOthersComeAndGoOnOtherThreads() {
+        expectTheOnlySubscriberGetsEverySend(senders: 3) { subject, _ in
+            for _ in 0..<200 {
+                let visitor = SerialCheckingSubscriber(initialDemand: .unlimited)
+                subject.subscribe(visitor)
+                visitor.cancel()
+                #expect(visitor.report.overlaps == 0)
+            }
         }
     }
 
     // The solo path taken back by the conduit itself (a request from another thread) while a sender
     // delivers on it: that sender drains, and the path is lent again after.
     @Test func theOnlySubscriberGetsEverySendWhileItRequestsMoreFromAnotherThread() {
-        for _ in 0..<20 {
-            let subject = PassthroughSubject<Int, Never>()
-            let subscriber = SerialCheckingSubscriber(initialDemand: .unlimited)
-            subject.subscribe(subscriber)
-            DispatchQueue.concurrentPerform(iterations: 3) { thread in
-                if thread == 2 {
-                    for _ in 0..<500 { subscriber.request(.max(1)) }
-                    return
-                }
-                for index in 0..<1_000 { subject.send(thread * 1_000 + index) }
-            }
-            subject.send(completion: .finished)
-            #expect(subscriber.report == .init(values: 2_000, completions: 1, overlaps: 0))
-            #expect(Set(subscriber.received).count == 2_000)
+        expectTheOnlySubscriberGetsEverySend(senders: 2) { _, subscriber in
+            for _ in 0..<500 { subscriber.request(.max(1)) }
         }
     }
 
