@@ -25,6 +25,7 @@ ARG SPOUT_REVISION=unknown
 # Tests too: the manifest declares the test targets, and SwiftPM wants their folders. Not bench/ (a package of
 # its own that this build never reads), so editing a benchmark does not rebuild the image.
 COPY Package.swift ./
+COPY Plugins Plugins
 COPY Sources Sources
 COPY Tests Tests
 COPY config config

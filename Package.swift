@@ -24,7 +24,10 @@ let package = Package(
     ],
     targets: [
         // Layers, lowest first. Arrows point down only (see DESIGN.md).
-        .target(name: "Reactive", swiftSettings: strictSettings),
+        .target(name: "Reactive", swiftSettings: strictSettings, plugins: ["ReactiveArities"]),
+        // Writes Reactive's fixed-arity merges (`Merge`, `Merge3`…`Merge8`) from one template at build time.
+        .executableTarget(name: "GenerateArities", swiftSettings: strictSettings),
+        .plugin(name: "ReactiveArities", capability: .buildTool(), dependencies: ["GenerateArities"]),
         // Combine's URLSession integration; its own module so that `Reactive` does not link FoundationNetworking.
         .target(name: "ReactiveNetworking", dependencies: ["Reactive"], swiftSettings: strictSettings),
         .target(name: "Sequences", dependencies: ["Reactive"], swiftSettings: strictSettings),

@@ -101,6 +101,57 @@ private typealias TestError = CombiningTestKit.TestError
         #expect(counts == [4, 6, 8, 10, 12, 14, 16, 18])
     }
 
+    /// Each of the 21 `merge(with:…)` methods that add publishers to a merge (generated, like the merges themselves)
+    /// gives the flat merge of the sum of the arities, which subscribes to every upstream once.
+    @Test func everyMergeAddsEachCountOfPublishersIntoOneFlatMerge() {
+        let p = Just(1)
+        var checked: [Int] = []
+        func check<M: Publisher>(_ merged: M, _ arity: Int) where M.Output == Int, M.Failure == Never {
+            let name = String(describing: M.self)
+            #expect(name.hasPrefix(arity == 2 ? "Merge<" : "Merge\(arity)<"), "\(name) for \(arity)")
+            let subscriber = TrackingSubscriber<Int, Never>()
+            merged.subscribe(subscriber)
+            #expect(subscriber.values == Array(repeating: 1, count: arity), "\(name)")
+            #expect(subscriber.completion == .finished, "\(name)")
+            checked.append(arity)
+        }
+        let m2 = p.merge(with: p)
+        let m3 = p.merge(with: p, p)
+        let m4 = p.merge(with: p, p, p)
+        let m5 = p.merge(with: p, p, p, p)
+        let m6 = p.merge(with: p, p, p, p, p)
+        let m7 = p.merge(with: p, p, p, p, p, p)
+        for (merged, arity) in [(m2, 2), (m3, 3), (m4, 4), (m5, 5), (m6, 6), (m7, 7)]
+            as [(any Publisher<Int, Never>, Int)]
+        {
+            check(merged, arity)
+        }
+        check(p.merge(with: p, p, p, p, p, p, p), 8)
+        check(m2.merge(with: p), 3)
+        check(m2.merge(with: p, p), 4)
+        check(m2.merge(with: p, p, p), 5)
+        check(m2.merge(with: p, p, p, p), 6)
+        check(m2.merge(with: p, p, p, p, p), 7)
+        check(m2.merge(with: p, p, p, p, p, p), 8)
+        check(m3.merge(with: p), 4)
+        check(m3.merge(with: p, p), 5)
+        check(m3.merge(with: p, p, p), 6)
+        check(m3.merge(with: p, p, p, p), 7)
+        check(m3.merge(with: p, p, p, p, p), 8)
+        check(m4.merge(with: p), 5)
+        check(m4.merge(with: p, p), 6)
+        check(m4.merge(with: p, p, p), 7)
+        check(m4.merge(with: p, p, p, p), 8)
+        check(m5.merge(with: p), 6)
+        check(m5.merge(with: p, p), 7)
+        check(m5.merge(with: p, p, p), 8)
+        check(m6.merge(with: p), 7)
+        check(m6.merge(with: p, p), 8)
+        check(m7.merge(with: p), 8)
+        #expect(checked.count == 6 + 1 + 21)
+        #expect(m7 == Publishers.Merge7(p, p, p, p, p, p, p))
+    }
+
     @Test func mergeManyOfNothingFinishesAtOnce() {
         let subscriber = TrackingSubscriber<Int, Never>()
         Publishers.MergeMany<Just<Int>>([]).subscribe(subscriber)
