@@ -58,6 +58,14 @@ func signature(_ name: String, generics: [String], parameters: [String], result:
     return ["public func \(name)<\(genericList)>("] + indent(labelled) + [") -> \(result)"]
 }
 
+/// A declaration's head with its generic parameters on its line, or one a line when that would pass 120 columns at
+/// the type's indentation (as `swift format` lays it out).
+func genericHead(_ head: String, _ parameters: [String], tail: String) -> [String] {
+    let line = "\(head)<\(parameters.joined(separator: ", "))>\(tail)"
+    if line.count + 4 <= 120 { return [line] }
+    return ["\(head)<"] + indent(parameters.dropLast().map { $0 + "," } + [parameters.last!]) + [">\(tail)"]
+}
+
 /// `Publisher.merge(with:…)`, giving a merge of `self` and `n - 1` others.
 func publisherExtension(_ n: Int) -> [String] {
     // Combine names the one other publisher of `merge(with:)` `other: P`, and the others `b: B`, `c: C`, ….
@@ -157,7 +165,7 @@ func mergeType(_ n: Int) -> [String] {
             "",
             "**Thread safety:** safe to subscribe from any thread; deliveries are serialized.",
         ])
-        + ["public struct \(typeName(n))<\(types.map { "\($0): Publisher" }.joined(separator: ", "))>: Publisher"]
+        + genericHead("public struct \(typeName(n))", types.map { "\($0): Publisher" }, tail: ": Publisher")
         + sameElements(Array(types.dropFirst()), output: "A.Output", failure: "A.Failure") + indent(body) + ["}"]
     return ["extension Publishers {"] + indent(type) + ["}", ""]
         + [
