@@ -23,7 +23,8 @@ WORKDIR /src
 ARG SPOUT_REVISION=unknown
 # The manifest first, so dependency resolution (there is none beyond the toolchain) caches.
 # Tests too: the manifest declares the test targets, and SwiftPM wants their folders. Not bench/ (a package of
-# its own that this build never reads), so editing a benchmark does not rebuild the image.
+# its own that this build never reads), so editing a benchmark does not rebuild the image. Plugins/ holds the build
+# plugin that writes Reactive's Merge…Merge8 (docs/REACTIVE.md).
 COPY Package.swift ./
 COPY Plugins Plugins
 COPY Sources Sources
