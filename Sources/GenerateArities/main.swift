@@ -20,7 +20,8 @@ func letters(_ n: Int) -> [String] { (0..<n).map { String(UnicodeScalar(UInt8(as
 let addedNames = ["Z", "Y", "X", "W", "V", "U"]
 
 let numberWords = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"]
-let ordinals = ["", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
+/// How the doc comment of each property names its publisher, first to eighth.
+let ordinals = ["A", "A second", "A third", "A fourth", "A fifth", "A sixth", "A seventh", "An eighth"]
 
 /// `Merge` for two publishers, `MergeN` otherwise.
 func typeName(_ n: Int) -> String { n == 2 ? "Merge" : "Merge\(n)" }
@@ -137,7 +138,7 @@ func mergeType(_ n: Int) -> [String] {
     let names = letters(n)
     let types = names.map { $0.uppercased() }
     let properties = names.enumerated().flatMap { index, name in
-        doc(["\(index == 0 ? "A" : "A \(ordinals[index])") publisher to merge."])
+        doc(["\(ordinals[index]) publisher to merge."])
             + ["public let \(name): \(name.uppercased())", ""]
     }
     let initializer =
