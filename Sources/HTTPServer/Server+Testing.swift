@@ -16,3 +16,11 @@ extension Server {
         contexts.reduce(0) { count, context in count + context.loop.runAndWait { context.pipelineHolds } }
     }
 }
+
+extension Server {
+    /// How many connections are open, the probe reserve's included. Blocks on the accept loop's queue: for tests
+    /// only, never from a loop.
+    package func _openConnectionCount() -> Int {
+        group.loops[0].runAndWait { openConnections + openReserveConnections }  // the accept loop
+    }
+}

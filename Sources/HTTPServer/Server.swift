@@ -47,9 +47,9 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     /// Whether the listening descriptor is still open (its source's cancel handler closes it). // Accept-loop-confined.
     private var listenerOpen = true
     private var nextContext = 0  // Accept-loop-confined.
-    private var openConnections = 0  // Accept-loop-confined.
+    private(set) var openConnections = 0  // Accept-loop-confined.
     /// Open connections accepted into the probe reserve (counted apart from ``openConnections``). // Accept-loop-confined.
-    private var openReserveConnections = 0
+    private(set) var openReserveConnections = 0
     /// Whether ``beginDraining()`` was called. // Accept-loop-confined.
     private var draining = false
     private var lifecycle = Lifecycle.running  // Accept-loop-confined.

@@ -83,7 +83,8 @@ struct OpenAPIDocument: Sendable {
                 )
             )
         }
-        object.append(("responses", .object(operation.responses.map { ($0.status, $0.json) })))
+        let responses = operation.responses + SpoutAPI.headRefusals
+        object.append(("responses", .object(responses.map { ($0.status, $0.json) })))
         return .object(object)
     }
 }

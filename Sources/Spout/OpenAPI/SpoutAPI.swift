@@ -61,6 +61,11 @@ enum SpoutAPI {
         ),
         .header("tracestate", "W3C Trace Context; kept with a valid traceparent.", ["type": "string"]),
     ]
+    /// The answers the HTTP server gives any request before routing when its head is over a limit (a long query
+    /// string reaches every operation), as `application/problem+json` of `request-head-too-large`.
+    static let headRefusals: [APIResponse] = [
+        .problem(414, .requestHeadTooLarge), .problem(431, .requestHeadTooLarge),
+    ]
     static let ifNoneMatch = APIParameter.header(
         "If-None-Match",
         "Entity tags of stored copies; a match (weak comparison, or `*`) gets 304.",
@@ -883,7 +888,8 @@ enum SpoutAPI {
                 requestBody: APIRequestBody(
                     """
                     The event or events, at most \(configuration.limits.maxBodyBytes) bytes (limits.maxBodyBytes; \
-                    the server refuses a larger body with a plain-text 413 and closes the connection).
+                    the server refuses a larger body with a 413 problem before reading it, and closes the \
+                    connection).
                     """,
                     content: [("application/json", reference("ChannelPublishBody"))]
                 ),
@@ -912,14 +918,11 @@ enum SpoutAPI {
                     APIResponse(
                         413,
                         """
-                        A problem: `\(ProblemType.contentTooLarge.uri)` (an event's data is larger than \
-                        channels.maxEventBytes); or, for a body over limits.maxBodyBytes, a plain-text 413 from \
-                        the server, which then closes the connection.
+                        A problem: `\(ProblemType.contentTooLarge.uri)`: an event's data is larger than \
+                        channels.maxEventBytes, or the body is larger than limits.maxBodyBytes (then the server \
+                        answers before reading it, and closes the connection).
                         """,
-                        content: [
-                            (Problem.mediaType, problemSchema(.contentTooLarge)),
-                            ("text/plain", ["type": "string"]),
-                        ],
+                        content: [(Problem.mediaType, problemSchema(.contentTooLarge))],
                         problemTypes: [.contentTooLarge]
                     ),
                     .problem(415, .unsupportedMediaType),

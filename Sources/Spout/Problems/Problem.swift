@@ -108,6 +108,7 @@ extension Problem {
         static let unavailable = ProblemType.unavailable.uri
         static let invalidBody = ProblemType.invalidBody.uri
         static let contentTooLarge = ProblemType.contentTooLarge.uri
+        static let requestHeadTooLarge = ProblemType.requestHeadTooLarge.uri
         static let unsupportedMediaType = ProblemType.unsupportedMediaType.uri
         static let unauthorized = ProblemType.unauthorized.uri
         static let forbidden = ProblemType.forbidden.uri
@@ -216,11 +217,13 @@ extension Problem {
 
     /// The problem for an error the HTTP server answers itself, before routing (see
     /// `Server.Configuration.errorResponseBody`), when the catalogue has its kind: `413` (a body over
-    /// `limits.maxBodyBytes`, or over what the route takes) and `503` (a request other than a probe on a
-    /// connection of the probe reserve, `probeConnections`). Others keep the server's plain-text reason.
+    /// `limits.maxBodyBytes`, or over what the route takes), `414` and `431` (a request line or header fields over
+    /// the parser's limits) and `503` (a request other than a probe on a connection of the probe reserve,
+    /// `probeConnections`). Others (a malformed request: `400`, `501`, `505`) keep the server's plain-text reason.
     static func serverError(status: Int, reason: String) -> Problem? {
         switch status {
         case 413: .contentTooLarge(reason)
+        case 414, 431: Problem(.requestHeadTooLarge, status: status, detail: reason)
         case 503: .unavailable(reason)
         default: nil
         }

@@ -72,9 +72,9 @@ extension ProblemType {
     /// Every kind Spout emits, in the order the document lists them.
     static let all: [ProblemType] = [
         invalidParameter, notFound, methodNotAllowed, notAcceptable, upstreamFailed, upstreamTimeout,
-        upstreamUnavailable, unavailable, invalidBody, contentTooLarge, unsupportedMediaType, unauthorized, forbidden,
-        outcomeUnknown, idempotencyKeyInFlight, idempotencyKeyReused, tokenInvalid, tokenExpired,
-        tokenSignatureInvalid, tokenKeyUnknown, channelNotGranted, rateLimited, tooManySubscriptions,
+        upstreamUnavailable, unavailable, invalidBody, contentTooLarge, requestHeadTooLarge, unsupportedMediaType,
+        unauthorized, forbidden, outcomeUnknown, idempotencyKeyInFlight, idempotencyKeyReused, tokenInvalid,
+        tokenExpired, tokenSignatureInvalid, tokenKeyUnknown, channelNotGranted, rateLimited, tooManySubscriptions,
     ]
 
     /// `400`: a query parameter, path segment or header is malformed, out of range or unknown.
@@ -236,6 +236,24 @@ extension ProblemType {
             limits.maxBodyBytes are refused by the server before they are read.
             """,
         remedy: "Send smaller events, or publish a reference (a URL, an id) to the large payload instead.",
+        members: []
+    )
+
+    /// `414` or `431`: a request line or header fields over the server's limits, refused before routing.
+    static let requestHeadTooLarge = ProblemType(
+        slug: "request-head-too-large",
+        title: "Request head too large",
+        statuses: [414, 431],
+        meaning: """
+            The server refused the request before any route read it, and closed the connection: its request line \
+            (method, path and query) is longer than 8192 bytes (414), or its header fields are larger than \
+            limits.maxHeaderBytes or more than limits.maxHeaderCount (431). Any route can answer this.
+            """,
+        remedy: """
+            Send a shorter URL (Spout's queries are short: a long one is usually a client building it in a loop) \
+            or fewer and smaller headers (large cookies are the usual cause of a 431), then send again on a new \
+            connection.
+            """,
         members: []
     )
 
