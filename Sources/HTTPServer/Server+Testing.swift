@@ -21,6 +21,6 @@ extension Server {
     /// How many connections are open, the probe reserve's included. Blocks on the accept loop's queue: for tests
     /// only, never from a loop.
     package func _openConnectionCount() -> Int {
-        group.loops[0].runAndWait { openConnections + openReserveConnections }  // the accept loop
+        acceptLoop.runAndWait { openConnections + openReserveConnections }
     }
 }

@@ -34,7 +34,7 @@ public final class Server: @unchecked Sendable {  // Mutable state is confined t
     /// Takes one connection off the listener: ``Socket/accept(_:)``, or a test's stand-in that injects failures.
     package typealias Acceptor = @Sendable (_ listener: Int32) throws(IOError) -> IOResult<Int32>
 
-    private let acceptLoop: EventLoop  // Immutable.
+    let acceptLoop: EventLoop  // Immutable.
     private let listener: Int32  // Immutable.
     private let acceptor: Acceptor  // Immutable.
     /// Released to answer one connection `503` when `accept` fails for want of descriptors. // Accept-loop-confined.
