@@ -35,10 +35,9 @@ func prints(_ n: Int) -> String { "    // Prints: \((1...n).map(String.init).joi
 /// `lines` as doc comment lines.
 func doc(_ lines: [String]) -> [String] { lines.map { $0.isEmpty ? "///" : "/// \($0)" } }
 
-/// `lines` indented by `levels` steps of four spaces (empty lines stay empty).
-func indent(_ lines: [String], _ levels: Int = 1) -> [String] {
-    let prefix = String(repeating: " ", count: 4 * levels)
-    return lines.map { $0.isEmpty ? "" : prefix + $0 }
+/// `lines` indented by four spaces (empty lines stay empty).
+func indent(_ lines: [String]) -> [String] {
+    lines.map { $0.isEmpty ? "" : "    " + $0 }
 }
 
 /// A generic signature's requirements that each of `names` publish `output` and fail with `failure`, ending with the
