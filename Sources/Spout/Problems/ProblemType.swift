@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// One kind of problem Spout reports: the `type` URI of its RFC 9457 body, its title, the statuses it comes
 /// with, and the explanation served at that URI (`GET /problems/{slug}`), so that a `type` a developer pastes
 /// into a browser answers with what it means and what to do.
@@ -246,8 +248,9 @@ extension ProblemType {
         statuses: [414, 431],
         meaning: """
             The server refused the request before any route read it, and closed the connection: its request line \
-            (method, path and query) is longer than 8192 bytes (414), or its header fields are larger than \
-            limits.maxHeaderBytes or more than limits.maxHeaderCount (431). Any route can answer this.
+            (method, path and query) is longer than \(RequestParser.Configuration().maxRequestLineBytes) bytes \
+            (414), or its header fields are larger than limits.maxHeaderBytes or more than limits.maxHeaderCount \
+            (431). Any route can answer this.
             """,
         remedy: """
             Send a shorter URL (Spout's queries are short: a long one is usually a client building it in a loop) \
